@@ -1,0 +1,77 @@
+// A Blob is a shape plus two device buffers: `data` and `diff` (the gradient).
+// Host access is explicit: Read*/Write* copy between host and device. There is
+// no hidden synchronisation state.
+#pragma once
+#include <CL/cl.h>
+
+#include <string>
+#include <vector>
+
+#include "caffe.pb.h"
+#include "dlcaffe/buffer_pool.hpp"
+
+namespace dlcaffe {
+
+class Context;
+
+class Blob {
+ public:
+  explicit Blob(Context& ctx);
+  Blob(Context& ctx, const std::vector<int>& shape);
+
+  // Changes the shape. Storage grows when the new count exceeds the capacity
+  // (new storage is zero-filled); it never shrinks, as in Caffe.
+  void Reshape(const std::vector<int>& shape);
+  void Reshape(const caffe::BlobShape& shape);
+  void ReshapeLike(const Blob& other) { Reshape(other.shape()); }
+
+  const std::vector<int>& shape() const { return shape_; }
+  int shape(int axis) const { return shape_[CanonicalAxisIndex(axis)]; }
+  int num_axes() const { return static_cast<int>(shape_.size()); }
+  int count() const { return count_; }
+  // Product of dimensions [start, end).
+  int count(int start_axis, int end_axis) const;
+  int count(int start_axis) const { return count(start_axis, num_axes()); }
+  // Accepts negative indices (-1 = last axis); throws for out-of-range axes.
+  int CanonicalAxisIndex(int axis) const;
+  std::string shape_string() const;  // "64 1 28 28 (50176)"
+  // Legacy 4-D accessors (missing axes count as 1).
+  int num() const { return LegacyShape(0); }
+  int channels() const { return LegacyShape(1); }
+  int height() const { return LegacyShape(2); }
+  int width() const { return LegacyShape(3); }
+  int LegacyShape(int index) const;
+
+  cl_mem data() const { return data_ ? data_->mem() : nullptr; }
+  cl_mem diff() const { return diff_ ? diff_->mem() : nullptr; }
+  Context& context() const { return *ctx_; }
+
+  std::vector<float> ReadData() const;
+  std::vector<float> ReadDiff() const;
+  void WriteData(const std::vector<float>& values);
+  void WriteDiff(const std::vector<float>& values);
+  void WriteData(const float* values, int n, int offset = 0);
+  void WriteDiff(const float* values, int n, int offset = 0);
+  void SetData(float value);
+  void SetDiff(float value);
+
+  // Share the other blob's storage (both must have the same count).
+  void ShareData(const Blob& other);
+  void ShareDiff(const Blob& other);
+  bool SharesDataWith(const Blob& other) const { return data_ == other.data_; }
+
+  // Caffe's serialisation (BlobProto with `shape`, or legacy num/channels/...).
+  void FromProto(const caffe::BlobProto& proto, bool reshape = true);
+  void ToProto(caffe::BlobProto* proto, bool write_diff = false) const;
+  bool ShapeEquals(const caffe::BlobProto& proto) const;
+
+ private:
+  Context* ctx_;
+  std::vector<int> shape_;
+  int count_ = 0;
+  size_t capacity_ = 0;
+  BufferPtr data_;
+  BufferPtr diff_;
+};
+
+}  // namespace dlcaffe

@@ -1,0 +1,167 @@
+// One OpenCL device with an in-order command queue, its program cache and its
+// buffer pool. Passed explicitly to whatever needs it; there is no global mode.
+// Work is enqueued asynchronously: nothing here waits for the device unless it
+// has to hand data to the host.
+#pragma once
+#include <CL/cl.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dlcaffe/buffer_pool.hpp"
+#include "dlcaffe/program_cache.hpp"
+
+namespace dlcaffe {
+
+struct DeviceInfo {
+  int platform_index = 0;
+  int device_index = 0;   // index within its platform
+  int flat_index = 0;     // index over all platforms
+  std::string platform_name;
+  std::string name;
+  std::string vendor;
+  std::string version;
+  std::string driver_version;
+  cl_device_type type = 0;
+  bool is_gpu() const { return (type & CL_DEVICE_TYPE_GPU) != 0; }
+  bool is_cpu() const { return (type & CL_DEVICE_TYPE_CPU) != 0; }
+  uint64_t global_mem_bytes = 0;
+  uint64_t local_mem_bytes = 0;
+  uint64_t max_alloc_bytes = 0;
+  int compute_units = 0;
+  size_t max_work_group_size = 0;
+  cl_platform_id platform_id = nullptr;
+  cl_device_id device_id = nullptr;
+  std::string Describe() const;  // "ocl:P:D name (platform, driver)"
+};
+
+// Every device of every platform, in platform order.
+std::vector<DeviceInfo> ListDevices();
+
+// A global or local work size of 1 to 3 dimensions.
+struct NDRange {
+  NDRange() : dims(0), size{{1, 1, 1}} {}
+  NDRange(size_t x) : dims(1), size{{x, 1, 1}} {}
+  NDRange(size_t x, size_t y) : dims(2), size{{x, y, 1}} {}
+  NDRange(size_t x, size_t y, size_t z) : dims(3), size{{x, y, z}} {}
+  unsigned dims;
+  std::array<size_t, 3> size;
+};
+
+// Marks a __local kernel argument of the given byte size.
+struct LocalMemory {
+  size_t bytes;
+};
+
+// Rounds n up to a multiple of m.
+inline size_t RoundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+// A seedable random generator whose state can be saved and restored.
+using Rng = std::mt19937_64;
+
+class Context {
+ public:
+  // spec: "" = the first GPU, else the first device; "ocl:P:D" = device D of
+  // platform P; "N" = the N-th device over all platforms. Environment variable
+  // DLCAFFE_DEVICE supplies the spec when the argument is empty.
+  static std::unique_ptr<Context> Create(const std::string& spec = "");
+  explicit Context(const DeviceInfo& info);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  cl_context cl() const { return context_; }
+  cl_command_queue queue() const { return queue_; }
+  cl_device_id device() const { return info_.device_id; }
+  ProgramCache& programs() { return *programs_; }
+  BufferPool& pool() { return *pool_; }
+  Rng& rng() { return rng_; }
+  void Seed(uint64_t seed) { rng_.seed(seed); }
+
+  // Shorthand for programs().Kernel(...).
+  cl_kernel Kernel(const std::string& source, const std::string& options,
+                   const std::string& name) {
+    return programs_->Kernel(source, options, name);
+  }
+
+  // Sets the arguments and enqueues. An empty `local` lets the driver choose.
+  // `global` is used as given: round it up to a multiple of `local` first.
+  template <typename... Args>
+  void Launch(cl_kernel kernel, const NDRange& global, const NDRange& local,
+              const Args&... args) {
+    SetArgs(kernel, 0, args...);
+    Enqueue(kernel, global, local);
+  }
+  void Enqueue(cl_kernel kernel, const NDRange& global, const NDRange& local);
+
+  // One work-item per element i < n: the kernel must return for i >= n
+  // (the global size is rounded up to the work-group size).
+  template <typename... Args>
+  void Launch1D(cl_kernel kernel, size_t n, const Args&... args) {
+    if (n == 0) return;
+    Launch(kernel, NDRange(RoundUp(n, kElementwiseGroup)),
+           NDRange(kElementwiseGroup), args...);
+  }
+  static constexpr size_t kElementwiseGroup = 64;
+
+  // Host <-> device transfers. Reads block; writes block too (the host memory
+  // may be reused by the caller right after).
+  void Write(cl_mem dst, size_t offset_bytes, size_t bytes, const void* src);
+  void Read(cl_mem src, size_t offset_bytes, size_t bytes, void* dst);
+  void Copy(cl_mem src, size_t src_offset_bytes, cl_mem dst,
+            size_t dst_offset_bytes, size_t bytes);
+  // Sets `count` floats starting at element `offset` to `value`.
+  void Fill(cl_mem dst, size_t offset, size_t count, float value);
+  void Flush();
+  void Finish();
+
+  // A device buffer of at least `bytes` bytes from the pool.
+  BufferPtr Allocate(size_t bytes);
+
+ private:
+  static void SetArgs(cl_kernel, cl_uint) {}
+  template <typename T, typename... Rest>
+  static void SetArgs(cl_kernel kernel, cl_uint index, const T& arg,
+                      const Rest&... rest) {
+    SetArg(kernel, index, arg);
+    SetArgs(kernel, index + 1, rest...);
+  }
+  template <typename T>
+  static void SetArg(cl_kernel kernel, cl_uint index, const T& arg) {
+    static_assert(std::is_trivially_copyable<T>::value, "kernel argument");
+    CheckSetArg(clSetKernelArg(kernel, index, sizeof(T), &arg), kernel, index);
+  }
+  static void SetArg(cl_kernel kernel, cl_uint index, const LocalMemory& local) {
+    CheckSetArg(clSetKernelArg(kernel, index, local.bytes, nullptr), kernel, index);
+  }
+  static void CheckSetArg(cl_int err, cl_kernel kernel, cl_uint index);
+
+  DeviceInfo info_;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+  std::shared_ptr<BufferPool> pool_;
+  std::unique_ptr<ProgramCache> programs_;
+  Rng rng_;
+};
+
+// Name of an OpenCL error code ("CL_OUT_OF_RESOURCES").
+const char* ClErrorName(cl_int err);
+
+}  // namespace dlcaffe
+
+// For OpenCL calls whose failure is an environment problem (out of memory,
+// lost device): throws dlcaffe::Error naming the call and the error code.
+#define DLC_CL_CHECK(call)                                                  \
+  do {                                                                      \
+    cl_int dlc_cl_err_ = (call);                                            \
+    if (dlc_cl_err_ != CL_SUCCESS) ::dlcaffe::ThrowClError(#call, dlc_cl_err_); \
+  } while (0)
+
+namespace dlcaffe {
+[[noreturn]] void ThrowClError(const char* what, cl_int err);
+}

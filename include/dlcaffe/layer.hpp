@@ -1,0 +1,107 @@
+// Layer base class. SetUp = check bottom/top counts -> LayerSetUp -> Reshape;
+// then Forward(bottom, top) and Backward(top, propagate_down, bottom), both as
+// OpenCL kernels enqueued on the context's queue (no host synchronisation).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe.pb.h"
+#include "dlcaffe/blob.hpp"
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
+
+namespace dlcaffe {
+
+class Layer {
+ public:
+  Layer(const caffe::LayerParameter& param, Context& ctx);
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  // Checks blob counts, runs LayerSetUp and Reshape, and sets the loss weights
+  // (a loss layer's top diff holds its loss weight, as in Caffe).
+  void SetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top);
+
+  // Layer-specific one-time setup: read parameters, create learnable blobs.
+  virtual void LayerSetUp(const std::vector<Blob*>& bottom,
+                          const std::vector<Blob*>& top) {}
+  // Shapes the tops (and internal buffers) from the bottoms; called whenever
+  // the bottom shapes may have changed.
+  virtual void Reshape(const std::vector<Blob*>& bottom,
+                       const std::vector<Blob*>& top) = 0;
+
+  virtual void Forward(const std::vector<Blob*>& bottom,
+                       const std::vector<Blob*>& top) = 0;
+  // Writes bottom diffs for the bottoms with propagate_down set, and
+  // *accumulates* into the parameter diffs (the solver clears them).
+  virtual void Backward(const std::vector<Blob*>& top,
+                        const std::vector<bool>& propagate_down,
+                        const std::vector<Blob*>& bottom) = 0;
+
+  virtual const char* type() const = 0;
+  const std::string& name() const { return param_.name(); }
+  const caffe::LayerParameter& layer_param() const { return param_; }
+  Context& context() const { return *ctx_; }
+
+  // Learnable parameters (weights, biases), in Caffe's order and layout.
+  std::vector<std::shared_ptr<Blob>>& blobs() { return blobs_; }
+
+  float loss(int top_index) const {
+    return top_index < (int)loss_.size() ? loss_[top_index] : 0.f;
+  }
+  void set_loss(int top_index, float value);
+
+  // Blob count constraints, as in Caffe (-1: no constraint).
+  virtual int ExactNumBottomBlobs() const { return -1; }
+  virtual int MinBottomBlobs() const { return -1; }
+  virtual int MaxBottomBlobs() const { return -1; }
+  virtual int ExactNumTopBlobs() const { return -1; }
+  virtual int MinTopBlobs() const { return -1; }
+  virtual int MaxTopBlobs() const { return -1; }
+  virtual bool EqualNumBottomTopBlobs() const { return false; }
+  // Loss layers get an implicit loss_weight of 1 on their first top.
+  virtual bool AutoTopBlobs() const { return false; }
+  virtual bool AllowForceBackward(int bottom_index) const { return true; }
+
+  bool param_propagate_down(int param_id) const {
+    return param_id < (int)param_propagate_down_.size() &&
+           param_propagate_down_[param_id];
+  }
+  void set_param_propagate_down(int param_id, bool value);
+
+ protected:
+  // "layer 'conv1' (Convolution): " — the prefix of every error a layer throws.
+  std::string Where() const;
+
+  caffe::LayerParameter param_;
+  Context* ctx_;
+  std::vector<std::shared_ptr<Blob>> blobs_;
+  std::vector<bool> param_propagate_down_;
+  std::vector<float> loss_;
+
+ private:
+  void CheckBlobCounts(const std::vector<Blob*>& bottom,
+                       const std::vector<Blob*>& top) const;
+  void SetLossWeights(const std::vector<Blob*>& top);
+};
+
+// Base for loss layers: one loss_weight of 1 on top[0] by default, and labels
+// never receive gradients.
+class LossLayer : public Layer {
+ public:
+  using Layer::Layer;
+  void LayerSetUp(const std::vector<Blob*>& bottom,
+                  const std::vector<Blob*>& top) override;
+  void Reshape(const std::vector<Blob*>& bottom,
+               const std::vector<Blob*>& top) override;
+  int ExactNumBottomBlobs() const override { return 2; }
+  int ExactNumTopBlobs() const override { return 1; }
+  bool AutoTopBlobs() const override { return true; }
+  bool AllowForceBackward(int bottom_index) const override {
+    return bottom_index != 1;
+  }
+};
+
+}  // namespace dlcaffe

@@ -1,0 +1,57 @@
+// Device-side BLAS-like helpers shared by layers and solvers. Every pointer is
+// a cl_mem plus an offset counted in floats. All of them only enqueue work,
+// except the reductions that return a host value (Dot, Asum, Sumsq), which
+// wait for their result.
+#pragma once
+#include <CL/cl.h>
+
+namespace dlcaffe {
+
+class Context;
+
+enum class Transpose { kNo, kYes };
+
+// C = alpha * op(A) * op(B) + beta * C, row-major, op(A) is M x K, op(B) is
+// K x N, C is M x N. lda/ldb/ldc default to the packed row stride.
+struct GemmArgs {
+  Transpose trans_a = Transpose::kNo;
+  Transpose trans_b = Transpose::kNo;
+  int M = 0, N = 0, K = 0;
+  float alpha = 1.f;
+  cl_mem A = nullptr;
+  size_t a_offset = 0;
+  int lda = -1;
+  cl_mem B = nullptr;
+  size_t b_offset = 0;
+  int ldb = -1;
+  float beta = 0.f;
+  cl_mem C = nullptr;
+  size_t c_offset = 0;
+  int ldc = -1;
+};
+void Gemm(Context& ctx, const GemmArgs& args);
+
+// Convenience form with packed strides.
+void Gemm(Context& ctx, Transpose trans_a, Transpose trans_b, int M, int N,
+          int K, float alpha, cl_mem A, size_t a_offset, cl_mem B,
+          size_t b_offset, float beta, cl_mem C, size_t c_offset);
+
+// y = a * x + y
+void Axpy(Context& ctx, int n, float a, cl_mem x, size_t x_off, cl_mem y,
+          size_t y_off);
+// y = a * x + b * y
+void Axpby(Context& ctx, int n, float a, cl_mem x, size_t x_off, float b,
+           cl_mem y, size_t y_off);
+// x = a * x
+void Scale(Context& ctx, int n, float a, cl_mem x, size_t x_off);
+// y = x
+void CopyFloats(Context& ctx, int n, cl_mem x, size_t x_off, cl_mem y,
+                size_t y_off);
+// x[i] = value
+void SetFloats(Context& ctx, int n, float value, cl_mem x, size_t x_off);
+// Reductions returning to the host (they synchronise).
+float Dot(Context& ctx, int n, cl_mem x, size_t x_off, cl_mem y, size_t y_off);
+float Asum(Context& ctx, int n, cl_mem x, size_t x_off);
+float Sumsq(Context& ctx, int n, cl_mem x, size_t x_off);
+
+}  // namespace dlcaffe

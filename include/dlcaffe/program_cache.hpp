@@ -1,0 +1,58 @@
+// Kernels are requested by (source file, -D options, kernel name). Each
+// program is built once per device and kept; a binary copy goes to an on-disk
+// cache keyed by a hash of source, options, device and driver (written by
+// atomic rename) so that the next process starts fast.
+#pragma once
+#include <CL/cl.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+namespace dlcaffe {
+
+struct DeviceInfo;
+
+// Name -> text of every embedded src/cl/*.cl file (generated at build time).
+const std::map<std::string, std::string>& EmbeddedKernelSources();
+
+class ProgramCache {
+ public:
+  ProgramCache(cl_context context, cl_device_id device, const DeviceInfo& info);
+  ~ProgramCache();
+  ProgramCache(const ProgramCache&) = delete;
+  ProgramCache& operator=(const ProgramCache&) = delete;
+
+  // Build (or fetch) the program for `source` (a file name under src/cl/)
+  // compiled with `options`, and return its kernel `name`. The returned kernel
+  // is owned by the cache and shared by every caller asking for the same
+  // triple; callers set all arguments right before each enqueue.
+  cl_kernel Kernel(const std::string& source, const std::string& options,
+                   const std::string& name);
+  cl_program Program(const std::string& source, const std::string& options);
+
+  // Text of a kernel source file, with the shared header prepended.
+  static std::string SourceText(const std::string& source);
+
+  int programs_built() const { return programs_built_; }
+  int programs_loaded_from_disk() const { return programs_loaded_; }
+
+ private:
+  cl_program BuildFromSource(const std::string& text, const std::string& options,
+                             const std::string& source);
+  cl_program LoadBinary(const std::string& path, const std::string& options);
+  void StoreBinary(cl_program program, const std::string& path);
+
+  cl_context context_;
+  cl_device_id device_;
+  std::string device_key_;  // device name + driver version, part of the disk key
+  std::string disk_dir_;    // empty: no on-disk cache
+  std::mutex mutex_;
+  std::map<std::pair<std::string, std::string>, cl_program> programs_;
+  std::map<std::tuple<std::string, std::string, std::string>, cl_kernel> kernels_;
+  int programs_built_ = 0;
+  int programs_loaded_ = 0;
+};
+
+}  // namespace dlcaffe

@@ -1,0 +1,61 @@
+// Level-1 helpers behind include/dlcaffe/math.hpp.
+
+__kernel void axpby(const int n, const float a, __global const float* x,
+                    const int x_off, const float b, __global float* y,
+                    const int y_off) {
+  const int i = GLOBAL_INDEX;
+  if (i >= n) return;
+  y[y_off + i] = a * x[x_off + i] + b * y[y_off + i];
+}
+
+__kernel void axpy(const int n, const float a, __global const float* x,
+                   const int x_off, __global float* y, const int y_off) {
+  const int i = GLOBAL_INDEX;
+  if (i >= n) return;
+  y[y_off + i] += a * x[x_off + i];
+}
+
+__kernel void scale(const int n, const float a, __global float* x,
+                    const int x_off) {
+  const int i = GLOBAL_INDEX;
+  if (i >= n) return;
+  x[x_off + i] *= a;
+}
+
+__kernel void copy_floats(const int n, __global const float* x, const int x_off,
+                          __global float* y, const int y_off) {
+  const int i = GLOBAL_INDEX;
+  if (i >= n) return;
+  y[y_off + i] = x[x_off + i];
+}
+
+__kernel void set_floats(const int n, const float value, __global float* x,
+                         const int x_off) {
+  const int i = GLOBAL_INDEX;
+  if (i >= n) return;
+  x[x_off + i] = value;
+}
+
+// Partial sums of x*y (MODE 0), |x| (MODE 1) or x*x (MODE 2): work-group g
+// writes partial[g]; the host adds the partials up. Each work-item strides
+// over the array so that a fixed number of groups covers any n.
+__kernel void reduce_partial(const int n, const int mode,
+                             __global const float* x, const int x_off,
+                             __global const float* y, const int y_off,
+                             __global float* partial,
+                             __local float* scratch) {
+  const int lid = get_local_id(0);
+  const int lsize = get_local_size(0);
+  float acc = 0.f;
+  for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
+    const float v = x[x_off + i];
+    acc += mode == 0 ? v * y[y_off + i] : (mode == 1 ? fabs(v) : v * v);
+  }
+  scratch[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = lsize / 2; s > 0; s >>= 1) {
+    if (lid < s) scratch[lid] += scratch[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) partial[get_group_id(0)] = scratch[0];
+}

@@ -1,0 +1,188 @@
+#include "dlcaffe/blob.hpp"
+
+#include <glog/logging.h>
+
+#include <climits>
+#include <sstream>
+
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
+
+namespace dlcaffe {
+
+Blob::Blob(Context& ctx) : ctx_(&ctx) {}
+
+Blob::Blob(Context& ctx, const std::vector<int>& shape) : ctx_(&ctx) { Reshape(shape); }
+
+void Blob::Reshape(const std::vector<int>& shape) {
+  int64_t count = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    DLC_REQUIRE(shape[i] >= 0, "negative blob dimension " << shape[i]);
+    count *= shape[i];
+    DLC_REQUIRE(count <= INT_MAX, "blob of more than INT_MAX elements");
+  }
+  shape_ = shape;
+  count_ = static_cast<int>(count);
+  if (static_cast<size_t>(count_) > capacity_ || !data_) {
+    capacity_ = std::max<size_t>(count_, 1);
+    data_ = ctx_->Allocate(capacity_ * sizeof(float));
+    diff_ = ctx_->Allocate(capacity_ * sizeof(float));
+    ctx_->Fill(data_->mem(), 0, capacity_, 0.f);
+    ctx_->Fill(diff_->mem(), 0, capacity_, 0.f);
+  }
+}
+
+void Blob::Reshape(const caffe::BlobShape& shape) {
+  std::vector<int> dims;
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    DLC_REQUIRE(shape.dim(i) >= 0 && shape.dim(i) <= INT_MAX,
+                "blob dimension " << shape.dim(i) << " out of range");
+    dims.push_back(static_cast<int>(shape.dim(i)));
+  }
+  Reshape(dims);
+}
+
+int Blob::count(int start_axis, int end_axis) const {
+  CHECK_LE(start_axis, end_axis);
+  CHECK_GE(start_axis, 0);
+  CHECK_LE(end_axis, num_axes());
+  int c = 1;
+  for (int i = start_axis; i < end_axis; ++i) c *= shape_[i];
+  return c;
+}
+
+int Blob::CanonicalAxisIndex(int axis) const {
+  DLC_REQUIRE(axis >= -num_axes() && axis < num_axes(),
+              "axis " << axis << " out of range for a blob of shape "
+                      << shape_string());
+  return axis < 0 ? axis + num_axes() : axis;
+}
+
+std::string Blob::shape_string() const {
+  std::ostringstream s;
+  for (int d : shape_) s << d << " ";
+  s << "(" << count_ << ")";
+  return s.str();
+}
+
+int Blob::LegacyShape(int index) const {
+  CHECK_LE(num_axes(), 4) << "legacy accessors need a blob of at most 4 axes";
+  // As in Caffe: axes that do not exist (either end) count as 1.
+  if (index >= num_axes() || index < -num_axes()) return 1;
+  return shape(index);
+}
+
+std::vector<float> Blob::ReadData() const {
+  std::vector<float> v(count_);
+  if (count_) ctx_->Read(data(), 0, count_ * sizeof(float), v.data());
+  return v;
+}
+
+std::vector<float> Blob::ReadDiff() const {
+  std::vector<float> v(count_);
+  if (count_) ctx_->Read(diff(), 0, count_ * sizeof(float), v.data());
+  return v;
+}
+
+void Blob::WriteData(const std::vector<float>& values) {
+  CHECK_EQ(values.size(), static_cast<size_t>(count_));
+  WriteData(values.data(), count_);
+}
+
+void Blob::WriteDiff(const std::vector<float>& values) {
+  CHECK_EQ(values.size(), static_cast<size_t>(count_));
+  WriteDiff(values.data(), count_);
+}
+
+void Blob::WriteData(const float* values, int n, int offset) {
+  CHECK_LE(offset + n, count_);
+  ctx_->Write(data(), offset * sizeof(float), n * sizeof(float), values);
+}
+
+void Blob::WriteDiff(const float* values, int n, int offset) {
+  CHECK_LE(offset + n, count_);
+  ctx_->Write(diff(), offset * sizeof(float), n * sizeof(float), values);
+}
+
+void Blob::SetData(float value) { ctx_->Fill(data(), 0, count_, value); }
+void Blob::SetDiff(float value) { ctx_->Fill(diff(), 0, count_, value); }
+
+void Blob::ShareData(const Blob& other) {
+  CHECK_EQ(count_, other.count());
+  data_ = other.data_;
+}
+
+void Blob::ShareDiff(const Blob& other) {
+  CHECK_EQ(count_, other.count());
+  diff_ = other.diff_;
+}
+
+static std::vector<int> ProtoShape(const caffe::BlobProto& proto) {
+  std::vector<int> shape;
+  if (proto.has_num() || proto.has_channels() || proto.has_height() ||
+      proto.has_width()) {
+    shape = {proto.num(), proto.channels(), proto.height(), proto.width()};
+  } else {
+    for (int i = 0; i < proto.shape().dim_size(); ++i)
+      shape.push_back(static_cast<int>(proto.shape().dim(i)));
+  }
+  return shape;
+}
+
+bool Blob::ShapeEquals(const caffe::BlobProto& proto) const {
+  if (proto.has_num() || proto.has_channels() || proto.has_height() ||
+      proto.has_width()) {
+    // Legacy 4-D shape: ours may have fewer axes (missing leading ones are 1).
+    return num_axes() <= 4 && LegacyShape(-4) == proto.num() &&
+           LegacyShape(-3) == proto.channels() &&
+           LegacyShape(-2) == proto.height() && LegacyShape(-1) == proto.width();
+  }
+  return ProtoShape(proto) == shape_;
+}
+
+void Blob::FromProto(const caffe::BlobProto& proto, bool reshape) {
+  if (reshape) {
+    Reshape(ProtoShape(proto));
+  } else {
+    if (!ShapeEquals(proto)) {
+      std::ostringstream given;
+      for (int d : ProtoShape(proto)) given << d << " ";
+      DLC_FAIL("cannot copy a blob of shape " << given.str() << "into one of shape "
+                                              << shape_string());
+    }
+  }
+  std::vector<float> values(count_);
+  if (proto.double_data_size() > 0) {
+    DLC_REQUIRE(proto.double_data_size() == count_,
+                "blob proto holds " << proto.double_data_size() << " values for "
+                                    << count_ << " elements");
+    for (int i = 0; i < count_; ++i) values[i] = static_cast<float>(proto.double_data(i));
+  } else {
+    DLC_REQUIRE(proto.data_size() == count_, "blob proto holds " << proto.data_size()
+                                                 << " values for " << count_
+                                                 << " elements");
+    for (int i = 0; i < count_; ++i) values[i] = proto.data(i);
+  }
+  if (count_) WriteData(values);
+  if (proto.diff_size() == count_ && count_ > 0) {
+    for (int i = 0; i < count_; ++i) values[i] = proto.diff(i);
+    WriteDiff(values);
+  } else if (proto.double_diff_size() == count_ && count_ > 0) {
+    for (int i = 0; i < count_; ++i) values[i] = static_cast<float>(proto.double_diff(i));
+    WriteDiff(values);
+  }
+}
+
+void Blob::ToProto(caffe::BlobProto* proto, bool write_diff) const {
+  proto->Clear();
+  for (int d : shape_) proto->mutable_shape()->add_dim(d);
+  std::vector<float> values = ReadData();
+  proto->mutable_data()->Reserve(count_);
+  for (float v : values) proto->add_data(v);
+  if (write_diff) {
+    values = ReadDiff();
+    for (float v : values) proto->add_diff(v);
+  }
+}
+
+}  // namespace dlcaffe

@@ -1,0 +1,71 @@
+#include "dlcaffe/buffer_pool.hpp"
+
+#include <glog/logging.h>
+
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
+
+namespace dlcaffe {
+
+Buffer::~Buffer() { pool_->Release(mem_, bytes_); }
+
+BufferPool::BufferPool(cl_context context) : context_(context) {
+  clRetainContext(context_);
+}
+
+BufferPool::~BufferPool() {
+  Trim();
+  clReleaseContext(context_);
+}
+
+// Sizes are rounded so that buffers of nearly equal size are interchangeable.
+static size_t PoolSize(size_t bytes) {
+  if (bytes < 256) return 256;
+  size_t step = 256;
+  while (step * 16 < bytes) step *= 2;
+  return RoundUp(bytes, step);
+}
+
+BufferPtr BufferPool::Acquire(size_t bytes) {
+  const size_t size = PoolSize(bytes);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = idle_.find(size);
+    if (it != idle_.end()) {
+      cl_mem mem = it->second;
+      idle_.erase(it);
+      bytes_idle_ -= size;
+      bytes_in_use_ += size;
+      return std::make_shared<Buffer>(mem, size, shared_from_this());
+    }
+  }
+  cl_int err = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(context_, CL_MEM_READ_WRITE, size, nullptr, &err);
+  if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+      err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE) {
+    Trim();  // give idle memory back and try once more
+    mem = clCreateBuffer(context_, CL_MEM_READ_WRITE, size, nullptr, &err);
+  }
+  DLC_REQUIRE(err == CL_SUCCESS, "cannot allocate " << size
+                                     << " bytes of device memory ("
+                                     << ClErrorName(err) << ")");
+  std::lock_guard<std::mutex> lock(mutex_);
+  bytes_in_use_ += size;
+  return std::make_shared<Buffer>(mem, size, shared_from_this());
+}
+
+void BufferPool::Release(cl_mem mem, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  idle_.emplace(bytes, mem);
+  bytes_in_use_ -= bytes;
+  bytes_idle_ += bytes;
+}
+
+void BufferPool::Trim() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& entry : idle_) clReleaseMemObject(entry.second);
+  idle_.clear();
+  bytes_idle_ = 0;
+}
+
+}  // namespace dlcaffe

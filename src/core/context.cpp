@@ -1,0 +1,239 @@
+#include "dlcaffe/context.hpp"
+
+#include <glog/logging.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "dlcaffe/error.hpp"
+
+namespace dlcaffe {
+
+[[noreturn]] void ThrowClError(const char* what, cl_int err) {
+  std::ostringstream s;
+  s << "OpenCL call failed with " << ClErrorName(err) << " (" << err
+    << "): " << what;
+  throw Error(s.str());
+}
+
+static std::string PlatformString(cl_platform_id p, cl_platform_info what) {
+  size_t size = 0;
+  if (clGetPlatformInfo(p, what, 0, nullptr, &size) != CL_SUCCESS) return "";
+  std::string s(size, '\0');
+  clGetPlatformInfo(p, what, size, &s[0], nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+static std::string DeviceString(cl_device_id d, cl_device_info what) {
+  size_t size = 0;
+  if (clGetDeviceInfo(d, what, 0, nullptr, &size) != CL_SUCCESS) return "";
+  std::string s(size, '\0');
+  clGetDeviceInfo(d, what, size, &s[0], nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+template <typename T>
+static T DeviceValue(cl_device_id d, cl_device_info what) {
+  T value{};
+  clGetDeviceInfo(d, what, sizeof(T), &value, nullptr);
+  return value;
+}
+
+std::string DeviceInfo::Describe() const {
+  std::ostringstream s;
+  s << "ocl:" << platform_index << ":" << device_index << " (#" << flat_index
+    << ") " << name << " [" << platform_name << ", driver " << driver_version
+    << (is_gpu() ? ", GPU" : is_cpu() ? ", CPU" : "") << "]";
+  return s.str();
+}
+
+std::vector<DeviceInfo> ListDevices() {
+  std::vector<DeviceInfo> devices;
+  cl_uint num_platforms = 0;
+  if (clGetPlatformIDs(0, nullptr, &num_platforms) != CL_SUCCESS) return devices;
+  std::vector<cl_platform_id> platforms(num_platforms);
+  clGetPlatformIDs(num_platforms, platforms.data(), nullptr);
+  for (cl_uint p = 0; p < num_platforms; ++p) {
+    cl_uint num_devices = 0;
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, nullptr,
+                       &num_devices) != CL_SUCCESS)
+      continue;
+    std::vector<cl_device_id> ids(num_devices);
+    clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, num_devices, ids.data(),
+                   nullptr);
+    for (cl_uint d = 0; d < num_devices; ++d) {
+      DeviceInfo info;
+      info.platform_index = static_cast<int>(p);
+      info.device_index = static_cast<int>(d);
+      info.flat_index = static_cast<int>(devices.size());
+      info.platform_id = platforms[p];
+      info.device_id = ids[d];
+      info.platform_name = PlatformString(platforms[p], CL_PLATFORM_NAME);
+      info.name = DeviceString(ids[d], CL_DEVICE_NAME);
+      info.vendor = DeviceString(ids[d], CL_DEVICE_VENDOR);
+      info.version = DeviceString(ids[d], CL_DEVICE_VERSION);
+      info.driver_version = DeviceString(ids[d], CL_DRIVER_VERSION);
+      info.type = DeviceValue<cl_device_type>(ids[d], CL_DEVICE_TYPE);
+      info.global_mem_bytes = DeviceValue<cl_ulong>(ids[d], CL_DEVICE_GLOBAL_MEM_SIZE);
+      info.local_mem_bytes = DeviceValue<cl_ulong>(ids[d], CL_DEVICE_LOCAL_MEM_SIZE);
+      info.max_alloc_bytes = DeviceValue<cl_ulong>(ids[d], CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+      info.compute_units = static_cast<int>(DeviceValue<cl_uint>(ids[d], CL_DEVICE_MAX_COMPUTE_UNITS));
+      info.max_work_group_size = DeviceValue<size_t>(ids[d], CL_DEVICE_MAX_WORK_GROUP_SIZE);
+      devices.push_back(info);
+    }
+  }
+  return devices;
+}
+
+static std::string DeviceList(const std::vector<DeviceInfo>& devices) {
+  std::ostringstream s;
+  for (const auto& d : devices) s << "\n  " << d.Describe();
+  return s.str();
+}
+
+std::unique_ptr<Context> Context::Create(const std::string& requested) {
+  std::string spec = requested;
+  if (spec.empty()) {
+    const char* env = std::getenv("DLCAFFE_DEVICE");
+    if (env) spec = env;
+  }
+  const std::vector<DeviceInfo> devices = ListDevices();
+  if (devices.empty()) {
+    cl_uint num_platforms = 0;
+    cl_int err = clGetPlatformIDs(0, nullptr, &num_platforms);
+    DLC_FAIL("no OpenCL device found (clGetPlatformIDs: "
+             << ClErrorName(err) << ", " << num_platforms
+             << " platform(s)). Install an OpenCL driver, e.g. "
+                "'apt-get install pocl-opencl-icd' for the CPU.");
+  }
+  if (spec.empty()) {
+    for (const auto& d : devices)
+      if (d.is_gpu()) return std::make_unique<Context>(d);
+    return std::make_unique<Context>(devices[0]);
+  }
+  if (spec.rfind("ocl:", 0) == 0) {
+    int p = -1, d = -1;
+    char extra = 0;
+    if (std::sscanf(spec.c_str() + 4, "%d:%d%c", &p, &d, &extra) == 2) {
+      for (const auto& info : devices)
+        if (info.platform_index == p && info.device_index == d)
+          return std::make_unique<Context>(info);
+    }
+  } else {
+    char* end = nullptr;
+    long index = std::strtol(spec.c_str(), &end, 10);
+    if (end && *end == '\0' && index >= 0 && index < (long)devices.size())
+      return std::make_unique<Context>(devices[index]);
+  }
+  DLC_FAIL("no OpenCL device '" << spec
+                                << "'; use ocl:P:D or a flat index. Devices:"
+                                << DeviceList(devices));
+}
+
+Context::Context(const DeviceInfo& info) : info_(info) {
+  cl_int err = CL_SUCCESS;
+  cl_context_properties props[] = {
+      CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(info.platform_id), 0};
+  context_ = clCreateContext(props, 1, &info_.device_id, nullptr, nullptr, &err);
+  DLC_REQUIRE(err == CL_SUCCESS, "cannot create an OpenCL context on "
+                                     << info_.Describe() << ": " << ClErrorName(err));
+  queue_ = clCreateCommandQueue(context_, info_.device_id, 0, &err);
+  DLC_REQUIRE(err == CL_SUCCESS, "cannot create a command queue on "
+                                     << info_.Describe() << ": " << ClErrorName(err));
+  pool_ = std::make_shared<BufferPool>(context_);
+  programs_ = std::make_unique<ProgramCache>(context_, info_.device_id, info_);
+}
+
+Context::~Context() {
+  if (queue_) clFinish(queue_);
+  programs_.reset();
+  if (queue_) clReleaseCommandQueue(queue_);
+  if (context_) clReleaseContext(context_);
+}
+
+void Context::CheckSetArg(cl_int err, cl_kernel kernel, cl_uint index) {
+  if (err == CL_SUCCESS) return;
+  char name[256] = {0};
+  clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, nullptr);
+  DLC_FAIL("setting argument " << index << " of kernel " << name << ": "
+                               << ClErrorName(err));
+}
+
+void Context::Enqueue(cl_kernel kernel, const NDRange& global, const NDRange& local) {
+  const cl_uint dims = global.dims;
+  cl_int err = clEnqueueNDRangeKernel(queue_, kernel, dims, nullptr,
+                                      global.size.data(),
+                                      local.dims ? local.size.data() : nullptr,
+                                      0, nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    char name[256] = {0};
+    clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, nullptr);
+    DLC_FAIL("enqueueing kernel " << name << " (global " << global.size[0] << "x"
+                                  << global.size[1] << "x" << global.size[2]
+                                  << "): " << ClErrorName(err));
+  }
+}
+
+void Context::Write(cl_mem dst, size_t offset_bytes, size_t bytes, const void* src) {
+  if (bytes == 0) return;
+  DLC_CL_CHECK(clEnqueueWriteBuffer(queue_, dst, CL_TRUE, offset_bytes, bytes, src,
+                                    0, nullptr, nullptr));
+}
+
+void Context::Read(cl_mem src, size_t offset_bytes, size_t bytes, void* dst) {
+  if (bytes == 0) return;
+  DLC_CL_CHECK(clEnqueueReadBuffer(queue_, src, CL_TRUE, offset_bytes, bytes, dst,
+                                   0, nullptr, nullptr));
+}
+
+void Context::Copy(cl_mem src, size_t src_offset_bytes, cl_mem dst,
+                   size_t dst_offset_bytes, size_t bytes) {
+  if (bytes == 0) return;
+  DLC_CL_CHECK(clEnqueueCopyBuffer(queue_, src, dst, src_offset_bytes,
+                                   dst_offset_bytes, bytes, 0, nullptr, nullptr));
+}
+
+void Context::Fill(cl_mem dst, size_t offset, size_t count, float value) {
+  if (count == 0) return;
+  DLC_CL_CHECK(clEnqueueFillBuffer(queue_, dst, &value, sizeof(float),
+                                   offset * sizeof(float), count * sizeof(float),
+                                   0, nullptr, nullptr));
+}
+
+void Context::Flush() { DLC_CL_CHECK(clFlush(queue_)); }
+void Context::Finish() { DLC_CL_CHECK(clFinish(queue_)); }
+
+BufferPtr Context::Allocate(size_t bytes) { return pool_->Acquire(bytes); }
+
+const char* ClErrorName(cl_int err) {
+  switch (err) {
+#define DLC_CASE(e) case e: return #e;
+    DLC_CASE(CL_SUCCESS) DLC_CASE(CL_DEVICE_NOT_FOUND) DLC_CASE(CL_DEVICE_NOT_AVAILABLE)
+    DLC_CASE(CL_COMPILER_NOT_AVAILABLE) DLC_CASE(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    DLC_CASE(CL_OUT_OF_RESOURCES) DLC_CASE(CL_OUT_OF_HOST_MEMORY)
+    DLC_CASE(CL_PROFILING_INFO_NOT_AVAILABLE) DLC_CASE(CL_MEM_COPY_OVERLAP)
+    DLC_CASE(CL_IMAGE_FORMAT_MISMATCH) DLC_CASE(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    DLC_CASE(CL_BUILD_PROGRAM_FAILURE) DLC_CASE(CL_MAP_FAILURE)
+    DLC_CASE(CL_MISALIGNED_SUB_BUFFER_OFFSET) DLC_CASE(CL_COMPILE_PROGRAM_FAILURE)
+    DLC_CASE(CL_LINKER_NOT_AVAILABLE) DLC_CASE(CL_LINK_PROGRAM_FAILURE)
+    DLC_CASE(CL_INVALID_VALUE) DLC_CASE(CL_INVALID_DEVICE_TYPE) DLC_CASE(CL_INVALID_PLATFORM)
+    DLC_CASE(CL_INVALID_DEVICE) DLC_CASE(CL_INVALID_CONTEXT) DLC_CASE(CL_INVALID_QUEUE_PROPERTIES)
+    DLC_CASE(CL_INVALID_COMMAND_QUEUE) DLC_CASE(CL_INVALID_HOST_PTR) DLC_CASE(CL_INVALID_MEM_OBJECT)
+    DLC_CASE(CL_INVALID_BINARY) DLC_CASE(CL_INVALID_BUILD_OPTIONS) DLC_CASE(CL_INVALID_PROGRAM)
+    DLC_CASE(CL_INVALID_PROGRAM_EXECUTABLE) DLC_CASE(CL_INVALID_KERNEL_NAME)
+    DLC_CASE(CL_INVALID_KERNEL_DEFINITION) DLC_CASE(CL_INVALID_KERNEL) DLC_CASE(CL_INVALID_ARG_INDEX)
+    DLC_CASE(CL_INVALID_ARG_VALUE) DLC_CASE(CL_INVALID_ARG_SIZE) DLC_CASE(CL_INVALID_KERNEL_ARGS)
+    DLC_CASE(CL_INVALID_WORK_DIMENSION) DLC_CASE(CL_INVALID_WORK_GROUP_SIZE)
+    DLC_CASE(CL_INVALID_WORK_ITEM_SIZE) DLC_CASE(CL_INVALID_GLOBAL_OFFSET)
+    DLC_CASE(CL_INVALID_EVENT_WAIT_LIST) DLC_CASE(CL_INVALID_EVENT) DLC_CASE(CL_INVALID_OPERATION)
+    DLC_CASE(CL_INVALID_BUFFER_SIZE) DLC_CASE(CL_INVALID_GLOBAL_WORK_SIZE)
+    DLC_CASE(CL_INVALID_PROPERTY)
+#undef DLC_CASE
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "unknown OpenCL error";
+  }
+}
+
+}  // namespace dlcaffe

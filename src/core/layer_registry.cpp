@@ -1,0 +1,42 @@
+#include "dlcaffe/layer_registry.hpp"
+
+#include <glog/logging.h>
+
+#include <map>
+#include <sstream>
+
+namespace dlcaffe {
+
+static std::map<std::string, LayerRegistry::Creator>& Registry() {
+  static std::map<std::string, LayerRegistry::Creator> registry;
+  return registry;
+}
+
+void LayerRegistry::Add(const std::string& type, Creator creator) {
+  auto& registry = Registry();
+  CHECK(registry.count(type) == 0) << "layer type " << type << " registered twice";
+  registry[type] = std::move(creator);
+}
+
+std::unique_ptr<Layer> LayerRegistry::Create(const caffe::LayerParameter& param,
+                                             Context& ctx) {
+  auto& registry = Registry();
+  auto it = registry.find(param.type());
+  if (it == registry.end()) {
+    std::ostringstream known;
+    for (const auto& type : Types()) known << " " << type;
+    DLC_FAIL("layer '" << param.name() << "' has unknown type '" << param.type()
+                       << "'. Known types:" << known.str());
+  }
+  return it->second(param, ctx);
+}
+
+std::vector<std::string> LayerRegistry::Types() {
+  std::vector<std::string> types;
+  for (const auto& entry : Registry()) types.push_back(entry.first);
+  return types;
+}
+
+bool LayerRegistry::Has(const std::string& type) { return Registry().count(type) > 0; }
+
+}  // namespace dlcaffe

@@ -1,0 +1,60 @@
+#include "dlcaffe/math.hpp"
+
+#include <vector>
+
+#include "dlcaffe/context.hpp"
+
+namespace dlcaffe {
+
+void Axpy(Context& ctx, int n, float a, cl_mem x, size_t x_off, cl_mem y, size_t y_off) {
+  ctx.Launch1D(ctx.Kernel("blas.cl", "", "axpy"), n, n, a, x, (int)x_off, y, (int)y_off);
+}
+
+void Axpby(Context& ctx, int n, float a, cl_mem x, size_t x_off, float b, cl_mem y,
+           size_t y_off) {
+  ctx.Launch1D(ctx.Kernel("blas.cl", "", "axpby"), n, n, a, x, (int)x_off, b, y,
+               (int)y_off);
+}
+
+void Scale(Context& ctx, int n, float a, cl_mem x, size_t x_off) {
+  ctx.Launch1D(ctx.Kernel("blas.cl", "", "scale"), n, n, a, x, (int)x_off);
+}
+
+void CopyFloats(Context& ctx, int n, cl_mem x, size_t x_off, cl_mem y, size_t y_off) {
+  if (x == y && x_off == y_off) return;
+  ctx.Copy(x, x_off * sizeof(float), y, y_off * sizeof(float), n * sizeof(float));
+}
+
+void SetFloats(Context& ctx, int n, float value, cl_mem x, size_t x_off) {
+  ctx.Fill(x, x_off, n, value);
+}
+
+// Two-stage reduction: a fixed number of work-groups write partial sums that
+// the host adds up (the result is needed on the host anyway).
+static float Reduce(Context& ctx, int mode, int n, cl_mem x, size_t x_off, cl_mem y,
+                    size_t y_off) {
+  if (n <= 0) return 0.f;
+  const size_t group = 64;
+  const size_t groups = std::min<size_t>(64, (n + group - 1) / group);
+  BufferPtr partial = ctx.Allocate(groups * sizeof(float));
+  ctx.Launch(ctx.Kernel("blas.cl", "", "reduce_partial"), NDRange(groups * group),
+             NDRange(group), n, mode, x, (int)x_off, y ? y : x, (int)y_off,
+             partial->mem(), LocalMemory{group * sizeof(float)});
+  std::vector<float> sums(groups);
+  ctx.Read(partial->mem(), 0, groups * sizeof(float), sums.data());
+  double total = 0;
+  for (float s : sums) total += s;
+  return static_cast<float>(total);
+}
+
+float Dot(Context& ctx, int n, cl_mem x, size_t x_off, cl_mem y, size_t y_off) {
+  return Reduce(ctx, 0, n, x, x_off, y, y_off);
+}
+float Asum(Context& ctx, int n, cl_mem x, size_t x_off) {
+  return Reduce(ctx, 1, n, x, x_off, nullptr, 0);
+}
+float Sumsq(Context& ctx, int n, cl_mem x, size_t x_off) {
+  return Reduce(ctx, 2, n, x, x_off, nullptr, 0);
+}
+
+}  // namespace dlcaffe

@@ -1,0 +1,203 @@
+#include "dlcaffe/program_cache.hpp"
+
+#include <glog/logging.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
+#include "dlcaffe/io.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+uint64_t Fnv1a(const std::string& text, uint64_t hash = 1469598103934665603ull) {
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+// Source files may be read from disk instead of the embedded copies
+// (DLCAFFE_CL_DIR=path/to/src/cl), for kernel development without rebuilds.
+std::string RawSource(const std::string& source) {
+  if (const char* dir = std::getenv("DLCAFFE_CL_DIR")) {
+    std::ifstream in(std::string(dir) + "/" + source);
+    if (in) {
+      std::stringstream s;
+      s << in.rdbuf();
+      return s.str();
+    }
+  }
+  const auto& sources = EmbeddedKernelSources();
+  auto it = sources.find(source);
+  DLC_REQUIRE(it != sources.end(), "no OpenCL source file '" << source
+                                       << "' among the embedded kernels");
+  return it->second;
+}
+
+std::string DiskCacheDir() {
+  const char* setting = std::getenv("DLCAFFE_KERNEL_CACHE");
+  if (setting) {
+    std::string s = setting;
+    if (s == "0" || s == "off" || s.empty()) return "";
+    return s;
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"))
+    return std::string(xdg) + "/dlcaffe/kernels";
+  if (const char* home = std::getenv("HOME"))
+    return std::string(home) + "/.cache/dlcaffe/kernels";
+  return "";
+}
+
+bool MakeDirs(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos == path.size() || path[pos] == '/') {
+      std::string prefix = path.substr(0, pos);
+      if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    }
+  }
+  return true;
+}
+
+std::string BuildLog(cl_program program, cl_device_id device) {
+  size_t size = 0;
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+  std::string log(size, '\0');
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, &log[0], nullptr);
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+}  // namespace
+
+std::string ProgramCache::SourceText(const std::string& source) {
+  if (source == "common.cl") return RawSource(source);
+  return RawSource("common.cl") + "\n" + RawSource(source);
+}
+
+ProgramCache::ProgramCache(cl_context context, cl_device_id device,
+                           const DeviceInfo& info)
+    : context_(context), device_(device) {
+  device_key_ = info.platform_name + "|" + info.name + "|" + info.version + "|" +
+                info.driver_version;
+  disk_dir_ = DiskCacheDir();
+  if (!disk_dir_.empty() && !MakeDirs(disk_dir_)) {
+    LOG(WARNING) << "kernel cache disabled: cannot create " << disk_dir_;
+    disk_dir_.clear();
+  }
+}
+
+ProgramCache::~ProgramCache() {
+  for (auto& k : kernels_) clReleaseKernel(k.second);
+  for (auto& p : programs_) clReleaseProgram(p.second);
+}
+
+cl_kernel ProgramCache::Kernel(const std::string& source, const std::string& options,
+                               const std::string& name) {
+  cl_program program = Program(source, options);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto key = std::make_tuple(source, options, name);
+  auto it = kernels_.find(key);
+  if (it != kernels_.end()) return it->second;
+  cl_int err = CL_SUCCESS;
+  cl_kernel kernel = clCreateKernel(program, name.c_str(), &err);
+  DLC_REQUIRE(err == CL_SUCCESS, "no kernel '" << name << "' in " << source
+                                               << " (" << ClErrorName(err) << ")");
+  kernels_[key] = kernel;
+  return kernel;
+}
+
+cl_program ProgramCache::Program(const std::string& source, const std::string& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto key = std::make_pair(source, options);
+  auto it = programs_.find(key);
+  if (it != programs_.end()) return it->second;
+
+  const std::string text = SourceText(source);
+  cl_program program = nullptr;
+  std::string disk_path;
+  if (!disk_dir_.empty()) {
+    char name[40];
+    std::snprintf(name, sizeof(name), "%016llx.bin",
+                  static_cast<unsigned long long>(
+                      Fnv1a(device_key_, Fnv1a(options + '\n', Fnv1a(text)))));
+    disk_path = disk_dir_ + "/" + name;
+    program = LoadBinary(disk_path, options);
+  }
+  if (!program) {
+    program = BuildFromSource(text, options, source);
+    if (!disk_path.empty()) StoreBinary(program, disk_path);
+  }
+  programs_[key] = program;
+  return program;
+}
+
+cl_program ProgramCache::BuildFromSource(const std::string& text,
+                                         const std::string& options,
+                                         const std::string& source) {
+  const char* src = text.c_str();
+  size_t length = text.size();
+  cl_int err = CL_SUCCESS;
+  cl_program program = clCreateProgramWithSource(context_, 1, &src, &length, &err);
+  DLC_REQUIRE(err == CL_SUCCESS, "cannot create program " << source << ": "
+                                                          << ClErrorName(err));
+  err = clBuildProgram(program, 1, &device_, options.c_str(), nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    std::string log = BuildLog(program, device_);
+    clReleaseProgram(program);
+    DLC_FAIL("OpenCL kernel " << source << " failed to build with options '"
+                              << options << "' (" << ClErrorName(err)
+                              << "). Build log:\n" << log);
+  }
+  ++programs_built_;
+  return program;
+}
+
+cl_program ProgramCache::LoadBinary(const std::string& path, const std::string& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return nullptr;
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) return nullptr;
+  const unsigned char* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  size_t length = bytes.size();
+  cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+  cl_program program = clCreateProgramWithBinary(context_, 1, &device_, &length,
+                                                 &data, &status, &err);
+  if (err != CL_SUCCESS || status != CL_SUCCESS) {
+    if (program) clReleaseProgram(program);
+    return nullptr;  // stale or foreign binary: rebuild from source
+  }
+  if (clBuildProgram(program, 1, &device_, options.c_str(), nullptr, nullptr) !=
+      CL_SUCCESS) {
+    clReleaseProgram(program);
+    return nullptr;
+  }
+  ++programs_loaded_;
+  return program;
+}
+
+void ProgramCache::StoreBinary(cl_program program, const std::string& path) {
+  size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size,
+                       nullptr) != CL_SUCCESS || size == 0)
+    return;
+  std::string bytes(size, '\0');
+  unsigned char* ptr = reinterpret_cast<unsigned char*>(&bytes[0]);
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr) !=
+      CL_SUCCESS)
+    return;
+  try {
+    WriteFileAtomically(path, bytes);
+  } catch (const Error& e) {
+    LOG(WARNING) << "kernel cache: " << e.what();
+  }
+}
+
+}  // namespace dlcaffe

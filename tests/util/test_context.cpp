@@ -1,0 +1,53 @@
+#include "util/test_context.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+namespace dlcaffe {
+namespace test {
+
+Context& TestContext() {
+  static std::unique_ptr<Context> ctx = [] {
+    auto c = Context::Create();
+    c->Seed(1701);
+    return c;
+  }();
+  return *ctx;
+}
+
+std::string SourceDir() {
+  const char* dir = std::getenv("DLCAFFE_SOURCE_DIR");
+  return dir ? dir : ".";
+}
+
+std::string BuildDir() {
+  const char* dir = std::getenv("DLCAFFE_BUILD_DIR");
+  return dir ? dir : "build";
+}
+
+namespace {
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    std::error_code ec;
+    for (const auto& d : dirs) std::filesystem::remove_all(d, ec);
+  }
+};
+}  // namespace
+
+std::string TempDir() {
+  static TempDirs temp_dirs;
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "dlcaffe_test_XXXXXX").string();
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  char* made = mkdtemp(buffer.data());
+  if (!made) return "";
+  temp_dirs.dirs.push_back(made);
+  return made;
+}
+
+}  // namespace test
+}  // namespace dlcaffe

@@ -1,0 +1,21 @@
+// The OpenCL context every test runs on: the default device (DLCAFFE_DEVICE
+// picks another), created once per test program.
+#pragma once
+#include <string>
+
+#include "dlcaffe/context.hpp"
+
+namespace dlcaffe {
+namespace test {
+
+Context& TestContext();
+
+// Root of the source tree and of the build tree (set by ctest).
+std::string SourceDir();
+std::string BuildDir();
+
+// A fresh empty directory under the system temp dir, removed at exit.
+std::string TempDir();
+
+}  // namespace test
+}  // namespace dlcaffe

@@ -1,0 +1,11 @@
+// main() of every test program: glog to stderr, then GoogleTest.
+#include <glog/logging.h>
+#include <gtest/gtest.h>
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  FLAGS_minloglevel = 1;  // warnings and up
+  google::InitGoogleLogging(argv[0]);
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
