@@ -49,6 +49,10 @@ void CopyFloats(Context& ctx, int n, cl_mem x, size_t x_off, cl_mem y,
                 size_t y_off);
 // x[i] = value
 void SetFloats(Context& ctx, int n, float value, cl_mem x, size_t x_off);
+// out[out_off] = scale * sum of x[x_off, x_off + n), computed on the device
+// without a host round trip (losses stay on the device).
+void SumToScalar(Context& ctx, int n, cl_mem x, size_t x_off, float scale, cl_mem out,
+                 size_t out_off);
 // Reductions returning to the host (they synchronise).
 float Dot(Context& ctx, int n, cl_mem x, size_t x_off, cl_mem y, size_t y_off);
 float Asum(Context& ctx, int n, cl_mem x, size_t x_off);

@@ -59,3 +59,21 @@ __kernel void reduce_partial(const int n, const int mode,
   }
   if (lid == 0) partial[get_group_id(0)] = scratch[0];
 }
+
+// out[out_off] = scale * sum(x[x_off .. x_off + n)), by one work-group, so a
+// loss can stay on the device. Launch with global = local = a power of two.
+__kernel void sum_to_scalar(const int n, __global const float* x, const int x_off,
+                            const float scale, __global float* out, const int out_off,
+                            __local float* scratch) {
+  const int lid = get_local_id(0);
+  const int lsize = get_local_size(0);
+  float acc = 0.f;
+  for (int i = lid; i < n; i += lsize) acc += x[x_off + i];
+  scratch[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = lsize / 2; s > 0; s >>= 1) {
+    if (lid < s) scratch[lid] += scratch[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) out[out_off] = scale * scratch[0];
+}

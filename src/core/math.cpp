@@ -29,6 +29,13 @@ void SetFloats(Context& ctx, int n, float value, cl_mem x, size_t x_off) {
   ctx.Fill(x, x_off, n, value);
 }
 
+void SumToScalar(Context& ctx, int n, cl_mem x, size_t x_off, float scale, cl_mem out,
+                 size_t out_off) {
+  const size_t group = 256;
+  ctx.Launch(ctx.Kernel("blas.cl", "", "sum_to_scalar"), NDRange(group), NDRange(group), n,
+             x, (int)x_off, scale, out, (int)out_off, LocalMemory{group * sizeof(float)});
+}
+
 // Two-stage reduction: a fixed number of work-groups write partial sums that
 // the host adds up (the result is needed on the host anyway).
 static float Reduce(Context& ctx, int mode, int n, cl_mem x, size_t x_off, cl_mem y,

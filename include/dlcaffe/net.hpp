@@ -1,0 +1,145 @@
+// A Net: layers wired by blob names, built from a NetParameter, with Caffe's
+// semantics: phase/level/stage include/exclude rules, in-place layers,
+// fan-out through inserted Split layers (gradient accumulation), loss
+// weights, parameters shared by name, lr_mult/decay_mult.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe.pb.h"
+#include "dlcaffe/blob.hpp"
+#include "dlcaffe/layer.hpp"
+
+namespace dlcaffe {
+
+class Net {
+ public:
+  // `param` is used as given (its state decides which layers are kept).
+  Net(const caffe::NetParameter& param, Context& ctx);
+  // Reads a prototxt and sets the state to phase/level/stages.
+  Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx,
+      int level = 0, const std::vector<std::string>& stages = {});
+
+  // Forward through all layers; returns the total weighted loss (this reads
+  // the loss blobs, so it waits for the device).
+  float Forward();
+  // Forward without reading any loss back (no host synchronisation).
+  void ForwardNoLoss() { ForwardFromTo(0, static_cast<int>(layers_.size()) - 1); }
+  void ForwardFromTo(int start, int end);
+  void Backward();
+  void BackwardFromTo(int start, int end);
+  float ForwardBackward() {
+    const float loss = Forward();
+    Backward();
+    return loss;
+  }
+  // Reshapes every layer from the current input shapes.
+  void Reshape();
+  // Sets the diffs of all learnable parameters to zero.
+  void ClearParamDiffs();
+  // Sum of the weighted losses currently in the loss blobs (synchronises).
+  float CurrentLoss() const;
+
+  // Weights: shares data with another net's identically named layers (test
+  // nets use the train net's weights without copies).
+  void ShareTrainedLayersWith(const Net& other);
+  void CopyTrainedLayersFrom(const caffe::NetParameter& param);
+  // A binary .caffemodel (or a text NetParameter with blobs).
+  void CopyTrainedLayersFrom(const std::string& path);
+  void ToProto(caffe::NetParameter* param, bool write_diff = false) const;
+
+  // Which layers of `param` are kept for its state (phase, level, stages).
+  static void FilterNet(const caffe::NetParameter& param,
+                        caffe::NetParameter* filtered);
+  static bool StateMeetsRule(const caffe::NetState& state,
+                             const caffe::NetStateRule& rule,
+                             const std::string& layer_name);
+
+  const std::string& name() const { return name_; }
+  caffe::Phase phase() const { return phase_; }
+  Context& context() const { return *ctx_; }
+  const std::vector<std::string>& layer_names() const { return layer_names_; }
+  const std::vector<std::string>& blob_names() const { return blob_names_; }
+  const std::vector<std::shared_ptr<Blob>>& blobs() const { return blobs_; }
+  const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
+  const std::vector<std::vector<Blob*>>& bottom_vecs() const { return bottom_vecs_; }
+  const std::vector<std::vector<Blob*>>& top_vecs() const { return top_vecs_; }
+  const std::vector<std::vector<int>>& top_ids() const { return top_id_vecs_; }
+  const std::vector<std::vector<int>>& bottom_ids() const { return bottom_id_vecs_; }
+  const std::vector<bool>& layer_need_backward() const { return layer_need_backward_; }
+  const std::vector<std::vector<bool>>& bottom_need_backward() const {
+    return bottom_need_backward_;
+  }
+  const std::vector<float>& blob_loss_weights() const { return blob_loss_weights_; }
+  // Every parameter blob, and those that own their storage (the learnable
+  // ones, which the solver updates), with their multipliers.
+  const std::vector<std::shared_ptr<Blob>>& params() const { return params_; }
+  const std::vector<Blob*>& learnable_params() const { return learnable_params_; }
+  const std::vector<float>& params_lr() const { return params_lr_; }
+  const std::vector<float>& params_weight_decay() const { return params_weight_decay_; }
+  const std::vector<int>& param_owners() const { return param_owners_; }
+  const std::vector<std::string>& param_display_names() const {
+    return param_display_names_;
+  }
+  const std::vector<int>& learnable_param_ids() const { return learnable_param_ids_; }
+  const std::vector<Blob*>& input_blobs() const { return net_input_blobs_; }
+  const std::vector<Blob*>& output_blobs() const { return net_output_blobs_; }
+  const std::vector<int>& output_blob_indices() const { return net_output_blob_indices_; }
+  bool has_blob(const std::string& name) const { return blob_names_index_.count(name) > 0; }
+  std::shared_ptr<Blob> blob_by_name(const std::string& name) const;
+  bool has_layer(const std::string& name) const { return layer_names_index_.count(name) > 0; }
+  Layer* layer_by_name(const std::string& name) const;
+
+ private:
+  void Init(const caffe::NetParameter& param);
+  void AppendTop(const caffe::LayerParameter& layer_param, int layer_id, int top_id,
+                 std::map<std::string, int>* available_blobs);
+  int AppendBottom(const caffe::LayerParameter& layer_param, int layer_id,
+                   int bottom_id, std::map<std::string, int>* available_blobs);
+  void AppendParam(const caffe::LayerParameter& layer_param, int layer_id, int param_id);
+  void ShareWeights();
+
+  Context* ctx_;
+  std::string name_;
+  caffe::Phase phase_ = caffe::TRAIN;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<std::string> layer_names_;
+  std::map<std::string, int> layer_names_index_;
+  std::vector<bool> layer_need_backward_;
+  std::vector<std::shared_ptr<Blob>> blobs_;
+  std::vector<std::string> blob_names_;
+  std::map<std::string, int> blob_names_index_;
+  std::vector<bool> blob_need_backward_;
+  std::vector<std::vector<Blob*>> bottom_vecs_;
+  std::vector<std::vector<int>> bottom_id_vecs_;
+  std::vector<std::vector<bool>> bottom_need_backward_;
+  std::vector<std::vector<Blob*>> top_vecs_;
+  std::vector<std::vector<int>> top_id_vecs_;
+  std::vector<float> blob_loss_weights_;
+  std::vector<std::vector<int>> param_id_vecs_;
+  std::vector<int> param_owners_;
+  std::vector<std::string> param_display_names_;
+  std::vector<std::pair<int, int>> param_layer_indices_;
+  std::map<std::string, int> param_names_index_;
+  std::vector<int> net_input_blob_indices_;
+  std::vector<int> net_output_blob_indices_;
+  std::vector<Blob*> net_input_blobs_;
+  std::vector<Blob*> net_output_blobs_;
+  std::vector<std::shared_ptr<Blob>> params_;
+  std::vector<Blob*> learnable_params_;
+  std::vector<int> learnable_param_ids_;
+  std::vector<float> params_lr_;
+  std::vector<bool> has_params_lr_;
+  std::vector<float> params_weight_decay_;
+  std::vector<bool> has_params_decay_;
+};
+
+// Caffe's upgrade of the deprecated `input:`/`input_shape:`/`input_dim:`
+// fields into an Input layer; V1 `layers` nets get a clear error.
+void UpgradeNetAsNeeded(const std::string& source, caffe::NetParameter* param);
+// Inserts Split layers where a blob feeds several layers (Caffe's rule).
+void InsertSplits(const caffe::NetParameter& param, caffe::NetParameter* split_param);
+
+}  // namespace dlcaffe

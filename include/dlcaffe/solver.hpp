@@ -1,0 +1,115 @@
+// The Caffe training loop: forward/backward with iter_size accumulation,
+// gradient clipping, regularisation and each solver's own update; learning
+// rate policies; test nets every test_interval; snapshots and resume.
+#pragma once
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe.pb.h"
+#include "dlcaffe/net.hpp"
+
+namespace dlcaffe {
+
+// What a signal (or another outside request) asks the solver to do.
+enum class SolverAction { kNone, kStop, kSnapshot };
+
+class Solver {
+ public:
+  Solver(const caffe::SolverParameter& param, Context& ctx);
+  virtual ~Solver() = default;
+  virtual const char* type() const = 0;
+
+  // Trains to max_iter (resuming from a .solverstate first if given).
+  void Solve(const std::string& resume_file = "");
+  // Runs `iters` iterations.
+  void Step(int iters);
+  // Restores iteration, weights and the solver's history from a .solverstate.
+  void Restore(const std::string& state_file);
+  // Writes <prefix>_iter_N.caffemodel and .solverstate.
+  void Snapshot();
+  // Runs every test net once over its test_iter batches.
+  void TestAll();
+
+  // Polled after every iteration (e.g. set by the tool's signal handler).
+  void set_action_request(std::function<SolverAction()> request) {
+    action_request_ = std::move(request);
+  }
+  bool requested_early_exit() const { return requested_early_exit_; }
+
+  const caffe::SolverParameter& param() const { return param_; }
+  Net& net() { return *net_; }
+  const std::vector<std::unique_ptr<Net>>& test_nets() const { return test_nets_; }
+  int iter() const { return iter_; }
+  float smoothed_loss() const { return smoothed_loss_; }
+  // Learning rate for the current iteration (Caffe's lr policies).
+  float GetLearningRate();
+  // Mean test outputs of the last TestAll() for test net i, by output index.
+  const std::vector<float>& last_test_scores(int i) const { return test_scores_[i]; }
+
+ protected:
+  // The solver-specific update of every learnable parameter.
+  virtual void ApplyUpdate() = 0;
+  virtual void SnapshotSolverState(caffe::SolverState* state) = 0;
+  virtual void RestoreSolverState(const caffe::SolverState& state) = 0;
+  // Global L2 gradient norm clipping: the factor to scale gradients by (1 if
+  // clip_gradients < 0 or the norm is within it). Synchronises.
+  float ClipGradientsScale();
+  std::string SnapshotFilename(const std::string& extension) const;
+
+  caffe::SolverParameter param_;
+  Context* ctx_;
+  std::unique_ptr<Net> net_;
+  std::vector<std::unique_ptr<Net>> test_nets_;
+  int iter_ = 0;
+  int current_step_ = 0;
+
+ private:
+  void InitTrainNet();
+  void InitTestNets();
+  void Test(int test_net_id);
+  void UpdateSmoothedLoss(float loss, int start_iter, int average_loss);
+  void CheckSnapshotWritePermissions();
+  void DisplayOutputs();
+
+  std::vector<float> losses_;
+  float smoothed_loss_ = 0.f;
+  std::vector<std::vector<float>> test_scores_;
+  std::function<SolverAction()> action_request_;
+  bool requested_early_exit_ = false;
+};
+
+// Solvers register by their `type` string, like layers.
+class SolverRegistry {
+ public:
+  using Creator = std::function<std::unique_ptr<Solver>(const caffe::SolverParameter&,
+                                                        Context&)>;
+  static void Add(const std::string& type, Creator creator);
+  static std::unique_ptr<Solver> Create(const caffe::SolverParameter& param, Context& ctx);
+  static std::vector<std::string> Types();
+};
+
+struct SolverRegisterer {
+  SolverRegisterer(const std::string& type, SolverRegistry::Creator creator) {
+    SolverRegistry::Add(type, std::move(creator));
+  }
+};
+
+// Reads a solver prototxt and applies Caffe's upgrades: the old solver_type
+// enum becomes `type`, and the snapshot_prefix rules (unset: the solver file
+// without extension; a directory: that directory + the solver file's stem).
+caffe::SolverParameter ReadSolverParams(const std::string& path);
+
+// Caffe's learning-rate policies. `current_step` is the multistep position
+// (advanced here, as Caffe does, one step per call at most).
+float LearningRate(const caffe::SolverParameter& param, int iter, int* current_step);
+
+}  // namespace dlcaffe
+
+#define REGISTER_SOLVER_CLASS(type)                                              \
+  static ::dlcaffe::SolverRegisterer g_register_solver_##type(                   \
+      #type, [](const caffe::SolverParameter& param, ::dlcaffe::Context& ctx) {  \
+        return std::unique_ptr<::dlcaffe::Solver>(new type##Solver(param, ctx)); \
+      })

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what dlcaffe needs from Debian 12 packages, and nothing when all of
+# it is present already. Runs apt-get as root (directly, or through sudo).
+set -euo pipefail
+
+packages=(
+  g++ make cmake pkg-config
+  libprotobuf-dev protobuf-compiler
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+  libgoogle-glog-dev libgflags-dev
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+  liblmdb-dev libgtest-dev
+  ca-certificates wget
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all dependencies present"
+  exit 0
+fi
+
+echo "install_deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install_deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null

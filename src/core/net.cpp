@@ -1,0 +1,469 @@
+#include "dlcaffe/net.hpp"
+
+#include <glog/logging.h>
+
+#include <set>
+#include <sstream>
+
+#include "dlcaffe/io.hpp"
+#include "dlcaffe/layer_registry.hpp"
+
+namespace dlcaffe {
+
+Net::Net(const caffe::NetParameter& param, Context& ctx) : ctx_(&ctx) { Init(param); }
+
+Net::Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx, int level,
+         const std::vector<std::string>& stages)
+    : ctx_(&ctx) {
+  caffe::NetParameter param;
+  ReadProtoFromTextFile(prototxt_path, &param);
+  UpgradeNetAsNeeded(prototxt_path, &param);
+  param.mutable_state()->set_phase(phase);
+  param.mutable_state()->set_level(level);
+  param.mutable_state()->clear_stage();
+  for (const auto& s : stages) param.mutable_state()->add_stage(s);
+  Init(param);
+}
+
+bool Net::StateMeetsRule(const caffe::NetState& state, const caffe::NetStateRule& rule,
+                         const std::string& layer_name) {
+  if (rule.has_phase() && rule.phase() != state.phase()) return false;
+  if (rule.has_min_level() && state.level() < rule.min_level()) return false;
+  if (rule.has_max_level() && state.level() > rule.max_level()) return false;
+  for (const auto& stage : rule.stage()) {
+    bool found = false;
+    for (const auto& s : state.stage()) found |= (s == stage);
+    if (!found) return false;
+  }
+  for (const auto& stage : rule.not_stage()) {
+    for (const auto& s : state.stage())
+      if (s == stage) return false;
+  }
+  return true;
+}
+
+void Net::FilterNet(const caffe::NetParameter& param, caffe::NetParameter* filtered) {
+  const caffe::NetState& state = param.state();
+  filtered->CopyFrom(param);
+  filtered->clear_layer();
+  for (const auto& layer : param.layer()) {
+    DLC_REQUIRE(layer.include_size() == 0 || layer.exclude_size() == 0,
+                "layer '" << layer.name()
+                          << "' has both include and exclude rules; use one of them");
+    // No include rules: kept unless an exclude rule matches. Include rules:
+    // kept only if one of them matches.
+    bool keep = layer.include_size() == 0;
+    for (const auto& rule : layer.exclude())
+      if (StateMeetsRule(state, rule, layer.name())) keep = false;
+    for (const auto& rule : layer.include())
+      if (StateMeetsRule(state, rule, layer.name())) keep = true;
+    if (keep) filtered->add_layer()->CopyFrom(layer);
+  }
+}
+
+void Net::Init(const caffe::NetParameter& in_param) {
+  caffe::NetParameter upgraded(in_param);
+  UpgradeNetAsNeeded("net '" + in_param.name() + "'", &upgraded);
+  phase_ = upgraded.state().phase();
+  caffe::NetParameter filtered, param;
+  FilterNet(upgraded, &filtered);
+  InsertSplits(filtered, &param);
+  name_ = param.name();
+
+  std::map<std::string, int> available_blobs;  // produced and not yet consumed
+  const int num_layers = param.layer_size();
+  bottom_vecs_.resize(num_layers);
+  top_vecs_.resize(num_layers);
+  bottom_id_vecs_.resize(num_layers);
+  top_id_vecs_.resize(num_layers);
+  param_id_vecs_.resize(num_layers);
+  bottom_need_backward_.resize(num_layers);
+
+  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+    caffe::LayerParameter layer_param = param.layer(layer_id);
+    if (!layer_param.has_phase()) layer_param.set_phase(phase_);
+    DLC_REQUIRE(layer_param.propagate_down_size() == 0 ||
+                    layer_param.propagate_down_size() == layer_param.bottom_size(),
+                "layer '" << layer_param.name() << "': propagate_down has "
+                          << layer_param.propagate_down_size() << " entries for "
+                          << layer_param.bottom_size() << " bottoms");
+    DLC_REQUIRE(!layer_names_index_.count(layer_param.name()),
+                "two layers are named '" << layer_param.name() << "'");
+    layers_.push_back(LayerRegistry::Create(layer_param, *ctx_));
+    layer_names_.push_back(layer_param.name());
+    layer_names_index_[layer_param.name()] = layer_id;
+
+    bool need_backward = false;
+    for (int b = 0; b < layer_param.bottom_size(); ++b) {
+      const int blob_id = AppendBottom(layer_param, layer_id, b, &available_blobs);
+      need_backward |= blob_need_backward_[blob_id];
+    }
+    for (int t = 0; t < layer_param.top_size(); ++t)
+      AppendTop(layer_param, layer_id, t, &available_blobs);
+    // Layers such as loss layers may add an anonymous top of their own.
+    Layer* layer = layers_[layer_id].get();
+    if (layer->AutoTopBlobs()) {
+      const int needed = std::max(layer->MinTopBlobs(), layer->ExactNumTopBlobs());
+      for (int t = layer_param.top_size(); t < needed; ++t) {
+        AppendTop(layer_param, layer_id, t, nullptr);
+      }
+    }
+
+    try {
+      layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+    } catch (const Error& e) {
+      std::string what = e.what();
+      if (what.rfind("layer '", 0) == 0) throw;
+      throw Error("layer '" + layer_param.name() + "' (" + layer_param.type() +
+                  "): " + what);
+    }
+    for (size_t t = 0; t < top_vecs_[layer_id].size(); ++t) {
+      const int top_id = top_id_vecs_[layer_id][t];
+      if ((int)blob_loss_weights_.size() <= top_id) blob_loss_weights_.resize(top_id + 1, 0.f);
+      blob_loss_weights_[top_id] = layer->loss(static_cast<int>(t));
+      VLOG(1) << "Top shape: " << top_vecs_[layer_id][t]->shape_string();
+    }
+
+    const int num_params = static_cast<int>(layer->blobs().size());
+    DLC_REQUIRE(layer_param.param_size() <= num_params,
+                "layer '" << layer_param.name() << "' has " << num_params
+                          << " parameter blob(s) but " << layer_param.param_size()
+                          << " param specs");
+    for (int p = 0; p < num_params; ++p) {
+      const bool param_need_backward =
+          p >= layer_param.param_size() || layer_param.param(p).lr_mult() != 0.f;
+      need_backward |= param_need_backward;
+      layer->set_param_propagate_down(p, param_need_backward);
+    }
+    for (int p = 0; p < num_params; ++p) AppendParam(layer_param, layer_id, p);
+    layer_need_backward_.push_back(need_backward);
+    if (need_backward)
+      for (int top_id : top_id_vecs_[layer_id]) blob_need_backward_[top_id] = true;
+  }
+
+  // Walk backwards: a layer needs backward only if it contributes to a loss
+  // and some blob below it wants gradients.
+  std::set<std::string> blobs_under_loss, blobs_skip_backprop;
+  for (int layer_id = num_layers - 1; layer_id >= 0; --layer_id) {
+    bool contributes_loss = false, skip_propagate_down = true;
+    for (size_t t = 0; t < top_vecs_[layer_id].size(); ++t) {
+      const std::string& blob_name = blob_names_[top_id_vecs_[layer_id][t]];
+      if (layers_[layer_id]->loss(static_cast<int>(t)) != 0.f ||
+          blobs_under_loss.count(blob_name))
+        contributes_loss = true;
+      if (!blobs_skip_backprop.count(blob_name)) skip_propagate_down = false;
+      if (contributes_loss && !skip_propagate_down) break;
+    }
+    if (layer_need_backward_[layer_id] && skip_propagate_down) {
+      layer_need_backward_[layer_id] = false;
+      for (size_t b = 0; b < bottom_vecs_[layer_id].size(); ++b)
+        bottom_need_backward_[layer_id][b] = false;
+    }
+    if (!contributes_loss) layer_need_backward_[layer_id] = false;
+    for (size_t b = 0; b < bottom_vecs_[layer_id].size(); ++b) {
+      const std::string& blob_name = blob_names_[bottom_id_vecs_[layer_id][b]];
+      if (contributes_loss)
+        blobs_under_loss.insert(blob_name);
+      else
+        bottom_need_backward_[layer_id][b] = false;
+      if (!bottom_need_backward_[layer_id][b]) blobs_skip_backprop.insert(blob_name);
+    }
+  }
+  if (param.force_backward()) {
+    for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+      layer_need_backward_[layer_id] = true;
+      for (size_t b = 0; b < bottom_vecs_[layer_id].size(); ++b) {
+        bottom_need_backward_[layer_id][b] =
+            bottom_need_backward_[layer_id][b] ||
+            layers_[layer_id]->AllowForceBackward(static_cast<int>(b));
+        blob_need_backward_[bottom_id_vecs_[layer_id][b]] =
+            blob_need_backward_[bottom_id_vecs_[layer_id][b]] ||
+            bottom_need_backward_[layer_id][b];
+      }
+      for (size_t p = 0; p < layers_[layer_id]->blobs().size(); ++p)
+        layers_[layer_id]->set_param_propagate_down(static_cast<int>(p), true);
+    }
+  }
+  // What no layer consumed is an output of the net.
+  for (const auto& entry : available_blobs) {
+    net_output_blobs_.push_back(blobs_[entry.second].get());
+    net_output_blob_indices_.push_back(entry.second);
+  }
+  for (size_t i = 0; i < blob_names_.size(); ++i) blob_names_index_[blob_names_[i]] = (int)i;
+  ShareWeights();
+  LOG(INFO) << "Network '" << name_ << "' initialized: " << num_layers << " layers, "
+            << blobs_.size() << " blobs, " << learnable_params_.size()
+            << " learnable parameter blobs";
+}
+
+void Net::AppendTop(const caffe::LayerParameter& layer_param, int layer_id, int top_id,
+                    std::map<std::string, int>* available_blobs) {
+  const std::string blob_name =
+      top_id < layer_param.top_size() ? layer_param.top(top_id) : "(automatic)";
+  // In place: a top with the name of one of this layer's bottoms reuses it.
+  if (available_blobs && top_id < layer_param.top_size() &&
+      top_id < layer_param.bottom_size() && blob_name == layer_param.bottom(top_id)) {
+    const int blob_id = blob_names_index_.at(blob_name);
+    top_vecs_[layer_id].push_back(blobs_[blob_id].get());
+    top_id_vecs_[layer_id].push_back(blob_id);
+    (*available_blobs)[blob_name] = blob_id;
+    return;
+  }
+  if (available_blobs && blob_names_index_.count(blob_name)) {
+    // Caffe allows re-producing a name only in place; anything else is a
+    // wiring mistake.
+    DLC_FAIL("layer '" << layer_param.name() << "': top blob '" << blob_name
+                       << "' is produced by more than one layer (only in-place "
+                          "layers may reuse a name, as bottom and top at the same index)");
+  }
+  const int blob_id = static_cast<int>(blobs_.size());
+  blobs_.push_back(std::make_shared<Blob>(*ctx_));
+  blob_names_.push_back(blob_name);
+  blob_need_backward_.push_back(false);
+  if (available_blobs) {
+    blob_names_index_[blob_name] = blob_id;
+    (*available_blobs)[blob_name] = blob_id;
+  }
+  top_vecs_[layer_id].push_back(blobs_[blob_id].get());
+  top_id_vecs_[layer_id].push_back(blob_id);
+  if (layer_param.type() == "Input") {
+    net_input_blob_indices_.push_back(blob_id);
+    net_input_blobs_.push_back(blobs_[blob_id].get());
+  }
+}
+
+int Net::AppendBottom(const caffe::LayerParameter& layer_param, int layer_id,
+                      int bottom_id, std::map<std::string, int>* available_blobs) {
+  const std::string& blob_name = layer_param.bottom(bottom_id);
+  auto it = available_blobs->find(blob_name);
+  DLC_REQUIRE(it != available_blobs->end(),
+              "layer '" << layer_param.name() << "' (" << layer_param.type()
+                        << "): unknown bottom blob '" << blob_name
+                        << "' (no earlier layer produces it)");
+  const int blob_id = it->second;
+  bottom_vecs_[layer_id].push_back(blobs_[blob_id].get());
+  bottom_id_vecs_[layer_id].push_back(blob_id);
+  available_blobs->erase(it);
+  bool need_backward = blob_need_backward_[blob_id];
+  if (layer_param.propagate_down_size() > 0)
+    need_backward = layer_param.propagate_down(bottom_id);
+  bottom_need_backward_[layer_id].push_back(need_backward);
+  return blob_id;
+}
+
+void Net::AppendParam(const caffe::LayerParameter& layer_param, int layer_id,
+                      int param_id) {
+  const int net_param_id = static_cast<int>(params_.size());
+  const std::string param_name =
+      param_id < layer_param.param_size() ? layer_param.param(param_id).name() : "";
+  params_.push_back(layers_[layer_id]->blobs()[param_id]);
+  param_id_vecs_[layer_id].push_back(net_param_id);
+  param_layer_indices_.push_back({layer_id, param_id});
+  param_display_names_.push_back(param_name.empty() ? std::to_string(param_id) : param_name);
+  caffe::ParamSpec default_spec;
+  const caffe::ParamSpec& spec =
+      param_id < layer_param.param_size() ? layer_param.param(param_id) : default_spec;
+  if (param_name.empty() || !param_names_index_.count(param_name)) {
+    // This layer owns the parameter.
+    if (!param_name.empty()) param_names_index_[param_name] = net_param_id;
+    param_owners_.push_back(-1);
+    const int learnable_id = static_cast<int>(learnable_params_.size());
+    learnable_params_.push_back(params_.back().get());
+    learnable_param_ids_.push_back(learnable_id);
+    has_params_lr_.push_back(spec.has_lr_mult());
+    has_params_decay_.push_back(spec.has_decay_mult());
+    params_lr_.push_back(spec.lr_mult());
+    params_weight_decay_.push_back(spec.decay_mult());
+    return;
+  }
+  // Shared by name with an earlier layer.
+  const int owner_id = param_names_index_[param_name];
+  param_owners_.push_back(owner_id);
+  const auto owner_index = param_layer_indices_[owner_id];
+  const Blob& owner = *layers_[owner_index.first]->blobs()[owner_index.second];
+  const Blob& mine = *params_.back();
+  if (spec.share_mode() == caffe::ParamSpec_DimCheckMode_PERMISSIVE) {
+    DLC_REQUIRE(mine.count() == owner.count(),
+                "layer '" << layer_param.name() << "': shared parameter '" << param_name
+                          << "' has " << mine.count() << " values, its owner (layer '"
+                          << layer_names_[owner_index.first] << "') has "
+                          << owner.count());
+  } else {
+    DLC_REQUIRE(mine.shape() == owner.shape(),
+                "layer '" << layer_param.name() << "': shared parameter '" << param_name
+                          << "' has shape " << mine.shape_string()
+                          << ", its owner (layer '" << layer_names_[owner_index.first]
+                          << "') has " << owner.shape_string()
+                          << " (share_mode PERMISSIVE compares counts only)");
+  }
+  const int learnable_id = learnable_param_ids_[owner_id];
+  learnable_param_ids_.push_back(learnable_id);
+  if (spec.has_lr_mult()) {
+    if (has_params_lr_[learnable_id]) {
+      DLC_REQUIRE(params_lr_[learnable_id] == spec.lr_mult(),
+                  "shared parameter '" << param_name << "' has mismatched lr_mult");
+    } else {
+      has_params_lr_[learnable_id] = true;
+      params_lr_[learnable_id] = spec.lr_mult();
+    }
+  }
+  if (spec.has_decay_mult()) {
+    if (has_params_decay_[learnable_id]) {
+      DLC_REQUIRE(params_weight_decay_[learnable_id] == spec.decay_mult(),
+                  "shared parameter '" << param_name << "' has mismatched decay_mult");
+    } else {
+      has_params_decay_[learnable_id] = true;
+      params_weight_decay_[learnable_id] = spec.decay_mult();
+    }
+  }
+}
+
+void Net::ShareWeights() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (param_owners_[i] < 0) continue;
+    params_[i]->ShareData(*params_[param_owners_[i]]);
+    params_[i]->ShareDiff(*params_[param_owners_[i]]);
+  }
+}
+
+void Net::Reshape() {
+  for (size_t i = 0; i < layers_.size(); ++i)
+    layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+}
+
+void Net::ForwardFromTo(int start, int end) {
+  CHECK_GE(start, 0);
+  CHECK_LT(end, (int)layers_.size());
+  for (int i = start; i <= end; ++i) {
+    // As Caffe's Layer::Forward: shapes follow the bottoms every pass.
+    layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+    layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+  }
+}
+
+float Net::CurrentLoss() const {
+  double loss = 0;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    for (size_t t = 0; t < top_vecs_[i].size(); ++t) {
+      const float weight = layers_[i]->loss(static_cast<int>(t));
+      if (weight == 0.f) continue;
+      for (float v : top_vecs_[i][t]->ReadData()) loss += double(weight) * v;
+    }
+  }
+  return static_cast<float>(loss);
+}
+
+float Net::Forward() {
+  ForwardNoLoss();
+  return CurrentLoss();
+}
+
+void Net::BackwardFromTo(int start, int end) {
+  CHECK_GE(end, 0);
+  CHECK_LT(start, (int)layers_.size());
+  for (int i = start; i >= end; --i) {
+    if (layer_need_backward_[i])
+      layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+  }
+}
+
+void Net::Backward() { BackwardFromTo(static_cast<int>(layers_.size()) - 1, 0); }
+
+void Net::ClearParamDiffs() {
+  for (Blob* blob : learnable_params_) blob->SetDiff(0.f);
+}
+
+void Net::ShareTrainedLayersWith(const Net& other) {
+  for (size_t i = 0; i < other.layers_.size(); ++i) {
+    const std::string& name = other.layer_names_[i];
+    if (!has_layer(name)) continue;
+    Layer* target = layer_by_name(name);
+    auto& source_blobs = other.layers_[i]->blobs();
+    DLC_REQUIRE(target->blobs().size() == source_blobs.size(),
+                "layer '" << name << "': " << target->blobs().size()
+                          << " parameter blobs here, " << source_blobs.size()
+                          << " in the net it shares weights with");
+    for (size_t j = 0; j < source_blobs.size(); ++j) {
+      Blob& dst = *target->blobs()[j];
+      DLC_REQUIRE(dst.shape() == source_blobs[j]->shape(),
+                  "layer '" << name << "', parameter " << j << ": shape "
+                            << dst.shape_string() << " here, "
+                            << source_blobs[j]->shape_string() << " in the shared net");
+      dst.ShareData(*source_blobs[j]);
+    }
+  }
+}
+
+void Net::CopyTrainedLayersFrom(const caffe::NetParameter& param) {
+  DLC_REQUIRE(param.layers_size() == 0 || param.layer_size() > 0,
+              "the weights use the legacy V1 'layers' format, which dlcaffe does not "
+              "read; upgrade them with Caffe's upgrade_net_proto_binary first");
+  for (const auto& source : param.layer()) {
+    if (!has_layer(source.name())) {
+      VLOG(1) << "Ignoring source layer " << source.name();
+      continue;
+    }
+    Layer* target = layer_by_name(source.name());
+    auto& blobs = target->blobs();
+    DLC_REQUIRE((int)blobs.size() == source.blobs_size(),
+                "incompatible number of blobs for layer '" << source.name() << "': "
+                    << source.blobs_size() << " in the weights, " << blobs.size()
+                    << " in the net");
+    for (int j = 0; j < source.blobs_size(); ++j) {
+      if (!blobs[j]->ShapeEquals(source.blobs(j))) {
+        Blob source_shape(*ctx_);
+        std::ostringstream given;
+        const auto& proto = source.blobs(j);
+        if (proto.has_num() || proto.has_channels() || proto.has_height() || proto.has_width())
+          given << proto.num() << " " << proto.channels() << " " << proto.height() << " "
+                << proto.width();
+        else
+          for (auto d : proto.shape().dim()) given << d << " ";
+        DLC_FAIL("cannot copy param " << j << " weights from layer '" << source.name()
+                                      << "': shape mismatch; the weights have shape "
+                                      << given.str() << ", the net "
+                                      << blobs[j]->shape_string());
+      }
+      blobs[j]->FromProto(source.blobs(j), false);
+    }
+  }
+}
+
+void Net::CopyTrainedLayersFrom(const std::string& path) {
+  caffe::NetParameter param;
+  // .caffemodel files are binary; accept a text NetParameter too.
+  try {
+    ReadProtoFromBinaryFile(path, &param);
+  } catch (const Error&) {
+    if (!FileExists(path)) throw;
+    param.Clear();
+    ReadProtoFromTextFile(path, &param);
+  }
+  CopyTrainedLayersFrom(param);
+}
+
+void Net::ToProto(caffe::NetParameter* param, bool write_diff) const {
+  param->Clear();
+  param->set_name(name_);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    caffe::LayerParameter* layer_param = param->add_layer();
+    layer_param->CopyFrom(layers_[i]->layer_param());
+    layer_param->clear_blobs();
+    for (const auto& blob : layers_[i]->blobs())
+      blob->ToProto(layer_param->add_blobs(), write_diff);
+  }
+}
+
+std::shared_ptr<Blob> Net::blob_by_name(const std::string& name) const {
+  auto it = blob_names_index_.find(name);
+  DLC_REQUIRE(it != blob_names_index_.end(), "net '" << name_ << "' has no blob '" << name << "'");
+  return blobs_[it->second];
+}
+
+Layer* Net::layer_by_name(const std::string& name) const {
+  auto it = layer_names_index_.find(name);
+  DLC_REQUIRE(it != layer_names_index_.end(), "net '" << name_ << "' has no layer '" << name << "'");
+  return layers_[it->second].get();
+}
+
+}  // namespace dlcaffe

@@ -1,0 +1,326 @@
+#include "dlcaffe/solver.hpp"
+
+#include <glog/logging.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "dlcaffe/io.hpp"
+#include "dlcaffe/math.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+caffe::NetParameter ReadNetFile(const std::string& path) {
+  caffe::NetParameter param;
+  ReadProtoFromTextFile(path, &param);
+  UpgradeNetAsNeeded(path, &param);
+  return param;
+}
+
+}  // namespace
+
+Solver::Solver(const caffe::SolverParameter& param, Context& ctx)
+    : param_(param), ctx_(&ctx) {
+  CheckSnapshotWritePermissions();
+  if (param_.random_seed() >= 0) ctx_->Seed(static_cast<uint64_t>(param_.random_seed()));
+  InitTrainNet();
+  InitTestNets();
+  LOG(INFO) << "Solver scaffolding done.";
+}
+
+void Solver::InitTrainNet() {
+  const int sources = param_.has_net() + param_.has_net_param() + param_.has_train_net() +
+                      param_.has_train_net_param();
+  DLC_REQUIRE(sources >= 1, "the solver must name a train net with one of: net, "
+                            "net_param, train_net, train_net_param");
+  DLC_REQUIRE(sources <= 1, "the solver names more than one train net (use only one of "
+                            "net, net_param, train_net, train_net_param)");
+  caffe::NetParameter net_param;
+  if (param_.has_train_net_param()) {
+    net_param = param_.train_net_param();
+  } else if (param_.has_train_net()) {
+    LOG(INFO) << "Creating training net from train_net file: " << param_.train_net();
+    net_param = ReadNetFile(param_.train_net());
+  } else if (param_.has_net_param()) {
+    net_param = param_.net_param();
+  } else {
+    LOG(INFO) << "Creating training net from net file: " << param_.net();
+    net_param = ReadNetFile(param_.net());
+  }
+  caffe::NetState state;
+  state.set_phase(caffe::TRAIN);
+  state.MergeFrom(net_param.state());
+  state.MergeFrom(param_.train_state());
+  *net_param.mutable_state() = state;
+  net_.reset(new Net(net_param, *ctx_));
+}
+
+void Solver::InitTestNets() {
+  const bool generic = param_.has_net() || param_.has_net_param();
+  const int specific = param_.test_net_size() + param_.test_net_param_size();
+  if (generic) {
+    DLC_REQUIRE(param_.test_iter_size() >= specific,
+                "test_iter must be given for each test net");
+  } else {
+    DLC_REQUIRE(param_.test_iter_size() == specific,
+                "test_iter must be given for each test net (" << specific << " test nets, "
+                                                              << param_.test_iter_size()
+                                                              << " test_iter)");
+  }
+  const int instances = param_.test_iter_size();
+  if (param_.test_state_size() > 0)
+    DLC_REQUIRE(param_.test_state_size() == instances,
+                "test_state must be given for each test net");
+  if (instances > 0)
+    DLC_REQUIRE(param_.test_interval() > 0, "test nets need test_interval > 0");
+  std::vector<caffe::NetParameter> params;
+  for (const auto& p : param_.test_net_param()) params.push_back(p);
+  for (const auto& f : param_.test_net()) params.push_back(ReadNetFile(f));
+  for (int i = specific; i < instances; ++i)
+    params.push_back(param_.has_net_param() ? param_.net_param() : ReadNetFile(param_.net()));
+  for (int i = 0; i < instances; ++i) {
+    caffe::NetState state;
+    state.set_phase(caffe::TEST);
+    state.MergeFrom(params[i].state());
+    if (param_.test_state_size() > 0) state.MergeFrom(param_.test_state(i));
+    *params[i].mutable_state() = state;
+    LOG(INFO) << "Creating test net (#" << i << ")";
+    test_nets_.emplace_back(new Net(params[i], *ctx_));
+    test_nets_.back()->ShareTrainedLayersWith(*net_);
+  }
+  test_scores_.resize(instances);
+}
+
+float Solver::GetLearningRate() { return LearningRate(param_, iter_, &current_step_); }
+
+void Solver::Solve(const std::string& resume_file) {
+  LOG(INFO) << "Solving " << net_->name();
+  LOG(INFO) << "Learning Rate Policy: " << param_.lr_policy();
+  requested_early_exit_ = false;
+  if (!resume_file.empty()) {
+    LOG(INFO) << "Restoring previous solver status from " << resume_file;
+    Restore(resume_file);
+  }
+  Step(param_.max_iter() - iter_);
+  // A final snapshot unless the last iteration just wrote one.
+  if (param_.snapshot_after_train() &&
+      (!param_.snapshot() || iter_ % param_.snapshot() != 0))
+    Snapshot();
+  if (requested_early_exit_) {
+    LOG(INFO) << "Optimization stopped early.";
+    return;
+  }
+  // Caffe shows the loss and test results once more after the last update.
+  if (param_.display() && iter_ % param_.display() == 0) {
+    const float loss = net_->Forward();
+    UpdateSmoothedLoss(loss, iter_, param_.average_loss());
+    LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
+  }
+  if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
+  LOG(INFO) << "Optimization Done.";
+}
+
+void Solver::Step(int iters) {
+  const int start_iter = iter_, stop_iter = iter_ + iters;
+  const int average_loss = param_.average_loss();
+  losses_.clear();
+  smoothed_loss_ = 0.f;
+  auto display_start = std::chrono::steady_clock::now();
+  int display_start_iter = iter_;
+
+  while (iter_ < stop_iter) {
+    net_->ClearParamDiffs();
+    if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
+        (iter_ > 0 || param_.test_initialization())) {
+      TestAll();
+      if (requested_early_exit_) break;
+    }
+    const bool display = param_.display() && iter_ % param_.display() == 0;
+    float loss = 0.f;
+    for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
+    loss /= param_.iter_size();
+    UpdateSmoothedLoss(loss, start_iter, average_loss);
+    if (display) {
+      const auto now = std::chrono::steady_clock::now();
+      const double lapse = std::chrono::duration<double>(now - display_start).count();
+      const int done = iter_ - display_start_iter;
+      const double per_s = done > 0 && lapse > 0 ? done / lapse : 0.0;
+      LOG(INFO) << "Iteration " << iter_ << " (" << per_s << " iter/s, " << lapse << "s/"
+                << param_.display() << " iters), loss = " << smoothed_loss_;
+      display_start = now;
+      display_start_iter = iter_;
+      DisplayOutputs();
+    }
+    ApplyUpdate();
+    ++iter_;
+    const SolverAction request = action_request_ ? action_request_() : SolverAction::kNone;
+    if ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
+        request == SolverAction::kSnapshot)
+      Snapshot();
+    if (request == SolverAction::kStop) {
+      requested_early_exit_ = true;
+      break;
+    }
+  }
+}
+
+void Solver::DisplayOutputs() {
+  int score_index = 0;
+  for (size_t j = 0; j < net_->output_blobs().size(); ++j) {
+    const Blob* blob = net_->output_blobs()[j];
+    const int blob_id = net_->output_blob_indices()[j];
+    const std::string& name = net_->blob_names()[blob_id];
+    const float weight = net_->blob_loss_weights()[blob_id];
+    for (float value : blob->ReadData()) {
+      std::ostringstream loss_msg;
+      if (weight != 0.f) loss_msg << " (* " << weight << " = " << weight * value << " loss)";
+      LOG(INFO) << "    Train net output #" << score_index++ << ": " << name << " = "
+                << value << loss_msg.str();
+    }
+  }
+}
+
+void Solver::UpdateSmoothedLoss(float loss, int start_iter, int average_loss) {
+  if ((int)losses_.size() < average_loss) {
+    losses_.push_back(loss);
+    const int size = static_cast<int>(losses_.size());
+    smoothed_loss_ = (smoothed_loss_ * (size - 1) + loss) / size;
+  } else {
+    const int idx = (iter_ - start_iter) % average_loss;
+    smoothed_loss_ += (loss - losses_[idx]) / average_loss;
+    losses_[idx] = loss;
+  }
+}
+
+void Solver::TestAll() {
+  for (size_t i = 0; i < test_nets_.size() && !requested_early_exit_; ++i)
+    Test(static_cast<int>(i));
+}
+
+void Solver::Test(int test_net_id) {
+  LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
+  Net& test_net = *test_nets_[test_net_id];
+  test_net.ShareTrainedLayersWith(*net_);
+  // Outputs are summed on the device and read once at the end.
+  const auto& outputs = test_net.output_blobs();
+  std::vector<std::unique_ptr<Blob>> sums;
+  double loss = 0;
+  const int test_iter = param_.test_iter(test_net_id);
+  for (int i = 0; i < test_iter; ++i) {
+    if (action_request_ && action_request_() == SolverAction::kStop) {
+      requested_early_exit_ = true;
+      LOG(INFO) << "Test interrupted.";
+      return;
+    }
+    if (param_.test_compute_loss())
+      loss += test_net.Forward();
+    else
+      test_net.ForwardNoLoss();
+    if (i == 0) {
+      for (const Blob* out : outputs) {
+        sums.emplace_back(new Blob(*ctx_, out->shape()));
+        CopyFloats(*ctx_, out->count(), out->data(), 0, sums.back()->data(), 0);
+      }
+    } else {
+      for (size_t j = 0; j < outputs.size(); ++j)
+        Axpy(*ctx_, outputs[j]->count(), 1.f, outputs[j]->data(), 0, sums[j]->data(), 0);
+    }
+  }
+  if (param_.test_compute_loss()) LOG(INFO) << "Test loss: " << loss / test_iter;
+  std::vector<float>& scores = test_scores_[test_net_id];
+  scores.clear();
+  int score_index = 0;
+  for (size_t j = 0; j < sums.size(); ++j) {
+    const int blob_id = test_net.output_blob_indices()[j];
+    const std::string& name = test_net.blob_names()[blob_id];
+    const float weight = test_net.blob_loss_weights()[blob_id];
+    for (float sum : sums[j]->ReadData()) {
+      const float mean = sum / test_iter;
+      scores.push_back(mean);
+      std::ostringstream loss_msg;
+      if (weight != 0.f) loss_msg << " (* " << weight << " = " << weight * mean << " loss)";
+      LOG(INFO) << "    Test net output #" << score_index++ << ": " << name << " = "
+                << mean << loss_msg.str();
+    }
+  }
+}
+
+float Solver::ClipGradientsScale() {
+  const float clip = param_.clip_gradients();
+  if (clip < 0) return 1.f;
+  double sumsq = 0;
+  for (Blob* p : net_->learnable_params()) sumsq += Sumsq(*ctx_, p->count(), p->diff(), 0);
+  const double norm = std::sqrt(sumsq);
+  if (norm <= clip) return 1.f;
+  const float factor = static_cast<float>(clip / norm);
+  LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << norm << " > "
+            << clip << ") by scale factor " << factor;
+  return factor;
+}
+
+std::string Solver::SnapshotFilename(const std::string& extension) const {
+  return param_.snapshot_prefix() + "_iter_" + std::to_string(iter_) + extension;
+}
+
+void Solver::CheckSnapshotWritePermissions() {
+  if (!param_.snapshot() && !param_.snapshot_after_train()) return;
+  if (!param_.snapshot() && param_.max_iter() == 0) return;
+  DLC_REQUIRE(param_.has_snapshot_prefix(),
+              "snapshots are requested but the solver has no snapshot_prefix");
+  const std::string probe = SnapshotFilename(".tempfile");
+  std::ofstream out(probe);
+  DLC_REQUIRE(out.good(), "cannot write to snapshot prefix '"
+                              << param_.snapshot_prefix()
+                              << "'. Make sure that the directory exists and is writable.");
+  out.close();
+  std::remove(probe.c_str());
+}
+
+void Solver::Snapshot() {
+  DLC_REQUIRE(param_.snapshot_format() == caffe::SolverParameter_SnapshotFormat_BINARYPROTO,
+              "snapshot_format HDF5 is not supported yet; use BINARYPROTO");
+  const std::string model_file = SnapshotFilename(".caffemodel");
+  LOG(INFO) << "Snapshotting to binary proto file " << model_file;
+  caffe::NetParameter net_param;
+  net_->ToProto(&net_param, param_.snapshot_diff());
+  WriteProtoToBinaryFile(net_param, model_file);
+
+  caffe::SolverState state;
+  state.set_iter(iter_);
+  state.set_learned_net(model_file);
+  state.set_current_step(current_step_);
+  SnapshotSolverState(&state);
+  const std::string state_file = SnapshotFilename(".solverstate");
+  LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;
+  WriteProtoToBinaryFile(state, state_file);
+}
+
+void Solver::Restore(const std::string& state_file) {
+  caffe::SolverState state;
+  ReadProtoFromBinaryFile(state_file, &state);
+  if (state.has_learned_net()) {
+    // Caffe stores the weights' path as written; try it as given, then next
+    // to the state file.
+    std::string weights = state.learned_net();
+    if (!FileExists(weights)) {
+      const size_t slash = state_file.find_last_of('/');
+      const size_t wslash = weights.find_last_of('/');
+      const std::string sibling =
+          (slash == std::string::npos ? "" : state_file.substr(0, slash + 1)) +
+          (wslash == std::string::npos ? weights : weights.substr(wslash + 1));
+      DLC_REQUIRE(FileExists(sibling), state_file << ": its weights file " << weights
+                                                   << " does not exist");
+      weights = sibling;
+    }
+    net_->CopyTrainedLayersFrom(weights);
+  }
+  iter_ = state.iter();
+  current_step_ = state.current_step();
+  RestoreSolverState(state);
+}
+
+}  // namespace dlcaffe

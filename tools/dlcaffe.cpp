@@ -1,0 +1,292 @@
+// dlcaffe: Caffe's command line (train, test, time, device_query) on OpenCL.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
+#include "dlcaffe/io.hpp"
+#include "dlcaffe/net.hpp"
+#include "dlcaffe/solver.hpp"
+
+DEFINE_string(device, "",
+              "OpenCL device: ocl:P:D, or a flat index from device_query; "
+              "default: the first GPU, else the first device");
+DEFINE_string(solver, "", "The solver definition protocol buffer text file.");
+DEFINE_string(model, "", "The model definition protocol buffer text file.");
+DEFINE_string(phase, "", "Optional; network phase (TRAIN or TEST). Only used for 'time'.");
+DEFINE_int32(level, 0, "Optional; network level.");
+DEFINE_string(stage, "", "Optional; network stages (not to be confused with phase), "
+                         "separated by ','.");
+DEFINE_string(snapshot, "", "Optional; the snapshot solver state to resume training.");
+DEFINE_string(weights, "", "Optional; the pretrained weights to initialize finetuning, "
+                           "separated by ','. Cannot be set simultaneously with snapshot.");
+DEFINE_int32(iterations, 50, "The number of iterations to run.");
+DEFINE_string(sigint_effect, "stop", "Optional; action to take when a SIGINT signal is "
+                                     "received: snapshot, stop or none.");
+DEFINE_string(sighup_effect, "snapshot", "Optional; action to take when a SIGHUP signal is "
+                                         "received: snapshot, stop or none.");
+
+using namespace dlcaffe;
+
+namespace {
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::stringstream in(s);
+  std::string part;
+  while (std::getline(in, part, sep))
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+caffe::Phase PhaseFromFlag(caffe::Phase default_phase) {
+  if (FLAGS_phase.empty()) return default_phase;
+  if (FLAGS_phase == "TRAIN") return caffe::TRAIN;
+  if (FLAGS_phase == "TEST") return caffe::TEST;
+  DLC_FAIL("--phase must be TRAIN or TEST, got '" << FLAGS_phase << "'");
+}
+
+// Signals only set flags; the solver polls them after each iteration.
+volatile std::sig_atomic_t g_sigint = 0, g_sighup = 0;
+void OnSigint(int) { g_sigint = 1; }
+void OnSighup(int) { g_sighup = 1; }
+
+SolverAction ActionFromFlag(const std::string& flag, const char* name) {
+  if (flag == "stop") return SolverAction::kStop;
+  if (flag == "snapshot") return SolverAction::kSnapshot;
+  if (flag == "none") return SolverAction::kNone;
+  DLC_FAIL("--" << name << " must be snapshot, stop or none, got '" << flag << "'");
+}
+
+std::unique_ptr<Context> MakeContext() {
+  auto ctx = Context::Create(FLAGS_device);
+  LOG(INFO) << "Using OpenCL device " << ctx->info().Describe();
+  return ctx;
+}
+
+void CopyWeights(const std::string& list, Solver* solver) {
+  for (const auto& file : Split(list, ',')) {
+    LOG(INFO) << "Finetuning from " << file;
+    solver->net().CopyTrainedLayersFrom(file);
+    for (const auto& test_net : solver->test_nets()) test_net->CopyTrainedLayersFrom(file);
+  }
+}
+
+int Train() {
+  DLC_REQUIRE(!FLAGS_solver.empty(), "train needs --solver=solver.prototxt");
+  DLC_REQUIRE(FLAGS_snapshot.empty() || FLAGS_weights.empty(),
+              "give --snapshot or --weights, not both: --snapshot resumes a run, "
+              "--weights starts a new one from pretrained weights");
+  caffe::SolverParameter param = ReadSolverParams(FLAGS_solver);
+  const std::vector<std::string> stages = Split(FLAGS_stage, ',');
+  param.mutable_train_state()->set_level(FLAGS_level);
+  for (const auto& s : stages) param.mutable_train_state()->add_stage(s);
+  const SolverAction on_sigint = ActionFromFlag(FLAGS_sigint_effect, "sigint_effect");
+  const SolverAction on_sighup = ActionFromFlag(FLAGS_sighup_effect, "sighup_effect");
+
+  auto ctx = MakeContext();
+  LOG(INFO) << "Starting Optimization";
+  std::unique_ptr<Solver> solver = SolverRegistry::Create(param, *ctx);
+  std::signal(SIGINT, OnSigint);
+  std::signal(SIGHUP, OnSighup);
+  solver->set_action_request([on_sigint, on_sighup]() {
+    if (g_sigint) {
+      g_sigint = 0;
+      if (on_sigint != SolverAction::kNone) return on_sigint;
+    }
+    if (g_sighup) {
+      g_sighup = 0;
+      if (on_sighup != SolverAction::kNone) return on_sighup;
+    }
+    return SolverAction::kNone;
+  });
+  if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
+  solver->Solve(FLAGS_snapshot);
+  return 0;
+}
+
+int Test() {
+  DLC_REQUIRE(!FLAGS_model.empty(), "test needs --model=net.prototxt");
+  DLC_REQUIRE(!FLAGS_weights.empty(), "test needs --weights=net.caffemodel");
+  auto ctx = MakeContext();
+  Net net(FLAGS_model, caffe::TEST, *ctx, FLAGS_level, Split(FLAGS_stage, ','));
+  net.CopyTrainedLayersFrom(FLAGS_weights);
+  LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
+  std::vector<double> scores;
+  std::vector<int> score_blob;
+  double loss = 0;
+  for (int i = 0; i < FLAGS_iterations; ++i) {
+    const float iter_loss = net.Forward();
+    loss += iter_loss;
+    int idx = 0;
+    for (size_t j = 0; j < net.output_blobs().size(); ++j) {
+      const std::string& name = net.blob_names()[net.output_blob_indices()[j]];
+      for (float v : net.output_blobs()[j]->ReadData()) {
+        if (i == 0) {
+          scores.push_back(v);
+          score_blob.push_back(net.output_blob_indices()[j]);
+        } else {
+          scores[idx] += v;
+        }
+        LOG(INFO) << "Batch " << i << ", " << name << " = " << v;
+        ++idx;
+      }
+    }
+  }
+  loss /= FLAGS_iterations;
+  LOG(INFO) << "Loss: " << loss;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    const std::string& name = net.blob_names()[score_blob[i]];
+    const float weight = net.blob_loss_weights()[score_blob[i]];
+    const double mean = scores[i] / FLAGS_iterations;
+    std::ostringstream loss_msg;
+    if (weight != 0.f) loss_msg << " (* " << weight << " = " << weight * mean << " loss)";
+    LOG(INFO) << name << " = " << mean << loss_msg.str();
+  }
+  return 0;
+}
+
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int Time() {
+  DLC_REQUIRE(!FLAGS_model.empty(), "time needs --model=net.prototxt");
+  DLC_REQUIRE(FLAGS_iterations > 0, "--iterations must be positive");
+  auto ctx = MakeContext();
+  const caffe::Phase phase = PhaseFromFlag(caffe::TRAIN);
+  Net net(FLAGS_model, phase, *ctx, FLAGS_level, Split(FLAGS_stage, ','));
+
+  LOG(INFO) << "Performing Forward";
+  const float initial_loss = net.Forward();
+  LOG(INFO) << "Initial loss: " << initial_loss;
+  LOG(INFO) << "Performing Backward";
+  net.Backward();
+  ctx->Finish();
+
+  const auto& layers = net.layers();
+  const int n = static_cast<int>(layers.size());
+  std::vector<double> forward_ms(n, 0.0), backward_ms(n, 0.0);
+  double forward_total = 0, backward_total = 0;
+  LOG(INFO) << "*** Benchmark begins ***";
+  LOG(INFO) << "Testing for " << FLAGS_iterations << " iterations.";
+  // Per-layer times need a wait after each layer; the pipelined time below
+  // runs the same passes without any.
+  const auto total_start = std::chrono::steady_clock::now();
+  for (int it = 0; it < FLAGS_iterations; ++it) {
+    const auto iter_start = std::chrono::steady_clock::now();
+    auto pass_start = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) {
+      const auto t = std::chrono::steady_clock::now();
+      layers[i]->Reshape(net.bottom_vecs()[i], net.top_vecs()[i]);
+      layers[i]->Forward(net.bottom_vecs()[i], net.top_vecs()[i]);
+      ctx->Finish();
+      forward_ms[i] += MsSince(t);
+    }
+    forward_total += MsSince(pass_start);
+    pass_start = std::chrono::steady_clock::now();
+    for (int i = n - 1; i >= 0; --i) {
+      const auto t = std::chrono::steady_clock::now();
+      if (net.layer_need_backward()[i])
+        layers[i]->Backward(net.top_vecs()[i], net.bottom_need_backward()[i],
+                            net.bottom_vecs()[i]);
+      ctx->Finish();
+      backward_ms[i] += MsSince(t);
+    }
+    backward_total += MsSince(pass_start);
+    LOG(INFO) << "Iteration: " << it + 1 << " forward-backward time: " << MsSince(iter_start)
+              << " ms.";
+  }
+  LOG(INFO) << "Average time per layer: ";
+  for (int i = 0; i < n; ++i) {
+    const std::string& name = net.layer_names()[i];
+    LOG(INFO) << std::setfill(' ') << std::setw(10) << name
+              << "\tforward: " << forward_ms[i] / FLAGS_iterations << " ms.";
+    LOG(INFO) << std::setfill(' ') << std::setw(10) << name
+              << "\tbackward: " << backward_ms[i] / FLAGS_iterations << " ms.";
+  }
+  LOG(INFO) << "Average Forward pass: " << forward_total / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Average Backward pass: " << backward_total / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Average Forward-Backward: " << MsSince(total_start) / FLAGS_iterations
+            << " ms.";
+  // Without a wait between layers, as training runs.
+  const auto pipelined_start = std::chrono::steady_clock::now();
+  for (int it = 0; it < FLAGS_iterations; ++it) {
+    net.ForwardNoLoss();
+    net.Backward();
+  }
+  ctx->Finish();
+  LOG(INFO) << "Average Forward-Backward without per-layer waits: "
+            << MsSince(pipelined_start) / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Total Time: " << MsSince(total_start) << " ms.";
+  LOG(INFO) << "*** Benchmark ends ***";
+  return 0;
+}
+
+int DeviceQuery() {
+  const auto devices = ListDevices();
+  DLC_REQUIRE(!devices.empty(), "no OpenCL device found; install an OpenCL driver, "
+                                "e.g. 'apt-get install pocl-opencl-icd' for the CPU");
+  for (const auto& d : devices) {
+    LOG(INFO) << "Device " << d.flat_index << ": ocl:" << d.platform_index << ":"
+              << d.device_index;
+    LOG(INFO) << "  Platform: " << d.platform_name;
+    LOG(INFO) << "  Name: " << d.name;
+    LOG(INFO) << "  Vendor: " << d.vendor;
+    LOG(INFO) << "  Version: " << d.version;
+    LOG(INFO) << "  Driver: " << d.driver_version;
+    LOG(INFO) << "  Type: " << (d.is_gpu() ? "GPU" : d.is_cpu() ? "CPU" : "other");
+    LOG(INFO) << "  Compute units: " << d.compute_units;
+    LOG(INFO) << "  Global memory: " << d.global_mem_bytes / (1 << 20) << " MiB";
+    LOG(INFO) << "  Local memory: " << d.local_mem_bytes / 1024 << " KiB";
+    LOG(INFO) << "  Max work-group size: " << d.max_work_group_size;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  FLAGS_colorlogtostderr = false;
+  gflags::SetUsageMessage(
+      "command line brew\n"
+      "usage: dlcaffe <command> <args>\n\n"
+      "commands:\n"
+      "  train           train or finetune a model\n"
+      "  test            score a model\n"
+      "  device_query    show OpenCL devices\n"
+      "  time            benchmark model execution time");
+  gflags::SetVersionString("0.1");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  if (argc != 2) {
+    gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/dlcaffe");
+    return 1;
+  }
+  const std::map<std::string, int (*)()> commands = {
+      {"train", Train}, {"test", Test}, {"time", Time}, {"device_query", DeviceQuery}};
+  auto it = commands.find(argv[1]);
+  if (it == commands.end()) {
+    std::cerr << "dlcaffe: unknown command '" << argv[1]
+              << "' (commands: train, test, time, device_query)\n";
+    return 1;
+  }
+  try {
+    return it->second();
+  } catch (const Error& e) {
+    std::cerr << "dlcaffe: error: " << e.what() << std::endl;
+  } catch (const std::exception& e) {
+    std::cerr << "dlcaffe: error: " << e.what() << std::endl;
+  }
+  return 1;
+}
