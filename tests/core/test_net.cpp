@@ -1,0 +1,385 @@
+// Net: rules, wiring, in-place layers, fan-out gradient accumulation, shared
+// parameters, loss weights and the .caffemodel round trip.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "dlcaffe/io.hpp"
+#include "dlcaffe/net.hpp"
+#include "util/layer_test_util.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+
+namespace {
+
+caffe::NetParameter NetFromText(const std::string& text, caffe::Phase phase = caffe::TRAIN) {
+  caffe::NetParameter param;
+  ReadProtoFromTextString(text, "<test net>", &param);
+  param.mutable_state()->set_phase(phase);
+  return param;
+}
+
+std::vector<std::string> KeptLayers(const std::string& text, const caffe::NetState& state) {
+  caffe::NetParameter param;
+  ReadProtoFromTextString(text, "<test net>", &param);
+  *param.mutable_state() = state;
+  caffe::NetParameter filtered;
+  Net::FilterNet(param, &filtered);
+  std::vector<std::string> names;
+  for (const auto& l : filtered.layer()) names.push_back(l.name());
+  return names;
+}
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// y_r = W x_r + b for a row-major W (n_out x n_in).
+std::vector<float> Affine(const std::vector<float>& W, const std::vector<float>& b,
+                          const std::vector<float>& x, int rows, int n_in, int n_out) {
+  std::vector<float> y(rows * n_out);
+  for (int r = 0; r < rows; ++r)
+    for (int o = 0; o < n_out; ++o) {
+      double acc = b.empty() ? 0.0 : b[o];
+      for (int i = 0; i < n_in; ++i) acc += double(W[o * n_in + i]) * x[r * n_in + i];
+      y[r * n_out + o] = static_cast<float>(acc);
+    }
+  return y;
+}
+
+}  // namespace
+
+TEST(NetRules, PhaseLevelAndStageRulesSelectLayers) {
+  const std::string net = R"(
+    layer { name: 'always' type: 'Input' top: 'a' input_param { shape { dim: 1 } } }
+    layer { name: 'train' type: 'Input' top: 'b' include { phase: TRAIN } }
+    layer { name: 'test' type: 'Input' top: 'c' include { phase: TEST } }
+    layer { name: 'not_test' type: 'Input' top: 'd' exclude { phase: TEST } }
+    layer { name: 'level2' type: 'Input' top: 'e' include { min_level: 2 } }
+    layer { name: 'upto1' type: 'Input' top: 'f' include { max_level: 1 } }
+    layer { name: 'deploy' type: 'Input' top: 'g' include { stage: 'deploy' } }
+    layer { name: 'both' type: 'Input' top: 'h' include { stage: 'x' stage: 'y' } }
+    layer { name: 'not_x' type: 'Input' top: 'i' include { not_stage: 'x' } }
+    layer { name: 'either' type: 'Input' top: 'j' include { stage: 'x' } include { stage: 'deploy' } }
+  )";
+  caffe::NetState train;
+  train.set_phase(caffe::TRAIN);
+  EXPECT_EQ(KeptLayers(net, train),
+            (std::vector<std::string>{"always", "train", "not_test", "upto1", "not_x"}));
+  caffe::NetState test;
+  test.set_phase(caffe::TEST);
+  test.set_level(2);
+  test.add_stage("deploy");
+  EXPECT_EQ(KeptLayers(net, test),
+            (std::vector<std::string>{"always", "test", "level2", "deploy", "not_x", "either"}));
+  caffe::NetState xy;
+  xy.set_phase(caffe::TRAIN);
+  xy.add_stage("x");
+  xy.add_stage("y");
+  EXPECT_EQ(KeptLayers(net, xy),
+            (std::vector<std::string>{"always", "train", "not_test", "upto1", "both", "either"}));
+}
+
+TEST(NetRules, IncludeAndExcludeTogetherIsAnError) {
+  const std::string net =
+      "layer { name: 'odd' type: 'Input' top: 'a' include { phase: TRAIN } exclude { phase: TEST } }";
+  caffe::NetState state;
+  EXPECT_NE(ErrorOf([&] { KeptLayers(net, state); }).find("'odd'"), std::string::npos);
+}
+
+TEST(NetErrors, UnknownBottomNamesLayerAndBlob) {
+  const std::string what = ErrorOf([] {
+    Net net(NetFromText(R"(
+      layer { name: 'in' type: 'Input' top: 'data' input_param { shape { dim: 2 dim: 3 } } }
+      layer { name: 'relu' type: 'ReLU' bottom: 'dta' top: 'r' })"),
+            TestContext());
+  });
+  EXPECT_NE(what.find("'relu'"), std::string::npos) << what;
+  EXPECT_NE(what.find("'dta'"), std::string::npos) << what;
+}
+
+TEST(NetErrors, UnknownLayerTypeListsKnownTypes) {
+  const std::string what = ErrorOf([] {
+    Net net(NetFromText(R"(
+      layer { name: 'in' type: 'Input' top: 'data' input_param { shape { dim: 2 } } }
+      layer { name: 'bad' type: 'ReLu' bottom: 'data' top: 'r' })"),
+            TestContext());
+  });
+  EXPECT_NE(what.find("'ReLu'"), std::string::npos) << what;
+  EXPECT_NE(what.find("ReLU"), std::string::npos) << what;  // among the known types
+  EXPECT_NE(what.find("InnerProduct"), std::string::npos) << what;
+}
+
+TEST(NetErrors, ShapeMismatchNamesLayerAndShapes) {
+  const std::string what = ErrorOf([] {
+    Net net(NetFromText(R"(
+      layer { name: 'in' type: 'Input' top: 'a' top: 'b'
+              input_param { shape { dim: 4 dim: 3 } shape { dim: 4 dim: 5 } } }
+      layer { name: 'l2' type: 'EuclideanLoss' bottom: 'a' bottom: 'b' top: 'loss' })"),
+            TestContext());
+  });
+  EXPECT_NE(what.find("'l2'"), std::string::npos) << what;
+  EXPECT_NE(what.find("4 3"), std::string::npos) << what;
+  EXPECT_NE(what.find("4 5"), std::string::npos) << what;
+}
+
+TEST(NetErrors, MalformedPrototxtNamesLineAndColumn) {
+  const std::string path = TempDir() + "/bad.prototxt";
+  WriteFileAtomically(path, "name: 'x'\nlayer {\n  name: 'a'\n  typo: 'Input'\n}\n");
+  const std::string what = ErrorOf([&] { Net net(path, caffe::TRAIN, TestContext()); });
+  EXPECT_NE(what.find(path + ":4:"), std::string::npos) << what;
+  EXPECT_NE(what.find("typo"), std::string::npos) << what;
+}
+
+TEST(Net, InPlaceLayerReusesItsBottomBlob) {
+  Net net(NetFromText(R"(
+    layer { name: 'in' type: 'Input' top: 'data' input_param { shape { dim: 2 dim: 3 } } }
+    layer { name: 'relu' type: 'ReLU' bottom: 'data' top: 'data' })"),
+          TestContext());
+  EXPECT_EQ(net.blobs().size(), 1u);
+  EXPECT_EQ(net.top_vecs()[1][0], net.bottom_vecs()[1][0]);
+  Blob& data = *net.blob_by_name("data");
+  data.WriteData({-1, 2, -3, 4, -5, 6});
+  net.ForwardNoLoss();
+  EXPECT_EQ(data.ReadData(), (std::vector<float>{0, 2, 0, 4, 0, 6}));
+  ASSERT_EQ(net.output_blobs().size(), 1u);
+  EXPECT_EQ(net.output_blobs()[0], &data);
+}
+
+TEST(Net, DeprecatedInputFieldsBecomeAnInputLayer) {
+  Net net(NetFromText(R"(
+    input: 'data' input_dim: 2 input_dim: 3 input_dim: 5 input_dim: 7
+    layer { name: 'relu' type: 'ReLU' bottom: 'data' top: 'out' })"),
+          TestContext());
+  EXPECT_EQ(net.blob_by_name("data")->shape(), (std::vector<int>{2, 3, 5, 7}));
+  EXPECT_EQ(net.input_blobs().size(), 1u);
+}
+
+// x feeds two InnerProducts whose outputs go to two losses: x's gradient is
+// the sum of both paths (through the inserted Split layer).
+TEST(Net, FanOutAccumulatesGradients) {
+  const int N = 3, D = 5, O1 = 2, O2 = 4;
+  Net net(NetFromText(R"(
+    force_backward: true
+    layer { name: 'in' type: 'Input' top: 'x' top: 't1' top: 't2'
+            input_param { shape { dim: 3 dim: 5 } shape { dim: 3 dim: 2 } shape { dim: 3 dim: 4 } } }
+    layer { name: 'ip1' type: 'InnerProduct' bottom: 'x' top: 'y1'
+            inner_product_param { num_output: 2 weight_filler { type: 'gaussian' std: 1 }
+                                  bias_filler { type: 'gaussian' std: 1 } } }
+    layer { name: 'ip2' type: 'InnerProduct' bottom: 'x' top: 'y2'
+            inner_product_param { num_output: 4 weight_filler { type: 'gaussian' std: 1 } } }
+    layer { name: 'loss1' type: 'EuclideanLoss' bottom: 'y1' bottom: 't1' top: 'l1' }
+    layer { name: 'loss2' type: 'EuclideanLoss' bottom: 'y2' bottom: 't2' top: 'l2'
+            loss_weight: 0.5 })"),
+          TestContext());
+  bool has_split = false;
+  for (const auto& name : net.layer_names()) has_split |= name.find("_split") != std::string::npos;
+  EXPECT_TRUE(has_split);
+
+  FillGaussian(net.blob_by_name("x").get(), 0, 1, 1);
+  FillGaussian(net.blob_by_name("t1").get(), 0, 1, 2);
+  FillGaussian(net.blob_by_name("t2").get(), 0, 1, 3);
+  const float loss = net.ForwardBackward();
+
+  std::vector<float> x = net.blob_by_name("x")->ReadData();
+  std::vector<float> t1 = net.blob_by_name("t1")->ReadData();
+  std::vector<float> t2 = net.blob_by_name("t2")->ReadData();
+  std::vector<float> W1 = net.layer_by_name("ip1")->blobs()[0]->ReadData();
+  std::vector<float> b1 = net.layer_by_name("ip1")->blobs()[1]->ReadData();
+  std::vector<float> W2 = net.layer_by_name("ip2")->blobs()[0]->ReadData();
+  std::vector<float> b2 = net.layer_by_name("ip2")->blobs()[1]->ReadData();
+  std::vector<float> y1 = Affine(W1, b1, x, N, D, O1), y2 = Affine(W2, b2, x, N, D, O2);
+  double expected_loss = 0;
+  std::vector<double> dx(N * D, 0.0);
+  for (int r = 0; r < N; ++r) {
+    for (int o = 0; o < O1; ++o) {
+      const double d = y1[r * O1 + o] - t1[r * O1 + o];
+      expected_loss += d * d / (2.0 * N);
+      for (int i = 0; i < D; ++i) dx[r * D + i] += d / N * W1[o * D + i];
+    }
+    for (int o = 0; o < O2; ++o) {
+      const double d = y2[r * O2 + o] - t2[r * O2 + o];
+      expected_loss += 0.5 * d * d / (2.0 * N);
+      for (int i = 0; i < D; ++i) dx[r * D + i] += 0.5 * d / N * W2[o * D + i];
+    }
+  }
+  EXPECT_NEAR(loss, expected_loss, 1e-4 * std::max(1.0, expected_loss));
+  std::vector<float> got = net.blob_by_name("x")->ReadDiff();
+  for (int i = 0; i < N * D; ++i) EXPECT_NEAR(got[i], dx[i], 1e-4) << "element " << i;
+}
+
+TEST(Net, SharedParametersShareDataAndAccumulateDiffs) {
+  Net net(NetFromText(R"(
+    layer { name: 'in' type: 'Input' top: 'a' top: 'b' top: 't'
+            input_param { shape { dim: 2 dim: 3 } shape { dim: 2 dim: 3 } shape { dim: 2 dim: 2 } } }
+    layer { name: 'ipa' type: 'InnerProduct' bottom: 'a' top: 'ya'
+            param { name: 'w' } inner_product_param { num_output: 2 bias_term: false
+            weight_filler { type: 'gaussian' std: 1 } } }
+    layer { name: 'ipb' type: 'InnerProduct' bottom: 'b' top: 'yb'
+            param { name: 'w' } inner_product_param { num_output: 2 bias_term: false
+            weight_filler { type: 'gaussian' std: 1 } } }
+    layer { name: 'la' type: 'EuclideanLoss' bottom: 'ya' bottom: 't' top: 'loss_a' }
+    layer { name: 'lb' type: 'EuclideanLoss' bottom: 'yb' bottom: 't' top: 'loss_b' })"),
+          TestContext());
+  ASSERT_EQ(net.params().size(), 2u);
+  ASSERT_EQ(net.learnable_params().size(), 1u);
+  EXPECT_EQ(net.param_owners()[1], 0);
+  Blob& wa = *net.layer_by_name("ipa")->blobs()[0];
+  Blob& wb = *net.layer_by_name("ipb")->blobs()[0];
+  EXPECT_EQ(wa.data(), wb.data());
+  EXPECT_EQ(wa.diff(), wb.diff());
+
+  FillGaussian(net.blob_by_name("a").get(), 0, 1, 4);
+  FillGaussian(net.blob_by_name("b").get(), 0, 1, 5);
+  FillGaussian(net.blob_by_name("t").get(), 0, 1, 6);
+  net.ClearParamDiffs();
+  net.ForwardBackward();
+  std::vector<float> W = wa.ReadData(), a = net.blob_by_name("a")->ReadData(),
+                     b = net.blob_by_name("b")->ReadData(), t = net.blob_by_name("t")->ReadData();
+  std::vector<float> ya = Affine(W, {}, a, 2, 3, 2), yb = Affine(W, {}, b, 2, 3, 2);
+  std::vector<double> dW(6, 0.0);
+  for (int r = 0; r < 2; ++r)
+    for (int o = 0; o < 2; ++o)
+      for (int i = 0; i < 3; ++i)
+        dW[o * 3 + i] += (ya[r * 2 + o] - t[r * 2 + o]) / 2.0 * a[r * 3 + i] +
+                         (yb[r * 2 + o] - t[r * 2 + o]) / 2.0 * b[r * 3 + i];
+  std::vector<float> got = wa.ReadDiff();
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(got[i], dW[i], 1e-4) << "element " << i;
+}
+
+TEST(Net, SharedParameterShapeMismatchIsAClearError) {
+  const std::string what = ErrorOf([] {
+    Net net(NetFromText(R"(
+      layer { name: 'in' type: 'Input' top: 'a' input_param { shape { dim: 2 dim: 3 } } }
+      layer { name: 'ip1' type: 'InnerProduct' bottom: 'a' top: 'y1' param { name: 'w' }
+              inner_product_param { num_output: 2 bias_term: false } }
+      layer { name: 'ip2' type: 'InnerProduct' bottom: 'a' top: 'y2' param { name: 'w' }
+              inner_product_param { num_output: 3 bias_term: false } })"),
+            TestContext());
+  });
+  EXPECT_NE(what.find("'ip2'"), std::string::npos) << what;
+  EXPECT_NE(what.find("'w'"), std::string::npos) << what;
+}
+
+TEST(Net, LayersBelowNoLossSkipBackward) {
+  Net net(NetFromText(R"(
+    layer { name: 'in' type: 'Input' top: 'a' top: 't'
+            input_param { shape { dim: 2 dim: 3 } shape { dim: 2 dim: 2 } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'a' top: 'y'
+            inner_product_param { num_output: 2 } }
+    layer { name: 'side' type: 'InnerProduct' bottom: 'a' top: 'unused'
+            inner_product_param { num_output: 2 } }
+    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'y' bottom: 't' top: 'l' })"),
+          TestContext());
+  const auto& need = net.layer_need_backward();
+  auto index = [&](const std::string& name) {
+    for (size_t i = 0; i < net.layer_names().size(); ++i)
+      if (net.layer_names()[i] == name) return static_cast<int>(i);
+    return -1;
+  };
+  EXPECT_TRUE(need[index("ip")]);
+  EXPECT_FALSE(need[index("side")]);
+  EXPECT_TRUE(need[index("loss")]);
+  // Input blobs need no gradient without force_backward.
+  EXPECT_FALSE(net.bottom_need_backward()[index("ip")][0]);
+}
+
+TEST(Net, CaffemodelRoundTrip) {
+  const std::string text = R"(
+    name: 'roundtrip'
+    layer { name: 'in' type: 'Input' top: 'a' input_param { shape { dim: 2 dim: 3 } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'a' top: 'y'
+            inner_product_param { num_output: 4 weight_filler { type: 'gaussian' std: 1 }
+                                  bias_filler { type: 'gaussian' std: 1 } } })";
+  Net source(NetFromText(text), TestContext());
+  caffe::NetParameter weights;
+  source.ToProto(&weights);
+  const std::string path = TempDir() + "/roundtrip.caffemodel";
+  WriteProtoToBinaryFile(weights, path);
+
+  TestContext().Seed(99);  // different random initial weights
+  Net target(NetFromText(text), TestContext());
+  EXPECT_NE(target.layer_by_name("ip")->blobs()[0]->ReadData(),
+            source.layer_by_name("ip")->blobs()[0]->ReadData());
+  target.CopyTrainedLayersFrom(path);
+  for (int j = 0; j < 2; ++j)
+    EXPECT_EQ(target.layer_by_name("ip")->blobs()[j]->ReadData(),
+              source.layer_by_name("ip")->blobs()[j]->ReadData());
+  // The file is plain Caffe: layer names, types and blob shapes as Caffe writes them.
+  caffe::NetParameter reread;
+  ReadProtoFromBinaryFile(path, &reread);
+  ASSERT_EQ(reread.layer_size(), 2);
+  EXPECT_EQ(reread.layer(1).name(), "ip");
+  EXPECT_EQ(reread.layer(1).type(), "InnerProduct");
+  ASSERT_EQ(reread.layer(1).blobs_size(), 2);
+  EXPECT_EQ(reread.layer(1).blobs(0).shape().dim_size(), 2);
+  EXPECT_EQ(reread.layer(1).blobs(0).shape().dim(0), 4);
+  EXPECT_EQ(reread.layer(1).blobs(0).shape().dim(1), 3);
+  EXPECT_EQ(reread.layer(1).blobs(0).data_size(), 12);
+}
+
+TEST(Net, LegacyFourDimensionalBlobsLoad) {
+  // Old Caffe models store shapes as num/channels/height/width.
+  Net net(NetFromText(R"(
+    layer { name: 'in' type: 'Input' top: 'a' input_param { shape { dim: 1 dim: 3 } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'a' top: 'y'
+            inner_product_param { num_output: 2 bias_term: false } })"),
+          TestContext());
+  caffe::NetParameter weights;
+  caffe::LayerParameter* layer = weights.add_layer();
+  layer->set_name("ip");
+  caffe::BlobProto* blob = layer->add_blobs();
+  blob->set_num(1);
+  blob->set_channels(1);
+  blob->set_height(2);
+  blob->set_width(3);
+  for (int i = 0; i < 6; ++i) blob->add_data(static_cast<float>(i));
+  net.CopyTrainedLayersFrom(weights);
+  EXPECT_EQ(net.layer_by_name("ip")->blobs()[0]->ReadData(),
+            (std::vector<float>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Net, WeightShapeMismatchNamesLayerAndShapes) {
+  Net net(NetFromText(R"(
+    layer { name: 'in' type: 'Input' top: 'a' input_param { shape { dim: 1 dim: 3 } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'a' top: 'y'
+            inner_product_param { num_output: 2 bias_term: false } })"),
+          TestContext());
+  caffe::NetParameter weights;
+  caffe::LayerParameter* layer = weights.add_layer();
+  layer->set_name("ip");
+  caffe::BlobProto* blob = layer->add_blobs();
+  blob->mutable_shape()->add_dim(5);
+  blob->mutable_shape()->add_dim(3);
+  for (int i = 0; i < 15; ++i) blob->add_data(0.f);
+  const std::string what = ErrorOf([&] { net.CopyTrainedLayersFrom(weights); });
+  EXPECT_NE(what.find("'ip'"), std::string::npos) << what;
+  EXPECT_NE(what.find("5 3"), std::string::npos) << what;
+  EXPECT_NE(what.find("2 3"), std::string::npos) << what;
+}
+
+TEST(Net, TruncatedCaffemodelIsAClearError) {
+  const std::string path = TempDir() + "/truncated.caffemodel";
+  caffe::NetParameter weights;
+  caffe::BlobProto* blob = weights.add_layer()->add_blobs();
+  for (int i = 0; i < 100; ++i) blob->add_data(1.f);
+  std::string bytes;
+  weights.SerializeToString(&bytes);
+  WriteFileAtomically(path, bytes.substr(0, bytes.size() / 2));
+  Net net(NetFromText("layer { name: 'in' type: 'Input' top: 'a' input_param { shape { dim: 1 } } }"),
+          TestContext());
+  const std::string what = ErrorOf([&] { net.CopyTrainedLayersFrom(path); });
+  EXPECT_NE(what.find(path), std::string::npos) << what;
+  EXPECT_NE(ErrorOf([&] { net.CopyTrainedLayersFrom(path + ".missing"); }).find(".missing"),
+            std::string::npos);
+}
+
+}  // namespace test
+}  // namespace dlcaffe
