@@ -1,0 +1,153 @@
+// The dlcaffe command line: Caffe's log lines, snapshots and resume, and one
+// clear message with a non-zero exit for bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+#include "dlcaffe/io.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;
+};
+
+// Runs build/tools/dlcaffe from the source root, stdout and stderr together.
+Result RunDlcaffe(const std::string& args) {
+  const std::string cmd = "cd '" + SourceDir() + "' && '" + BuildDir() + "/tools/dlcaffe' " +
+                          args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  Result r{-1, ""};
+  if (!pipe) return r;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A user error: one message, non-zero exit, no abort trace.
+void ExpectCleanError(const Result& r, const std::string& must_mention) {
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_LT(r.exit_code, 128) << "killed by a signal:\n" << r.output;
+  EXPECT_TRUE(Contains(r.output, "dlcaffe: error: ")) << r.output;
+  EXPECT_TRUE(Contains(r.output, must_mention)) << "missing '" << must_mention << "' in:\n"
+                                                << r.output;
+  EXPECT_FALSE(Contains(r.output, "Check failed")) << r.output;
+  EXPECT_FALSE(Contains(r.output, "*** ")) << r.output;
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  static const std::string dir = TempDir();
+  const std::string path = dir + "/" + name;
+  WriteFileAtomically(path, text);
+  return path;
+}
+
+}  // namespace
+
+TEST(DlcaffeCli, DeviceQueryListsDevices) {
+  Result r = RunDlcaffe("device_query");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "Device 0: ocl:")) << r.output;
+}
+
+TEST(DlcaffeCli, MalformedSolverNamesFileLineAndColumn) {
+  const std::string path = WriteTemp("bad_solver.prototxt", "base_lr: 0.01\nmomentum 0.9 x\n");
+  ExpectCleanError(RunDlcaffe("train --solver=" + path), path + ":2:");
+}
+
+TEST(DlcaffeCli, MissingSolverFileIsNamed) {
+  ExpectCleanError(RunDlcaffe("train --solver=/nonexistent/solver.prototxt"),
+                   "/nonexistent/solver.prototxt");
+}
+
+TEST(DlcaffeCli, UnknownLayerTypeListsKnownTypes) {
+  const std::string net = WriteTemp("unknown_type.prototxt", R"(
+    layer { name: 'in' type: 'Input' top: 'data' input_param { shape { dim: 1 dim: 4 } } }
+    layer { name: 'mystery' type: 'Convolution3000' bottom: 'data' top: 'out' })");
+  Result r = RunDlcaffe("time --model=" + net + " --iterations=1");
+  ExpectCleanError(r, "'Convolution3000'");
+  EXPECT_TRUE(Contains(r.output, "InnerProduct")) << r.output;
+}
+
+TEST(DlcaffeCli, MissingDatabaseNamesThePath) {
+  const std::string net = WriteTemp("missing_db.prototxt", R"(
+    layer { name: 'd' type: 'Data' top: 'data' top: 'label'
+            data_param { source: '/nonexistent/mnist_lmdb' batch_size: 4 backend: LMDB } })");
+  ExpectCleanError(RunDlcaffe("time --model=" + net + " --iterations=1"), "/nonexistent/mnist_lmdb");
+}
+
+TEST(DlcaffeCli, WeightsAndSnapshotTogetherAreRefused) {
+  ExpectCleanError(RunDlcaffe("train --solver=models/lenet/lenet_solver.prototxt "
+                       "--weights=a.caffemodel --snapshot=b.solverstate"),
+                   "--snapshot");
+}
+
+TEST(DlcaffeCli, TimePrintsCaffesBenchmarkLines) {
+  Result r = RunDlcaffe("time --model=models/cifar10_quick/cifar10_quick.prototxt --iterations=2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line : {"*** Benchmark begins ***", "conv1\tforward: ", "conv1\tbackward: ",
+                           "Average Forward pass: ", "Average Backward pass: ",
+                           "Average Forward-Backward: ", "*** Benchmark ends ***"})
+    EXPECT_TRUE(Contains(r.output, line)) << "missing '" << line << "' in:\n" << r.output;
+}
+
+TEST(DlcaffeCli, TrainSnapshotAndResumeOnMnist) {
+  if (!FileExists(SourceDir() + "/examples/mnist/mnist_train_lmdb"))
+    GTEST_FAIL() << "run data/mnist/get_mnist.sh first (the test command does)";
+  const std::string dir = TempDir();
+  const std::string solver = WriteTemp("short_solver.prototxt", R"(
+    net: "models/lenet/lenet_train_test.prototxt"
+    test_iter: 2
+    test_interval: 40
+    base_lr: 0.01
+    momentum: 0.9
+    weight_decay: 0.0005
+    lr_policy: "inv"
+    gamma: 0.0001
+    power: 0.75
+    display: 20
+    max_iter: 40
+    snapshot: 20
+    snapshot_prefix: ")" + dir + R"(/lenet"
+    random_seed: 1)");
+  Result r = RunDlcaffe("train --solver=" + solver);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line :
+       {"Iteration 0, Testing net (#0)", "Test net output #0: accuracy = ",
+        "Test net output #1: loss = ", "Iteration 20 (", " iter/s, ", "s/20 iters), loss = ",
+        "Train net output #0: loss = ", "Iteration 20, lr = ",
+        "Snapshotting to binary proto file ", "Snapshotting solver state to binary proto file ",
+        "Iteration 40, loss = ", "Iteration 40, Testing net (#0)", "Optimization Done."})
+    EXPECT_TRUE(Contains(r.output, line)) << "missing '" << line << "' in:\n" << r.output;
+  EXPECT_TRUE(FileExists(dir + "/lenet_iter_20.caffemodel"));
+  EXPECT_TRUE(FileExists(dir + "/lenet_iter_40.solverstate"));
+
+  Result resumed = RunDlcaffe("train --solver=" + solver + " --snapshot=" + dir +
+                       "/lenet_iter_20.solverstate");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_TRUE(Contains(resumed.output, "Restoring previous solver status from")) << resumed.output;
+  EXPECT_FALSE(Contains(resumed.output, "Iteration 0, Testing")) << resumed.output;
+  EXPECT_TRUE(Contains(resumed.output, "Optimization Done.")) << resumed.output;
+
+  Result tested = RunDlcaffe("test --model=models/lenet/lenet_train_test.prototxt --weights=" + dir +
+                      "/lenet_iter_40.caffemodel --iterations=3");
+  ASSERT_EQ(tested.exit_code, 0) << tested.output;
+  EXPECT_TRUE(Contains(tested.output, "accuracy = ")) << tested.output;
+}
+
+}  // namespace test
+}  // namespace dlcaffe
