@@ -1,0 +1,211 @@
+// Max, average and stochastic pooling over N x C x H x W blobs, as Caffe's
+// PoolingLayer. One work-item per output element in forward and per input
+// element in backward: backward gathers from the windows that cover an input
+// element, so no two work-items write the same place and no atomics are needed.
+//
+// HAS_TOP_MASK (0/1): max pooling also writes the argmax as floats to a
+// second top (Caffe's mask top).
+
+#ifndef HAS_TOP_MASK
+#define HAS_TOP_MASK 0
+#endif
+
+// Geometry arguments shared by every kernel here.
+#define POOL_GEOMETRY                                                        \
+  const int height, const int width, const int pooled_h, const int pooled_w, \
+      const int kernel_h, const int kernel_w, const int stride_h,            \
+      const int stride_w, const int pad_h, const int pad_w
+
+// Max over the window clipped to the input; argmax is the offset h * width + w
+// inside the (n, c) plane, -1 for a window that covers no input.
+__kernel void max_pool_forward(const int n, __global const float* bottom,
+                               POOL_GEOMETRY, __global float* top,
+                               __global int* argmax
+#if HAS_TOP_MASK
+                               , __global float* top_mask
+#endif
+                               ) {
+  const int index = GLOBAL_INDEX;
+  if (index >= n) return;
+  const int pw = index % pooled_w;
+  const int ph = (index / pooled_w) % pooled_h;
+  const int plane = index / (pooled_w * pooled_h);
+  int hstart = ph * stride_h - pad_h;
+  int wstart = pw * stride_w - pad_w;
+  const int hend = min(hstart + kernel_h, height);
+  const int wend = min(wstart + kernel_w, width);
+  hstart = max(hstart, 0);
+  wstart = max(wstart, 0);
+  __global const float* slice = bottom + plane * height * width;
+  float maxval = -FLT_MAX;
+  int maxidx = -1;
+  for (int h = hstart; h < hend; ++h) {
+    for (int w = wstart; w < wend; ++w) {
+      const float v = slice[h * width + w];
+      if (v > maxval) {
+        maxval = v;
+        maxidx = h * width + w;
+      }
+    }
+  }
+  top[index] = maxval;
+  argmax[index] = maxidx;
+#if HAS_TOP_MASK
+  top_mask[index] = (float)maxidx;
+#endif
+}
+
+// Each input element sums the top diffs of the windows whose argmax it is.
+__kernel void max_pool_backward(const int n, __global const float* top_diff,
+                                __global const int* argmax, POOL_GEOMETRY,
+                                __global float* bottom_diff) {
+  const int index = GLOBAL_INDEX;
+  if (index >= n) return;
+  const int w = index % width;
+  const int h = (index / width) % height;
+  const int plane = index / (width * height);
+  // Windows ph with ph * stride_h - pad_h <= h < ph * stride_h - pad_h + kernel_h.
+  const int phstart = (h + pad_h < kernel_h) ? 0 : (h + pad_h - kernel_h) / stride_h + 1;
+  const int phend = min((h + pad_h) / stride_h + 1, pooled_h);
+  const int pwstart = (w + pad_w < kernel_w) ? 0 : (w + pad_w - kernel_w) / stride_w + 1;
+  const int pwend = min((w + pad_w) / stride_w + 1, pooled_w);
+  const int offset = plane * pooled_h * pooled_w;
+  const int self = h * width + w;
+  float gradient = 0.f;
+  for (int ph = phstart; ph < phend; ++ph) {
+    for (int pw = pwstart; pw < pwend; ++pw) {
+      const int t = offset + ph * pooled_w + pw;
+      if (argmax[t] == self) gradient += top_diff[t];
+    }
+  }
+  bottom_diff[index] = gradient;
+}
+
+// Average over the window; the divisor is the window clipped to the padded
+// input (padding counts, the part beyond the padding does not), as in Caffe.
+__kernel void ave_pool_forward(const int n, __global const float* bottom,
+                               POOL_GEOMETRY, __global float* top) {
+  const int index = GLOBAL_INDEX;
+  if (index >= n) return;
+  const int pw = index % pooled_w;
+  const int ph = (index / pooled_w) % pooled_h;
+  const int plane = index / (pooled_w * pooled_h);
+  int hstart = ph * stride_h - pad_h;
+  int wstart = pw * stride_w - pad_w;
+  int hend = min(hstart + kernel_h, height + pad_h);
+  int wend = min(wstart + kernel_w, width + pad_w);
+  const int pool_size = (hend - hstart) * (wend - wstart);
+  hstart = max(hstart, 0);
+  wstart = max(wstart, 0);
+  hend = min(hend, height);
+  wend = min(wend, width);
+  __global const float* slice = bottom + plane * height * width;
+  float sum = 0.f;
+  for (int h = hstart; h < hend; ++h)
+    for (int w = wstart; w < wend; ++w) sum += slice[h * width + w];
+  top[index] = sum / pool_size;
+}
+
+__kernel void ave_pool_backward(const int n, __global const float* top_diff,
+                                POOL_GEOMETRY, __global float* bottom_diff) {
+  const int index = GLOBAL_INDEX;
+  if (index >= n) return;
+  // Coordinates in the padded input.
+  const int w = index % width + pad_w;
+  const int h = (index / width) % height + pad_h;
+  const int plane = index / (width * height);
+  const int phstart = (h < kernel_h) ? 0 : (h - kernel_h) / stride_h + 1;
+  const int phend = min(h / stride_h + 1, pooled_h);
+  const int pwstart = (w < kernel_w) ? 0 : (w - kernel_w) / stride_w + 1;
+  const int pwend = min(w / stride_w + 1, pooled_w);
+  __global const float* slice = top_diff + plane * pooled_h * pooled_w;
+  float gradient = 0.f;
+  for (int ph = phstart; ph < phend; ++ph) {
+    for (int pw = pwstart; pw < pwend; ++pw) {
+      const int hstart = ph * stride_h - pad_h;
+      const int wstart = pw * stride_w - pad_w;
+      const int hend = min(hstart + kernel_h, height + pad_h);
+      const int wend = min(wstart + kernel_w, width + pad_w);
+      const int pool_size = (hend - hstart) * (wend - wstart);
+      gradient += slice[ph * pooled_w + pw] / pool_size;
+    }
+  }
+  bottom_diff[index] = gradient;
+}
+
+// Stochastic pooling (Zeiler & Fergus), as Caffe: in training, each window
+// picks one input with probability proportional to its value (the inputs are
+// expected non-negative, e.g. after ReLU) and records it in `chosen`, like
+// argmax, so max_pool_backward routes its gradient; at test time the output is
+// the probability-weighted average sum(x^2) / sum(x). Stochastic pooling has
+// no padding, so the window is clipped to the input only.
+
+// A uniform number in [0, 1) from a seed and an index (an integer hash, so
+// no random state has to live on the device).
+inline uint hash_uint(uint x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+inline float uniform_from_hash(const uint seed, const uint index) {
+  return (float)(hash_uint(seed ^ hash_uint(index)) >> 8) * (1.0f / 16777216.0f);
+}
+
+__kernel void stochastic_pool_forward_train(const int n, __global const float* bottom,
+                                            POOL_GEOMETRY, const int seed,
+                                            __global float* top, __global int* chosen) {
+  const int index = GLOBAL_INDEX;
+  if (index >= n) return;
+  const int pw = index % pooled_w;
+  const int ph = (index / pooled_w) % pooled_h;
+  const int plane = index / (pooled_w * pooled_h);
+  const int hstart = ph * stride_h, wstart = pw * stride_w;
+  const int hend = min(hstart + kernel_h, height);
+  const int wend = min(wstart + kernel_w, width);
+  __global const float* slice = bottom + plane * height * width;
+  float sum = 0.f;
+  for (int h = hstart; h < hend; ++h)
+    for (int w = wstart; w < wend; ++w) sum += slice[h * width + w];
+  const float threshold = uniform_from_hash((uint)seed, (uint)index) * sum;
+  // The first element where the running sum reaches the threshold; the last
+  // one if rounding keeps the running sum just below it.
+  int pick = (hend - 1) * width + (wend - 1);
+  float running = 0.f;
+  bool found = false;
+  for (int h = hstart; h < hend && !found; ++h) {
+    for (int w = wstart; w < wend && !found; ++w) {
+      running += slice[h * width + w];
+      if (running >= threshold) {
+        pick = h * width + w;
+        found = true;
+      }
+    }
+  }
+  top[index] = slice[pick];
+  chosen[index] = pick;
+}
+
+__kernel void stochastic_pool_forward_test(const int n, __global const float* bottom,
+                                           POOL_GEOMETRY, __global float* top) {
+  const int index = GLOBAL_INDEX;
+  if (index >= n) return;
+  const int pw = index % pooled_w;
+  const int ph = (index / pooled_w) % pooled_h;
+  const int plane = index / (pooled_w * pooled_h);
+  const int hstart = ph * stride_h, wstart = pw * stride_w;
+  const int hend = min(hstart + kernel_h, height);
+  const int wend = min(wstart + kernel_w, width);
+  __global const float* slice = bottom + plane * height * width;
+  float sum = FLT_MIN, weighted = 0.f;  // FLT_MIN: an all-zero window gives 0
+  for (int h = hstart; h < hend; ++h) {
+    for (int w = wstart; w < wend; ++w) {
+      const float v = slice[h * width + w];
+      sum += v;
+      weighted += v * v;
+    }
+  }
+  top[index] = weighted / sum;
+}

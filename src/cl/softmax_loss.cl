@@ -1,0 +1,90 @@
+// Multinomial logistic loss of softmax probabilities (Caffe's SoftmaxWithLoss).
+// Probabilities are outer x channels x inner; labels are outer x inner.
+
+#define LOSS_GROUP 128
+
+// LossParameter.NormalizationMode values.
+#define NORMALIZE_FULL 0
+#define NORMALIZE_VALID 1
+#define NORMALIZE_BATCH_SIZE 2
+#define NORMALIZE_NONE 3
+
+// One work-group sums -log(prob of the label) over every position and writes
+// the normalized loss, a 0-d top, without the host. It also writes the
+// normalizer for backward, and records the first label out of range in
+// label_error = {position, label bits} unless one is recorded already (the
+// host resets it to -1); such a pass's loss is NaN.
+__kernel __attribute__((reqd_work_group_size(LOSS_GROUP, 1, 1)))
+void softmax_loss_forward(const int outer, const int channels, const int inner,
+                          __global const float* prob, __global const float* label,
+                          const int has_ignore_label, const int ignore_label,
+                          const int normalization, __global float* loss,
+                          __global float* normalizer, __global int* label_error) {
+  __local float loss_part[LOSS_GROUP];
+  __local int valid_part[LOSS_GROUP];
+  __local int bad_part[LOSS_GROUP];
+  const int lid = get_local_id(0);
+  const int positions = outer * inner;
+  float sum = 0.f;
+  int valid = 0;
+  int bad = INT_MAX;
+  for (int i = lid; i < positions; i += LOSS_GROUP) {
+    const int l = (int)label[i];
+    if (has_ignore_label && l == ignore_label) continue;
+    if (l < 0 || l >= channels) {
+      bad = min(bad, i);
+      continue;
+    }
+    const int o = i / inner, s = i - o * inner;
+    sum -= log(fmax(prob[(o * channels + l) * inner + s], FLT_MIN));
+    ++valid;
+  }
+  loss_part[lid] = sum;
+  valid_part[lid] = valid;
+  bad_part[lid] = bad;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int span = LOSS_GROUP / 2; span > 0; span >>= 1) {
+    if (lid < span) {
+      loss_part[lid] += loss_part[lid + span];
+      valid_part[lid] += valid_part[lid + span];
+      bad_part[lid] = min(bad_part[lid], bad_part[lid + span]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid != 0) return;
+  float norm = 1.f;
+  if (normalization == NORMALIZE_FULL) norm = (float)positions;
+  else if (normalization == NORMALIZE_VALID) norm = (float)valid_part[0];
+  else if (normalization == NORMALIZE_BATCH_SIZE) norm = (float)outer;
+  norm = fmax(norm, 1.f);
+  normalizer[0] = norm;
+  const int first_bad = bad_part[0];
+  if (first_bad == INT_MAX) {
+    loss[0] = loss_part[0] / norm;
+  } else {
+    loss[0] = NAN;
+    if (label_error[0] < 0) {
+      label_error[0] = first_bad;
+      label_error[1] = as_int(label[first_bad]);
+    }
+  }
+}
+
+// d loss / d x = (prob - onehot(label)) * loss_weight / normalizer, zero at
+// ignored positions. The loss weight is top_diff[0], read here on the device.
+__kernel void softmax_loss_backward(const int count, const int channels, const int inner,
+                                    __global const float* prob, __global const float* label,
+                                    const int has_ignore_label, const int ignore_label,
+                                    __global const float* top_diff,
+                                    __global const float* normalizer,
+                                    __global float* bottom_diff) {
+  const int i = GLOBAL_INDEX;
+  if (i >= count) return;
+  const int s = i % inner;
+  const int c = (i / inner) % channels;
+  const int o = i / (inner * channels);
+  const int l = (int)label[o * inner + s];
+  float g = 0.f;
+  if (!(has_ignore_label && l == ignore_label)) g = prob[i] - (c == l ? 1.f : 0.f);
+  bottom_diff[i] = g * (top_diff[0] / normalizer[0]);
+}

@@ -1,0 +1,43 @@
+// Softmax (Caffe "Softmax"): y = exp(x) / sum over the `axis` dimension
+// (default 1, negative counts from the end) of exp(x), computed stably by
+// subtracting the maximum first. Works in place.
+#include "dlcaffe/layer_registry.hpp"
+
+namespace dlcaffe {
+
+class SoftmaxLayer : public Layer {
+ public:
+  using Layer::Layer;
+  const char* type() const override { return "Softmax"; }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int ExactNumTopBlobs() const override { return 1; }
+
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const int axis = bottom[0]->CanonicalAxisIndex(param_.softmax_param().axis());
+    channels_ = bottom[0]->shape(axis);
+    outer_ = bottom[0]->count(0, axis);
+    inner_ = bottom[0]->count(axis + 1);
+    top[0]->ReshapeLike(*bottom[0]);
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const int positions = outer_ * inner_;
+    ctx_->Launch1D(ctx_->Kernel("softmax.cl", "", "softmax_forward"), positions, positions,
+                   channels_, inner_, bottom[0]->data(), top[0]->data());
+  }
+
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    if (!propagate_down[0]) return;
+    const int positions = outer_ * inner_;
+    ctx_->Launch1D(ctx_->Kernel("softmax.cl", "", "softmax_backward"), positions, positions,
+                   channels_, inner_, top[0]->data(), top[0]->diff(), bottom[0]->diff());
+  }
+
+ private:
+  int outer_ = 0, channels_ = 0, inner_ = 0;
+};
+
+REGISTER_LAYER_CLASS(Softmax);
+
+}  // namespace dlcaffe

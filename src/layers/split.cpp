@@ -1,0 +1,46 @@
+// Split (Caffe "Split"): one bottom, N tops that share the bottom's data (no
+// copy); backward sums the top diffs into the bottom diff. The Net inserts it
+// where a blob feeds several layers, as Caffe does.
+#include "dlcaffe/layer_registry.hpp"
+#include "dlcaffe/math.hpp"
+
+namespace dlcaffe {
+
+class SplitLayer : public Layer {
+ public:
+  using Layer::Layer;
+  const char* type() const override { return "Split"; }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int MinTopBlobs() const override { return 1; }
+
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    for (Blob* t : top) {
+      DLC_REQUIRE(t != bottom[0], Where() << "Split cannot work in place");
+      t->ReshapeLike(*bottom[0]);
+      t->ShareData(*bottom[0]);
+    }
+  }
+
+  // Re-shares in case a top was given new storage since Reshape.
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    for (Blob* t : top) t->ShareData(*bottom[0]);
+  }
+
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    if (!propagate_down[0]) return;
+    const int n = bottom[0]->count();
+    if (top.size() == 1) {
+      CopyFloats(*ctx_, n, top[0]->diff(), 0, bottom[0]->diff(), 0);
+      return;
+    }
+    ctx_->Launch1D(ctx_->Kernel("split.cl", "", "split_sum2"), n, n, top[0]->diff(),
+                   top[1]->diff(), bottom[0]->diff());
+    for (size_t i = 2; i < top.size(); ++i)
+      Axpy(*ctx_, n, 1.f, top[i]->diff(), 0, bottom[0]->diff(), 0);
+  }
+};
+
+REGISTER_LAYER_CLASS(Split);
+
+}  // namespace dlcaffe
