@@ -1,0 +1,97 @@
+#include "dlcaffe/data/datum.hpp"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include <cstring>
+
+#include "dlcaffe/error.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+void CheckDimensions(const caffe::Datum& datum, const std::string& where) {
+  DLC_REQUIRE(datum.channels() > 0 && datum.height() > 0 && datum.width() > 0,
+              where << ": datum has shape " << datum.channels() << " x " << datum.height()
+                    << " x " << datum.width() << "; every dimension must be positive");
+}
+
+void DecodeEncoded(const caffe::Datum& datum, DatumColor color, const std::string& where,
+                   DatumImage* image) {
+  const std::string& bytes = datum.data();
+  DLC_REQUIRE(!bytes.empty(), where << ": encoded datum holds no image bytes");
+  int flag = cv::IMREAD_ANYCOLOR;  // Caffe's DecodeDatumToCVMatNative
+  if (color == DatumColor::kForceColor) flag = cv::IMREAD_COLOR;
+  if (color == DatumColor::kForceGray) flag = cv::IMREAD_GRAYSCALE;
+  const cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
+                        const_cast<char*>(bytes.data()));
+  cv::Mat decoded;
+  try {
+    decoded = cv::imdecode(encoded, flag);
+  } catch (const cv::Exception& e) {
+    DLC_FAIL(where << ": cannot decode the encoded image: " << e.what());
+  }
+  DLC_REQUIRE(!decoded.empty(), where << ": cannot decode the encoded image ("
+                                      << bytes.size() << " bytes; not a JPEG/PNG?)");
+  DLC_REQUIRE(decoded.depth() == CV_8U,
+              where << ": encoded image decodes to a depth other than 8 bits");
+  image->channels = decoded.channels();
+  image->height = decoded.rows;
+  image->width = decoded.cols;
+  image->is_float = false;
+  image->bytes.resize(image->count());
+  // OpenCV keeps pixels interleaved (H×W×C); Caffe's blobs are C×H×W.
+  const int channels = image->channels, plane = image->height * image->width;
+  for (int h = 0; h < image->height; ++h) {
+    const uint8_t* row = decoded.ptr<uint8_t>(h);
+    for (int w = 0; w < image->width; ++w) {
+      for (int c = 0; c < channels; ++c) {
+        image->bytes[c * plane + h * image->width + w] = row[w * channels + c];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void ParseDatum(std::string_view serialized, const std::string& where, caffe::Datum* datum) {
+  DLC_REQUIRE(datum->ParseFromArray(serialized.data(), static_cast<int>(serialized.size())),
+              where << ": not a valid caffe.Datum (" << serialized.size()
+                    << " bytes; corrupt database?)");
+}
+
+void DecodeDatum(const caffe::Datum& datum, DatumColor color, const std::string& where,
+                 DatumImage* image) {
+  image->label = datum.label();
+  image->bytes.clear();
+  image->floats.clear();
+  if (datum.encoded()) {
+    DecodeEncoded(datum, color, where, image);
+    return;
+  }
+  CheckDimensions(datum, where);
+  image->channels = datum.channels();
+  image->height = datum.height();
+  image->width = datum.width();
+  const size_t expected = image->count();
+  if (!datum.data().empty()) {
+    DLC_REQUIRE(datum.data().size() == expected,
+                where << ": datum of shape " << image->channels << " x " << image->height
+                      << " x " << image->width << " should hold " << expected
+                      << " bytes of pixels, holds " << datum.data().size());
+    image->is_float = false;
+    image->bytes.assign(datum.data().begin(), datum.data().end());
+    return;
+  }
+  DLC_REQUIRE(datum.float_data_size() > 0, where << ": datum holds no pixels "
+                                                    "(neither data nor float_data)");
+  DLC_REQUIRE(static_cast<size_t>(datum.float_data_size()) == expected,
+              where << ": datum of shape " << image->channels << " x " << image->height
+                    << " x " << image->width << " should hold " << expected
+                    << " float_data values, holds " << datum.float_data_size());
+  image->is_float = true;
+  image->floats.assign(datum.float_data().begin(), datum.float_data().end());
+}
+
+}  // namespace dlcaffe

@@ -1,0 +1,287 @@
+// Data (Caffe "Data"): reads caffe::Datum records from an LMDB database,
+// batch_size at a time, in key order, wrapping around at the end. Tops: data
+// (N × C × H × W after crop) and, optionally, label (N).
+//
+// A prefetch thread reads and decodes the next batches into host buffers and
+// draws each image's crop and mirror from the layer's own seeded generator.
+// Forward takes the next ready batch, uploads it in one (asynchronous) write,
+// and one kernel applies the transformation (data_transform.cl); labels are
+// copied on the device. ReaderState()/RestoreReaderState() expose the cursor
+// and generator for exact resume.
+#include <glog/logging.h>
+
+#include <deque>
+#include <exception>
+#include <memory>
+
+#include "data/prefetch.hpp"
+#include "dlcaffe/data/data_state.hpp"
+#include "dlcaffe/data/data_transformer.hpp"
+#include "dlcaffe/data/datum.hpp"
+#include "dlcaffe/data/lmdb_database.hpp"
+#include "dlcaffe/io.hpp"
+#include "dlcaffe/layer_registry.hpp"
+
+namespace dlcaffe {
+
+class DataLayer : public Layer, public ResumableDataLayer {
+ public:
+  using Layer::Layer;
+  ~DataLayer() override {
+    if (prefetcher_) prefetcher_->Stop();
+    WaitForAllUploads();
+  }
+  const char* type() const override { return "Data"; }
+  int ExactNumBottomBlobs() const override { return 0; }
+  int MinTopBlobs() const override { return 1; }
+  int MaxTopBlobs() const override { return 2; }
+
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const caffe::DataParameter& data = param_.data_param();
+    CheckBackend(data);
+    DLC_REQUIRE(data.batch_size() > 0, Where() << "data_param.batch_size must be positive");
+    batch_size_ = static_cast<int>(data.batch_size());
+    source_ = data.source();
+    transformer_ = std::make_unique<DataTransformer>(TransformParam(), param_.phase(), *ctx_,
+                                                     Where());
+    try {
+      db_ = LmdbDatabase::OpenForReading(source_);
+      cursor_ = std::make_unique<LmdbCursor>(db_);
+    } catch (const Error& e) {
+      DLC_FAIL(Where() << e.what());
+    }
+    rng_.seed(ctx_->rng()());
+    if (data.rand_skip() > 0) {
+      // Legacy: start at a random record so that parallel readers differ.
+      const uint64_t skip = rng_() % data.rand_skip();
+      LOG(INFO) << "Skipping first " << skip << " data points.";
+      for (uint64_t i = 0; i < skip; ++i) cursor_->Next();
+    }
+
+    // As Caffe: the first record (peeked, not consumed) gives the top shapes.
+    caffe::Datum datum;
+    DatumImage image;
+    try {
+      ParseDatum(cursor_->value(), RecordName(), &datum);
+      DecodeDatum(datum, transformer_->color(), RecordName(), &image);
+    } catch (const Error& e) {
+      DLC_FAIL(Where() << e.what());
+    }
+    transformer_->CheckInput(image.channels, image.height, image.width);
+    top[0]->Reshape(
+        transformer_->OutputShape(batch_size_, image.channels, image.height, image.width));
+    if (top.size() > 1) top[1]->Reshape({batch_size_});
+    LOG(INFO) << name() << ": output data size: " << top[0]->shape_string();
+
+    consumed_state_ = CurrentReaderState();
+    const int depth = data.prefetch() > 0 ? static_cast<int>(data.prefetch()) : 1;
+    prefetcher_ = std::make_unique<BatchPrefetcher>(
+        depth, [this](PrefetchBatch* batch) { ReadBatch(batch); });
+    prefetcher_->Start();
+  }
+
+  // Shapes come from each batch, in Forward (as Caffe's data layers).
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {}
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    if (failed_) std::rethrow_exception(failed_);
+    std::unique_ptr<PrefetchBatch> batch = NextReadyBatch();
+    if (batch->error) {
+      failed_ = batch->error;
+      prefetcher_->GiveBack(std::move(batch));
+      std::rethrow_exception(failed_);
+    }
+    if (!staging_ || staging_->bytes() < batch->images.bytes())
+      staging_ = ctx_->Allocate(batch->images.bytes());
+    // Asynchronous: the batch stays in uploads_, untouched, until the write's
+    // event completes (see RecycleFinishedUploads).
+    cl_event uploaded = nullptr;
+    DLC_CL_CHECK(clEnqueueWriteBuffer(ctx_->queue(), staging_->mem(), CL_FALSE, 0,
+                                      batch->images.bytes(), batch->images.data(), 0,
+                                      nullptr, &uploaded));
+    consumed_state_ = batch->state_after;
+    uploads_.push_back(Upload{std::move(batch), uploaded});
+    const HostImageBatch& images = uploads_.back().batch->images;
+    transformer_->Transform(images, staging_->mem(), top[0]);
+    if (top.size() > 1) {
+      top[1]->Reshape({images.num()});
+      ctx_->Copy(staging_->mem(), images.labels_offset(), top[1]->data(), 0,
+                 images.num() * sizeof(float));
+    }
+  }
+
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {}
+
+  DataReaderState ReaderState() const override { return consumed_state_; }
+
+  void RestoreReaderState(const DataReaderState& state) override {
+    DLC_REQUIRE(prefetcher_, Where() << "restoring a reader state needs SetUp first");
+    // Check the state before touching the running reader, which stays as it
+    // was if the state does not fit this database.
+    Rng restored;
+    try {
+      DataReaderState::LoadRng(state.rng_state, &restored);
+      LmdbCursor(db_).Seek(state.next_key);
+    } catch (const Error& e) {
+      DLC_FAIL(Where() << "cannot restore the reader state: " << e.what());
+    }
+    prefetcher_->Stop();
+    WaitForAllUploads();
+    prefetcher_->DiscardFull();
+    rng_ = restored;
+    cursor_->Seek(state.next_key);
+    cursor_->set_epoch(state.epoch);
+    records_read_ = state.records_read;
+    consumed_state_ = state;
+    failed_ = nullptr;
+    prefetcher_->Start();
+  }
+
+ private:
+  struct Upload {
+    std::unique_ptr<PrefetchBatch> batch;
+    cl_event done;
+  };
+
+  void CheckBackend(const caffe::DataParameter& data) const {
+    // Caffe's default backend is LevelDB; an unset backend still reads an
+    // LMDB directory, which is what every current Caffe example holds (and a
+    // missing source is reported as missing).
+    if (data.backend() == caffe::DataParameter::LMDB) return;
+    const bool maybe_lmdb =
+        FileExists(data.source() + "/data.mdb") || !FileExists(data.source());
+    DLC_REQUIRE(!data.has_backend() && maybe_lmdb,
+                Where() << "backend LEVELDB is not supported (source " << data.source()
+                        << "); convert the data set to LMDB and set backend: LMDB");
+  }
+
+  // transform_param, with the legacy data_param fields moved in as Caffe's
+  // net upgrade does.
+  caffe::TransformationParameter TransformParam() const {
+    caffe::TransformationParameter t = param_.transform_param();
+    const caffe::DataParameter& d = param_.data_param();
+    if (d.has_scale()) t.set_scale(d.scale());
+    if (d.has_mean_file()) t.set_mean_file(d.mean_file());
+    if (d.has_crop_size()) t.set_crop_size(d.crop_size());
+    if (d.has_mirror()) t.set_mirror(d.mirror());
+    if (d.force_encoded_color()) t.set_force_color(true);
+    return t;
+  }
+
+  std::string RecordName() const {
+    return "record '" + std::string(cursor_->key()) + "' of " + source_;
+  }
+
+  DataReaderState CurrentReaderState() const {
+    DataReaderState state;
+    state.next_key = std::string(cursor_->key());
+    state.epoch = cursor_->epoch();
+    state.records_read = records_read_;
+    state.rng_state = DataReaderState::SaveRng(rng_);
+    return state;
+  }
+
+  // Runs on the prefetch thread: reads, decodes and places batch_size images
+  // and draws their crops.
+  void ReadBatch(PrefetchBatch* batch) {
+    HostImageBatch& images = batch->images;
+    caffe::Datum datum;
+    std::string first_record;
+    for (int i = 0; i < batch_size_; ++i) {
+      const std::string record = RecordName();
+      try {
+        ParseDatum(cursor_->value(), record, &datum);
+        DecodeDatum(datum, transformer_->color(), record, &image_);
+      } catch (const Error& e) {
+        DLC_FAIL(Where() << e.what());
+      }
+      if (i == 0) {
+        first_record = record;
+        images.Reset(batch_size_, image_.channels, image_.height, image_.width,
+                     image_.is_float);
+        transformer_->CheckInput(image_.channels, image_.height, image_.width);
+      } else {
+        DLC_REQUIRE(images.Fits(image_),
+                    Where() << record << " is " << Describe(image_)
+                            << " but the batch started with " << first_record << ", "
+                            << DescribeBatch(images)
+                            << "; the images of a batch must have one size");
+      }
+      images.SetImage(i, image_);
+      images.SetCrop(i, transformer_->Draw(image_.height, image_.width, rng_));
+      cursor_->Next();
+      ++records_read_;
+    }
+    batch->state_after = CurrentReaderState();
+  }
+
+  static std::string Describe(const DatumImage& image) {
+    return std::to_string(image.channels) + " x " + std::to_string(image.height) + " x " +
+           std::to_string(image.width) + (image.is_float ? " (float)" : " (uint8)");
+  }
+  static std::string DescribeBatch(const HostImageBatch& images) {
+    return std::to_string(images.channels()) + " x " + std::to_string(images.height()) +
+           " x " + std::to_string(images.width()) +
+           (images.is_float() ? " (float)" : " (uint8)");
+  }
+
+  // The next full batch. Batches whose upload finished go back to the thread
+  // first; if none is ready while uploads are pending, the oldest upload is
+  // awaited so that the thread has a buffer to fill.
+  std::unique_ptr<PrefetchBatch> NextReadyBatch() {
+    for (;;) {
+      RecycleFinishedUploads();
+      if (auto batch = prefetcher_->TryTakeFull()) return batch;
+      if (uploads_.empty()) return prefetcher_->TakeFull();
+      DLC_CL_CHECK(clWaitForEvents(1, &uploads_.front().done));
+      RecycleOldestUpload();
+    }
+  }
+
+  void RecycleFinishedUploads() {
+    while (!uploads_.empty()) {
+      cl_int status = CL_QUEUED;
+      DLC_CL_CHECK(clGetEventInfo(uploads_.front().done, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                  sizeof(status), &status, nullptr));
+      if (status != CL_COMPLETE) break;
+      RecycleOldestUpload();
+    }
+  }
+
+  void RecycleOldestUpload() {
+    clReleaseEvent(uploads_.front().done);
+    prefetcher_->GiveBack(std::move(uploads_.front().batch));
+    uploads_.pop_front();
+  }
+
+  // The host buffers must outlive their writes (destructor, restore).
+  void WaitForAllUploads() {
+    while (!uploads_.empty()) {
+      clWaitForEvents(1, &uploads_.front().done);
+      clReleaseEvent(uploads_.front().done);
+      if (prefetcher_) prefetcher_->GiveBack(std::move(uploads_.front().batch));
+      uploads_.pop_front();
+    }
+  }
+
+  int batch_size_ = 0;
+  std::string source_;
+  std::unique_ptr<DataTransformer> transformer_;
+  std::shared_ptr<LmdbDatabase> db_;
+  // Owned by the prefetch thread while it runs.
+  std::unique_ptr<LmdbCursor> cursor_;
+  Rng rng_;
+  uint64_t records_read_ = 0;
+  DatumImage image_;
+  // Main thread.
+  std::unique_ptr<BatchPrefetcher> prefetcher_;
+  std::deque<Upload> uploads_;
+  BufferPtr staging_;
+  DataReaderState consumed_state_;
+  std::exception_ptr failed_;
+};
+
+REGISTER_LAYER_CLASS(Data);
+
+}  // namespace dlcaffe
