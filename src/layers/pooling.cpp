@@ -132,7 +132,14 @@ class PoolingLayer : public Layer {
                     param_.phase() == caffe::TRAIN,
                 Where() << "STOCHASTIC pooling has a gradient only in the TRAIN phase");
     const int n = bottom[0]->count();
-    if (method_ != caffe::PoolingParameter_PoolMethod_AVE) {
+    if (method_ != caffe::PoolingParameter_PoolMethod_AVE && stride_h_ >= kernel_h_ &&
+        stride_w_ >= kernel_w_) {
+      ctx_->Fill(bottom[0]->diff(), 0, n, 0.f);
+      const int top_count = top[0]->count();
+      ctx_->Launch1D(ctx_->Kernel("pooling.cl", "", "max_pool_backward_scatter"), top_count,
+                     top_count, top[0]->diff(), argmax_->mem(), height_ * width_,
+                     pooled_h_ * pooled_w_, bottom[0]->diff());
+    } else if (method_ != caffe::PoolingParameter_PoolMethod_AVE) {
       // MAX: the argmax; STOCHASTIC: the element sampled by the TRAIN forward.
       ctx_->Launch1D(ctx_->Kernel("pooling.cl", "", "max_pool_backward"), n, n,
                      top[0]->diff(), argmax_->mem(), height_, width_, pooled_h_,

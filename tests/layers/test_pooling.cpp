@@ -178,6 +178,8 @@ std::vector<PoolConfig> Configs(const std::string& method) {
       {method, 3, 2, 2, 1, 1, 0},        // rectangular kernel, stride, pad
       {method, 3, 3, 2, 2, 2, 1},        // pad 2 < kernel 3
       {method, 3, 3, 2, 2, 1, 1, true},  // FLOOR
+      {method, 2, 2, 2, 2, 0, 0},        // LeNet: windows do not overlap
+      {method, 2, 3, 3, 3, 1, 1},        // non-overlapping, padded, rectangular
   };
 }
 
