@@ -1,0 +1,37 @@
+// SGD and the base of Caffe's other gradient solvers (Nesterov, AdaGrad,
+// RMSProp, AdaDelta, Adam derive from it, as in Caffe): per-parameter history
+// blobs that are snapshotted and restored, and an update loop that hands each
+// parameter its learning rate, gradient scale and weight decay.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "dlcaffe/solver.hpp"
+
+namespace dlcaffe {
+
+class SGDSolver : public Solver {
+ public:
+  SGDSolver(const caffe::SolverParameter& param, Context& ctx);
+  const char* type() const override { return "SGD"; }
+
+ protected:
+  void ApplyUpdate() override;
+  // Updates learnable parameter `id` in one kernel: scale its gradient by
+  // `grad_scale` (clipping, iter_size), add the weight decay (L1 or L2), and
+  // apply the solver's rule with learning rate `rate`.
+  virtual void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1);
+  // Adds one more zero-filled history blob per learnable parameter (Caffe
+  // keeps them all in one list: [h_0 .. h_n-1, then the next set ...]).
+  void AddHistorySet();
+  Blob& history(int set, int id) {
+    return *history_[set * net_->learnable_params().size() + id];
+  }
+
+  void SnapshotSolverState(caffe::SolverState* state) override;
+  void RestoreSolverState(const caffe::SolverState& state) override;
+
+  std::vector<std::unique_ptr<Blob>> history_;
+};
+
+}  // namespace dlcaffe
