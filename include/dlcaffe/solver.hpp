@@ -73,6 +73,9 @@ class Solver {
   void UpdateSmoothedLoss(float loss, int start_iter, int average_loss);
   void CheckSnapshotWritePermissions();
   void DisplayOutputs();
+  void SnapshotRunState(caffe::SolverState* state);
+  void RestoreRunState(const caffe::SolverState& state);
+  void ForEachNetWithPrefix(const std::function<void(Net&, const std::string&)>& visit);
 
   std::vector<float> losses_;
   float smoothed_loss_ = 0.f;

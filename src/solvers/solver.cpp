@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 
+#include "dlcaffe/data/data_state.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/math.hpp"
 
@@ -294,6 +296,7 @@ void Solver::Snapshot() {
   state.set_learned_net(model_file);
   state.set_current_step(current_step_);
   SnapshotSolverState(&state);
+  SnapshotRunState(&state);
   const std::string state_file = SnapshotFilename(".solverstate");
   LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;
   WriteProtoToBinaryFile(state, state_file);
@@ -321,6 +324,77 @@ void Solver::Restore(const std::string& state_file) {
   iter_ = state.iter();
   current_step_ = state.current_step();
   RestoreSolverState(state);
+  RestoreRunState(state);
+}
+
+// Beyond Caffe: the data layers' positions and every random generator go into
+// the solver state (fields Caffe ignores), so that a resumed run continues
+// exactly as an uninterrupted one would.
+namespace {
+
+const char kContextRng[] = "context";
+
+template <typename Visit>
+void ForEachDataLayer(Net& net, const std::string& prefix, Visit visit) {
+  for (const auto& layer : net.layers())
+    if (auto* data = dynamic_cast<ResumableDataLayer*>(layer.get()))
+      visit(prefix + layer->name(), data);
+}
+
+}  // namespace
+
+void Solver::ForEachNetWithPrefix(
+    const std::function<void(Net&, const std::string&)>& visit) {
+  visit(*net_, "train/");
+  for (size_t i = 0; i < test_nets_.size(); ++i)
+    visit(*test_nets_[i], "test" + std::to_string(i) + "/");
+}
+
+void Solver::SnapshotRunState(caffe::SolverState* state) {
+  ForEachNetWithPrefix([&](Net& net, const std::string& prefix) {
+    ForEachDataLayer(net, prefix, [&](const std::string& name, ResumableDataLayer* data) {
+      const DataReaderState reader = data->ReaderState();
+      caffe::DataCursor* cursor = state->add_data_cursor();
+      cursor->set_layer_name(name);
+      cursor->set_key(reader.next_key);
+      cursor->set_position(reader.records_read);
+      cursor->set_epoch(reader.epoch);
+      caffe::RngState* rng = state->add_rng_state();
+      rng->set_name(name);
+      rng->set_state(reader.rng_state);
+    });
+  });
+  caffe::RngState* rng = state->add_rng_state();
+  rng->set_name(kContextRng);
+  rng->set_state(DataReaderState::SaveRng(ctx_->rng()));
+}
+
+void Solver::RestoreRunState(const caffe::SolverState& state) {
+  if (state.data_cursor_size() == 0 && state.rng_state_size() == 0) {
+    LOG(INFO) << "The solver state holds no data positions or random states (written by "
+                 "Caffe?): training resumes, but not exactly where it stopped.";
+    return;
+  }
+  std::map<std::string, const caffe::RngState*> rngs;
+  for (const auto& rng : state.rng_state()) rngs[rng.name()] = &rng;
+  std::map<std::string, const caffe::DataCursor*> cursors;
+  for (const auto& cursor : state.data_cursor()) cursors[cursor.layer_name()] = &cursor;
+  ForEachNetWithPrefix([&](Net& net, const std::string& prefix) {
+    ForEachDataLayer(net, prefix, [&](const std::string& name, ResumableDataLayer* data) {
+      auto cursor = cursors.find(name);
+      DLC_REQUIRE(cursor != cursors.end() && rngs.count(name),
+                  "the solver state has no position for data layer '"
+                      << name << "': it belongs to another net");
+      DataReaderState reader;
+      reader.next_key = cursor->second->key();
+      reader.records_read = cursor->second->position();
+      reader.epoch = cursor->second->epoch();
+      reader.rng_state = rngs[name]->state();
+      data->RestoreReaderState(reader);
+    });
+  });
+  auto context = rngs.find(kContextRng);
+  if (context != rngs.end()) DataReaderState::LoadRng(context->second->state(), &ctx_->rng());
 }
 
 }  // namespace dlcaffe
