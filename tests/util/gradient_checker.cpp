@@ -47,16 +47,18 @@ void CheckGradient(Layer& layer, const std::vector<Blob*>& bottom,
 
   // Analytic gradient.
   layer.Forward(bottom, top);
+  // Zero the diffs first: a layer may share its top's diff with a bottom
+  // (Flatten, Reshape), and the top diffs must survive.
+  for (auto& p : layer.blobs()) p->SetDiff(0.f);
+  std::vector<bool> propagate_down(bottom.size(), false);
+  for (int b : bottoms) propagate_down[b] = true;
+  for (int b : bottoms) bottom[b]->SetDiff(0.f);
   std::vector<std::vector<float>> weights(top.size());
   for (size_t t = 0; t < top.size(); ++t) {
     weights[t].resize(top[t]->count());
     for (float& w : weights[t]) w = uniform(rng);
     top[t]->WriteDiff(weights[t]);
   }
-  for (auto& p : layer.blobs()) p->SetDiff(0.f);
-  std::vector<bool> propagate_down(bottom.size(), false);
-  for (int b : bottoms) propagate_down[b] = true;
-  for (int b : bottoms) bottom[b]->SetDiff(0.f);
   layer.Backward(top, propagate_down, bottom);
   std::vector<std::vector<float>> analytic;
   for (const auto& target : targets) analytic.push_back(target.blob->ReadDiff());
