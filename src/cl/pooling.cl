@@ -140,19 +140,7 @@ __kernel void ave_pool_backward(const int n, __global const float* top_diff,
 // the probability-weighted average sum(x^2) / sum(x). Stochastic pooling has
 // no padding, so the window is clipped to the input only.
 
-// A uniform number in [0, 1) from a seed and an index (an integer hash, so
-// no random state has to live on the device).
-inline uint hash_uint(uint x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
-inline float uniform_from_hash(const uint seed, const uint index) {
-  return (float)(hash_uint(seed ^ hash_uint(index)) >> 8) * (1.0f / 16777216.0f);
-}
+// Random numbers: uniform_from_hash (common.cl).
 
 __kernel void stochastic_pool_forward_train(const int n, __global const float* bottom,
                                             POOL_GEOMETRY, const int seed,

@@ -1,0 +1,73 @@
+// Dropout (Caffe "Dropout"). At TRAIN each element is zeroed with probability
+// dropout_ratio p and the kept ones are scaled by 1 / (1 - p), so TEST is the
+// identity, as in Caffe 1.0. The mask is drawn on the device
+// from a per-pass seed (Context::rng(), so runs are reproducible) and
+// Backward recomputes it from the same seed. Works in place.
+#include "dlcaffe/layer_registry.hpp"
+#include "dlcaffe/math.hpp"
+#include "layers/neuron_layer.hpp"
+
+namespace dlcaffe {
+
+class DropoutLayer : public NeuronLayer {
+ public:
+  using NeuronLayer::NeuronLayer;
+  const char* type() const override { return "Dropout"; }
+
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const caffe::DropoutParameter& p = param_.dropout_param();
+    ratio_ = p.dropout_ratio();
+    DLC_REQUIRE(ratio_ >= 0.f && ratio_ < 1.f,
+                Where() << "dropout_ratio must be in [0, 1), got " << ratio_);
+    train_scale_ = 1.f / (1.f - ratio_);
+    test_scale_ = 1.f;
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const int n = bottom[0]->count();
+    if (param_.phase() == caffe::TRAIN) {
+      seed_ = static_cast<int>(ctx_->rng()() & 0x7fffffff);
+      Launch("dropout_forward", n, seed_, ratio_, train_scale_, bottom[0]->data(),
+             top[0]->data());
+    } else {
+      ApplyTestScale(n, bottom[0]->data(), top[0]->data());
+    }
+  }
+
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    if (!propagate_down[0]) return;
+    const int n = bottom[0]->count();
+    if (param_.phase() == caffe::TRAIN) {
+      Launch("dropout_backward", n, seed_, ratio_, train_scale_, top[0]->diff(),
+             bottom[0]->diff());
+    } else {
+      ApplyTestScale(n, top[0]->diff(), bottom[0]->diff());
+    }
+  }
+
+ private:
+  template <typename... Args>
+  void Launch(const char* kernel, int n, const Args&... args) {
+    ctx_->Launch1D(ctx_->Kernel("dropout.cl", "", kernel), n, n, args...);
+  }
+
+  // out = test_scale * in: a copy (nothing in place) when the scale is 1.
+  void ApplyTestScale(int n, cl_mem in, cl_mem out) {
+    if (test_scale_ == 1.f) {
+      if (in != out) CopyFloats(*ctx_, n, in, 0, out, 0);
+    } else {
+      // Ratio 0 keeps every element: a plain scaling.
+      Launch("dropout_forward", n, 0, 0.f, test_scale_, in, out);
+    }
+  }
+
+  float ratio_ = 0.5f;
+  float train_scale_ = 2.f;
+  float test_scale_ = 1.f;
+  int seed_ = 0;  // the mask of the last TRAIN Forward, for Backward
+};
+
+REGISTER_LAYER_CLASS(Dropout);
+
+}  // namespace dlcaffe

@@ -1,0 +1,47 @@
+// Exp (Caffe "Exp"): y = base^(shift + scale * x); base -1 (the default)
+// means e. The gradient follows from y alone, so it works in place.
+#include <cmath>
+
+#include "dlcaffe/layer_registry.hpp"
+#include "layers/neuron_layer.hpp"
+
+namespace dlcaffe {
+
+class ExpLayer : public NeuronLayer {
+ public:
+  using NeuronLayer::NeuronLayer;
+  const char* type() const override { return "Exp"; }
+
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const caffe::ExpParameter& p = param_.exp_param();
+    const bool natural = p.base() == -1.f;
+    DLC_REQUIRE(natural || (p.base() > 0.f && std::isfinite(p.base())),
+                Where() << "exp_param.base must be positive and finite (or -1 for e), got "
+                        << p.base());
+    // Computed in double so that base^shift rounds once, as Caffe's pow.
+    const double log_base = natural ? 1.0 : std::log(double(p.base()));
+    inner_scale_ = static_cast<float>(log_base * p.scale());
+    outer_scale_ = p.shift() == 0.f ? 1.f : static_cast<float>(std::exp(log_base * p.shift()));
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const int n = bottom[0]->count();
+    ctx_->Launch1D(ctx_->Kernel("exp.cl", "", "exp_forward"), n, n, inner_scale_, outer_scale_,
+                   bottom[0]->data(), top[0]->data());
+  }
+
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    if (!propagate_down[0]) return;
+    const int n = bottom[0]->count();
+    ctx_->Launch1D(ctx_->Kernel("exp.cl", "", "exp_backward"), n, n, inner_scale_,
+                   top[0]->data(), top[0]->diff(), bottom[0]->diff());
+  }
+
+ private:
+  float inner_scale_ = 1.f, outer_scale_ = 1.f;
+};
+
+REGISTER_LAYER_CLASS(Exp);
+
+}  // namespace dlcaffe

@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "util/gradient_checker.hpp"
+#include "util/layer_test_util.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+
+class TanHTest : public ::testing::TestWithParam<std::vector<int>> {};
+
+TEST_P(TanHTest, ForwardMatchesReference) {
+  Blob bottom(TestContext(), GetParam()), top(TestContext());
+  FillGaussian(&bottom, 0.f, 3.f, 7);  // reaches the saturated tails
+  auto layer = MakeLayer("type: 'TanH'");
+  layer->SetUp({&bottom}, {&top});
+  ASSERT_EQ(top.shape(), bottom.shape());
+  layer->Forward({&bottom}, {&top});
+  std::vector<float> x = bottom.ReadData(), y = top.ReadData();
+  // OpenCL's tanh is accurate to a few ulp: 1e-6 absolute on values in (-1, 1).
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_NEAR(y[i], std::tanh(double(x[i])), 1e-6) << "element " << i << ", x " << x[i];
+}
+
+TEST_P(TanHTest, GradientMatchesNumeric) {
+  Blob bottom(TestContext(), GetParam()), top(TestContext());
+  FillGaussian(&bottom, 0.f, 1.5f, 11);
+  auto layer = MakeLayer("type: 'TanH'");
+  layer->SetUp({&bottom}, {&top});
+  CheckGradient(*layer, {&bottom}, {&top});
+}
+
+TEST(TanH, InPlaceMatchesOutOfPlace) {
+  const std::vector<int> shape{3, 13};
+  Blob x(TestContext(), shape), y(TestContext());
+  FillGaussian(&x, 0.f, 1.5f, 5);
+  std::vector<float> dy(x.count());
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  auto layer = MakeLayer("type: 'TanH'");
+  layer->SetUp({&x}, {&y});
+  layer->Forward({&x}, {&y});
+  y.WriteDiff(dy);
+  layer->Backward({&y}, {true}, {&x});
+
+  Blob blob(TestContext(), shape);
+  blob.WriteData(x.ReadData());
+  auto in_place = MakeLayer("type: 'TanH'");
+  in_place->SetUp({&blob}, {&blob});
+  in_place->Forward({&blob}, {&blob});
+  EXPECT_EQ(blob.ReadData(), y.ReadData());
+  blob.WriteDiff(dy);
+  in_place->Backward({&blob}, {true}, {&blob});
+  EXPECT_EQ(blob.ReadDiff(), x.ReadDiff());
+}
+
+INSTANTIATE_TEST_SUITE_P(OddShapes, TanHTest,
+                         ::testing::Values(std::vector<int>{1}, std::vector<int>{3, 13},
+                                           std::vector<int>{2, 3, 13, 1},
+                                           std::vector<int>{127, 3}));
+
+}  // namespace test
+}  // namespace dlcaffe
