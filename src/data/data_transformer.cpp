@@ -87,15 +87,15 @@ std::vector<int> DataTransformer::OutputShape(int num, int channels, int height,
 
 ImageCrop DataTransformer::Draw(int height, int width, Rng& rng) const {
   ImageCrop crop;
+  // Caffe's order of draws: the mirror coin first (in every phase: Caffe
+  // mirrors at TEST too when mirror is set), then the TRAIN crop offsets.
+  crop.mirror = param_.mirror() && RandomBelow(rng, 2) == 1;
   const int size = static_cast<int>(param_.crop_size());
+  if (!size) return crop;
   if (phase_ == caffe::TRAIN) {
-    // Caffe's order of draws: the mirror coin first, then the crop offsets.
-    crop.mirror = param_.mirror() && RandomBelow(rng, 2) == 1;
-    if (size) {
-      crop.h_off = RandomBelow(rng, height - size + 1);
-      crop.w_off = RandomBelow(rng, width - size + 1);
-    }
-  } else if (size) {
+    crop.h_off = RandomBelow(rng, height - size + 1);
+    crop.w_off = RandomBelow(rng, width - size + 1);
+  } else {
     crop.h_off = (height - size) / 2;
     crop.w_off = (width - size) / 2;
   }

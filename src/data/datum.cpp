@@ -2,8 +2,10 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <cstring>
+#include <fstream>
 
 #include "dlcaffe/error.hpp"
 
@@ -11,10 +13,32 @@ namespace dlcaffe {
 
 namespace {
 
+bool FileReadable(const std::string& path) { return std::ifstream(path).good(); }
+
 void CheckDimensions(const caffe::Datum& datum, const std::string& where) {
   DLC_REQUIRE(datum.channels() > 0 && datum.height() > 0 && datum.width() > 0,
               where << ": datum has shape " << datum.channels() << " x " << datum.height()
                     << " x " << datum.width() << "; every dimension must be positive");
+}
+
+// Copies an 8-bit OpenCV image into `image` (its label untouched). OpenCV
+// keeps pixels interleaved (H×W×C); Caffe's blobs are C×H×W.
+void PixelsFromMat(const cv::Mat& mat, DatumImage* image) {
+  image->channels = mat.channels();
+  image->height = mat.rows;
+  image->width = mat.cols;
+  image->is_float = false;
+  image->floats.clear();
+  image->bytes.resize(image->count());
+  const int channels = image->channels, plane = image->height * image->width;
+  for (int h = 0; h < image->height; ++h) {
+    const uint8_t* row = mat.ptr<uint8_t>(h);
+    for (int w = 0; w < image->width; ++w) {
+      for (int c = 0; c < channels; ++c) {
+        image->bytes[c * plane + h * image->width + w] = row[w * channels + c];
+      }
+    }
+  }
 }
 
 void DecodeEncoded(const caffe::Datum& datum, DatumColor color, const std::string& where,
@@ -36,21 +60,7 @@ void DecodeEncoded(const caffe::Datum& datum, DatumColor color, const std::strin
                                       << bytes.size() << " bytes; not a JPEG/PNG?)");
   DLC_REQUIRE(decoded.depth() == CV_8U,
               where << ": encoded image decodes to a depth other than 8 bits");
-  image->channels = decoded.channels();
-  image->height = decoded.rows;
-  image->width = decoded.cols;
-  image->is_float = false;
-  image->bytes.resize(image->count());
-  // OpenCV keeps pixels interleaved (H×W×C); Caffe's blobs are C×H×W.
-  const int channels = image->channels, plane = image->height * image->width;
-  for (int h = 0; h < image->height; ++h) {
-    const uint8_t* row = decoded.ptr<uint8_t>(h);
-    for (int w = 0; w < image->width; ++w) {
-      for (int c = 0; c < channels; ++c) {
-        image->bytes[c * plane + h * image->width + w] = row[w * channels + c];
-      }
-    }
-  }
+  PixelsFromMat(decoded, image);
 }
 
 }  // namespace
@@ -92,6 +102,26 @@ void DecodeDatum(const caffe::Datum& datum, DatumColor color, const std::string&
                     << " float_data values, holds " << datum.float_data_size());
   image->is_float = true;
   image->floats.assign(datum.float_data().begin(), datum.float_data().end());
+}
+
+void ReadImageFile(const std::string& path, int new_height, int new_width, bool is_color,
+                   DatumImage* image) {
+  cv::Mat mat;
+  try {
+    mat = cv::imread(path, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
+    DLC_REQUIRE(!mat.empty(), "cannot read image " << path
+                                                   << (FileReadable(path)
+                                                           ? " (not an image OpenCV decodes)"
+                                                           : " (missing or unreadable)"));
+    if (new_height > 0 && new_width > 0) {
+      cv::Mat resized;
+      cv::resize(mat, resized, cv::Size(new_width, new_height));  // bilinear, as Caffe
+      mat = resized;
+    }
+  } catch (const cv::Exception& e) {
+    DLC_FAIL("cannot read image " << path << ": " << e.what());
+  }
+  PixelsFromMat(mat, image);
 }
 
 }  // namespace dlcaffe

@@ -143,21 +143,39 @@ TEST(DataTransformer, MeanFileWithCenterCropAtTest) {
   const std::string mean_file = TempDir() + "/mean.binaryproto";
   WriteProtoToBinaryFile(proto, mean_file);
 
-  // mirror is ignored at TEST: the centre crop, unflipped.
+  // TEST takes the centre crop; as in Caffe, mirror: true still flips at
+  // random in TEST.
   DataTransformer transformer(Param("scale: 0.25 crop_size: 5 mirror: true mean_file: '" +
                                     mean_file + "'"),
                               caffe::TEST, TestContext());
   Rng rng(4);
-  const HostImageBatch batch = MakeBatch(3, C, H, W, false, transformer, rng, 8);
-  for (int n = 0; n < 3; ++n) {
+  const int num = 13;
+  const HostImageBatch batch = MakeBatch(num, C, H, W, false, transformer, rng, 8);
+  int mirrored = 0;
+  for (int n = 0; n < num; ++n) {
     EXPECT_EQ(batch.crop(n).h_off, 1);
     EXPECT_EQ(batch.crop(n).w_off, 2);
-    EXPECT_FALSE(batch.crop(n).mirror);
+    mirrored += batch.crop(n).mirror;
   }
+  EXPECT_GT(mirrored, 0);
+  EXPECT_LT(mirrored, num);
   Blob top(TestContext());
   const std::vector<float> got = RunOnDevice(transformer, batch, &top);
-  EXPECT_EQ(top.shape(), (std::vector<int>{3, C, crop, crop}));
+  EXPECT_EQ(top.shape(), (std::vector<int>{num, C, crop, crop}));
   ExpectAllNear(got, Reference(batch, crop, 0.25f, mean, true));
+}
+
+TEST(DataTransformer, TestPhaseWithoutMirrorDrawsNothing) {
+  // The centre crop, never flipped, and the generator left alone.
+  DataTransformer transformer(Param("crop_size: 3"), caffe::TEST, TestContext());
+  Rng rng(8), untouched(8);
+  for (int i = 0; i < 10; ++i) {
+    const ImageCrop c = transformer.Draw(8, 5, rng);
+    EXPECT_EQ(c.h_off, 2);
+    EXPECT_EQ(c.w_off, 1);
+    EXPECT_FALSE(c.mirror);
+  }
+  EXPECT_EQ(rng, untouched);
 }
 
 TEST(DataTransformer, RandomCropAndMirrorAtTrain) {

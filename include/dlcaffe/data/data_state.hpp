@@ -15,7 +15,8 @@
 namespace dlcaffe {
 
 struct DataReaderState {
-  std::string next_key;       // key of the next record to deliver
+  std::string next_key;       // key of the next record to deliver (ImageData:
+                              // "position P of N [order S]", see image_data.cpp)
   uint64_t epoch = 0;         // completed passes over the database
   uint64_t records_read = 0;  // records delivered so far
   std::string rng_state;      // the layer's generator, in Rng's text form
@@ -35,7 +36,7 @@ struct DataReaderState {
   }
 };
 
-// Implemented by layers that read a data set (Caffe "Data").
+// Implemented by layers that read a data set (Caffe "Data", "ImageData").
 class ResumableDataLayer {
  public:
   virtual ~ResumableDataLayer() = default;

@@ -1,8 +1,8 @@
 // Caffe's DataTransformer (TransformationParameter: scale, mirror, crop_size,
 // mean_file, mean_value, force_color, force_gray), split in two halves:
 //   - on the host, Draw() picks each image's crop window and mirror flag from
-//     a generator the caller owns (random crop and mirror in TRAIN only; TEST
-//     takes the centre crop, unmirrored);
+//     a generator the caller owns (random crop in TRAIN, the centre crop in
+//     TEST; as in Caffe, `mirror: true` flips at random in both phases);
 //   - on the device, Transform() enqueues one kernel that writes the float top
 //     blob, (pixel - mean) * scale, cropped and mirrored, from an uploaded
 //     HostImageBatch.
@@ -34,7 +34,7 @@ class DataTransformer {
   DatumColor color() const;
 
   // The crop window and mirror flag of one image of height × width. Uses
-  // `rng` only for what is random (TRAIN crop, mirror); const, so a prefetch
+  // `rng` only for what is random (mirror, TRAIN crop); const, so a prefetch
   // thread may call it while the device works.
   ImageCrop Draw(int height, int width, Rng& rng) const;
 

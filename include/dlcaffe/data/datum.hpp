@@ -1,6 +1,6 @@
-// Decoding caffe::Datum records: raw uint8 pixels (`data`), float pixels
-// (`float_data`) or an encoded JPEG/PNG image (`encoded`), always into Caffe's
-// channel-major C×H×W layout (encoded colour images keep OpenCV's BGR channel
+// Decoding caffe::Datum records (raw uint8 pixels in `data`, float pixels in
+// `float_data`, or an encoded JPEG/PNG image) and image files, always into
+// Caffe's channel-major C×H×W layout (colour images keep OpenCV's BGR channel
 // order, as Caffe's do).
 #pragma once
 #include <cstdint>
@@ -38,5 +38,13 @@ void ParseDatum(std::string_view serialized, const std::string& where, caffe::Da
 // channels × height × width, or with bytes that do not decode as an image.
 void DecodeDatum(const caffe::Datum& datum, DatumColor color, const std::string& where,
                  DatumImage* image);
+
+// Reads an image file (JPEG, PNG, anything OpenCV decodes) as Caffe's
+// ReadImageToCVMat: 3-channel BGR when `is_color`, else 1-channel gray,
+// resized (bilinear) to new_height × new_width when both are positive. The
+// label is left as it was. Throws a dlcaffe::Error naming `path` for a file
+// that is missing or does not decode.
+void ReadImageFile(const std::string& path, int new_height, int new_width, bool is_color,
+                   DatumImage* image);
 
 }  // namespace dlcaffe
