@@ -10,11 +10,9 @@
 // and generator for exact resume.
 #include <glog/logging.h>
 
-#include <deque>
-#include <exception>
 #include <memory>
 
-#include "data/prefetch.hpp"
+#include "data/batch_uploader.hpp"
 #include "dlcaffe/data/data_state.hpp"
 #include "dlcaffe/data/data_transformer.hpp"
 #include "dlcaffe/data/datum.hpp"
@@ -27,10 +25,7 @@ namespace dlcaffe {
 class DataLayer : public Layer, public ResumableDataLayer {
  public:
   using Layer::Layer;
-  ~DataLayer() override {
-    if (prefetcher_) prefetcher_->Stop();
-    WaitForAllUploads();
-  }
+  ~DataLayer() override { batches_.reset(); }  // stop reading before the cursor goes
   const char* type() const override { return "Data"; }
   int ExactNumBottomBlobs() const override { return 0; }
   int MinTopBlobs() const override { return 1; }
@@ -75,37 +70,22 @@ class DataLayer : public Layer, public ResumableDataLayer {
 
     consumed_state_ = CurrentReaderState();
     const int depth = data.prefetch() > 0 ? static_cast<int>(data.prefetch()) : 1;
-    prefetcher_ = std::make_unique<BatchPrefetcher>(
-        depth, [this](PrefetchBatch* batch) { ReadBatch(batch); });
-    prefetcher_->Start();
+    batches_ = std::make_unique<BatchUploader>(*ctx_, depth,
+                                               [this](PrefetchBatch* batch) { ReadBatch(batch); });
+    batches_->Start();
   }
 
   // Shapes come from each batch, in Forward (as Caffe's data layers).
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {}
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    if (failed_) std::rethrow_exception(failed_);
-    std::unique_ptr<PrefetchBatch> batch = NextReadyBatch();
-    if (batch->error) {
-      failed_ = batch->error;
-      prefetcher_->GiveBack(std::move(batch));
-      std::rethrow_exception(failed_);
-    }
-    if (!staging_ || staging_->bytes() < batch->images.bytes())
-      staging_ = ctx_->Allocate(batch->images.bytes());
-    // Asynchronous: the batch stays in uploads_, untouched, until the write's
-    // event completes (see RecycleFinishedUploads).
-    cl_event uploaded = nullptr;
-    DLC_CL_CHECK(clEnqueueWriteBuffer(ctx_->queue(), staging_->mem(), CL_FALSE, 0,
-                                      batch->images.bytes(), batch->images.data(), 0,
-                                      nullptr, &uploaded));
-    consumed_state_ = batch->state_after;
-    uploads_.push_back(Upload{std::move(batch), uploaded});
-    const HostImageBatch& images = uploads_.back().batch->images;
-    transformer_->Transform(images, staging_->mem(), top[0]);
+    const PrefetchBatch& batch = batches_->UploadNext();
+    consumed_state_ = batch.state_after;
+    const HostImageBatch& images = batch.images;
+    transformer_->Transform(images, batches_->device_batch(), top[0]);
     if (top.size() > 1) {
       top[1]->Reshape({images.num()});
-      ctx_->Copy(staging_->mem(), images.labels_offset(), top[1]->data(), 0,
+      ctx_->Copy(batches_->device_batch(), images.labels_offset(), top[1]->data(), 0,
                  images.num() * sizeof(float));
     }
   }
@@ -116,7 +96,7 @@ class DataLayer : public Layer, public ResumableDataLayer {
   DataReaderState ReaderState() const override { return consumed_state_; }
 
   void RestoreReaderState(const DataReaderState& state) override {
-    DLC_REQUIRE(prefetcher_, Where() << "restoring a reader state needs SetUp first");
+    DLC_REQUIRE(batches_, Where() << "restoring a reader state needs SetUp first");
     // Check the state before touching the running reader, which stays as it
     // was if the state does not fit this database.
     Rng restored;
@@ -126,24 +106,16 @@ class DataLayer : public Layer, public ResumableDataLayer {
     } catch (const Error& e) {
       DLC_FAIL(Where() << "cannot restore the reader state: " << e.what());
     }
-    prefetcher_->Stop();
-    WaitForAllUploads();
-    prefetcher_->DiscardFull();
-    rng_ = restored;
-    cursor_->Seek(state.next_key);
-    cursor_->set_epoch(state.epoch);
-    records_read_ = state.records_read;
+    batches_->Restart([&] {
+      rng_ = restored;
+      cursor_->Seek(state.next_key);
+      cursor_->set_epoch(state.epoch);
+      records_read_ = state.records_read;
+    });
     consumed_state_ = state;
-    failed_ = nullptr;
-    prefetcher_->Start();
   }
 
  private:
-  struct Upload {
-    std::unique_ptr<PrefetchBatch> batch;
-    cl_event done;
-  };
-
   void CheckBackend(const caffe::DataParameter& data) const {
     // Caffe's default backend is LevelDB; an unset backend still reads an
     // LMDB directory, which is what every current Caffe example holds (and a
@@ -226,45 +198,6 @@ class DataLayer : public Layer, public ResumableDataLayer {
            (images.is_float() ? " (float)" : " (uint8)");
   }
 
-  // The next full batch. Batches whose upload finished go back to the thread
-  // first; if none is ready while uploads are pending, the oldest upload is
-  // awaited so that the thread has a buffer to fill.
-  std::unique_ptr<PrefetchBatch> NextReadyBatch() {
-    for (;;) {
-      RecycleFinishedUploads();
-      if (auto batch = prefetcher_->TryTakeFull()) return batch;
-      if (uploads_.empty()) return prefetcher_->TakeFull();
-      DLC_CL_CHECK(clWaitForEvents(1, &uploads_.front().done));
-      RecycleOldestUpload();
-    }
-  }
-
-  void RecycleFinishedUploads() {
-    while (!uploads_.empty()) {
-      cl_int status = CL_QUEUED;
-      DLC_CL_CHECK(clGetEventInfo(uploads_.front().done, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                  sizeof(status), &status, nullptr));
-      if (status != CL_COMPLETE) break;
-      RecycleOldestUpload();
-    }
-  }
-
-  void RecycleOldestUpload() {
-    clReleaseEvent(uploads_.front().done);
-    prefetcher_->GiveBack(std::move(uploads_.front().batch));
-    uploads_.pop_front();
-  }
-
-  // The host buffers must outlive their writes (destructor, restore).
-  void WaitForAllUploads() {
-    while (!uploads_.empty()) {
-      clWaitForEvents(1, &uploads_.front().done);
-      clReleaseEvent(uploads_.front().done);
-      if (prefetcher_) prefetcher_->GiveBack(std::move(uploads_.front().batch));
-      uploads_.pop_front();
-    }
-  }
-
   int batch_size_ = 0;
   std::string source_;
   std::unique_ptr<DataTransformer> transformer_;
@@ -275,11 +208,8 @@ class DataLayer : public Layer, public ResumableDataLayer {
   uint64_t records_read_ = 0;
   DatumImage image_;
   // Main thread.
-  std::unique_ptr<BatchPrefetcher> prefetcher_;
-  std::deque<Upload> uploads_;
-  BufferPtr staging_;
+  std::unique_ptr<BatchUploader> batches_;
   DataReaderState consumed_state_;
-  std::exception_ptr failed_;
 };
 
 REGISTER_LAYER_CLASS(Data);
