@@ -124,18 +124,21 @@ void Net::Init(const caffe::NetParameter& in_param) {
       VLOG(1) << "Top shape: " << top_vecs_[layer_id][t]->shape_string();
     }
 
+    // The layer may have added param specs in SetUp (BatchNorm fixes its
+    // statistics' lr_mult to 0, as in Caffe): read its own copy from here on.
+    const caffe::LayerParameter& set_up_param = layer->layer_param();
     const int num_params = static_cast<int>(layer->blobs().size());
-    DLC_REQUIRE(layer_param.param_size() <= num_params,
+    DLC_REQUIRE(set_up_param.param_size() <= num_params,
                 "layer '" << layer_param.name() << "' has " << num_params
-                          << " parameter blob(s) but " << layer_param.param_size()
+                          << " parameter blob(s) but " << set_up_param.param_size()
                           << " param specs");
     for (int p = 0; p < num_params; ++p) {
       const bool param_need_backward =
-          p >= layer_param.param_size() || layer_param.param(p).lr_mult() != 0.f;
+          p >= set_up_param.param_size() || set_up_param.param(p).lr_mult() != 0.f;
       need_backward |= param_need_backward;
       layer->set_param_propagate_down(p, param_need_backward);
     }
-    for (int p = 0; p < num_params; ++p) AppendParam(layer_param, layer_id, p);
+    for (int p = 0; p < num_params; ++p) AppendParam(set_up_param, layer_id, p);
     layer_need_backward_.push_back(need_backward);
     if (need_backward)
       for (int top_id : top_id_vecs_[layer_id]) blob_need_backward_[top_id] = true;

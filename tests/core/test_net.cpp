@@ -291,6 +291,20 @@ TEST(Net, LayersBelowNoLossSkipBackward) {
   EXPECT_FALSE(net.bottom_need_backward()[index("ip")][0]);
 }
 
+TEST(Net, ParamSpecsAddedBySetUpAreHonoured) {
+  // BatchNorm fixes lr_mult 0 on its statistics in SetUp, as in Caffe.
+  Net net(NetFromText(R"(
+    layer { name: 'in' type: 'Input' top: 'a' input_param { shape { dim: 4 dim: 3 } } }
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'a' top: 'b' }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'b' top: 'y'
+            inner_product_param { num_output: 2 } })"),
+          TestContext());
+  ASSERT_EQ(net.params_lr().size(), 5u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(net.params_lr()[i], 0.f) << "BatchNorm blob " << i;
+  EXPECT_EQ(net.params_lr()[3], 1.f);
+  EXPECT_FALSE(net.layer_by_name("bn")->param_propagate_down(0));
+}
+
 TEST(Net, CaffemodelRoundTrip) {
   const std::string text = R"(
     name: 'roundtrip'

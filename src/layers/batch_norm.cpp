@@ -1,0 +1,110 @@
+// BatchNorm (Caffe "BatchNorm"): y = (x - mean) / sqrt(var + eps) per channel
+// (axis 1) over the batch and spatial positions. Caffe's three blobs hold the
+// running statistics, not learned parameters: [0] the mean sum, [1] the
+// variance sum, [2] the scale factor (1 value); the statistics are the sums
+// divided by the factor. use_global_stats (default: true in the TEST phase)
+// uses the stored statistics; otherwise the batch's are used and folded into
+// the sums with moving_average_fraction and the unbiased-variance correction
+// m/(m-1). Everything stays on the device (the kernels read the factor).
+// As in Caffe, the blobs get lr_mult 0 when the net gives no param spec.
+// Works in place.
+#include "dlcaffe/layer_registry.hpp"
+
+namespace dlcaffe {
+
+class BatchNormLayer : public Layer {
+ public:
+  using Layer::Layer;
+  const char* type() const override { return "BatchNorm"; }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int ExactNumTopBlobs() const override { return 1; }
+
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const caffe::BatchNormParameter& p = param_.batch_norm_param();
+    fraction_ = p.moving_average_fraction();
+    use_global_stats_ =
+        p.has_use_global_stats() ? p.use_global_stats() : param_.phase() == caffe::TEST;
+    eps_ = p.eps();
+    channels_ = ChannelsOf(*bottom[0]);
+    if (blobs_.empty()) {
+      for (const std::vector<int>& shape :
+           {std::vector<int>{channels_}, std::vector<int>{channels_}, std::vector<int>{1}}) {
+        blobs_.push_back(std::make_shared<Blob>(*ctx_, shape));
+        blobs_.back()->SetData(0.f);
+      }
+    }
+    // The statistics must never be touched by a solver (Caffe's rule).
+    for (int i = 0; i < static_cast<int>(blobs_.size()); ++i) {
+      if (param_.param_size() == i) {
+        param_.add_param()->set_lr_mult(0.f);
+      } else {
+        DLC_REQUIRE(param_.param(i).lr_mult() == 0.f,
+                    Where() << "param " << i << " has lr_mult " << param_.param(i).lr_mult()
+                            << ": the batch normalization statistics cannot be learned "
+                               "parameters (use lr_mult 0 or leave the param out)");
+      }
+      set_param_propagate_down(i, false);
+    }
+  }
+
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    DLC_REQUIRE(bottom[0]->num_axes() >= 1 && ChannelsOf(*bottom[0]) == channels_,
+                Where() << "the input " << bottom[0]->shape_string() << " must have "
+                        << channels_ << " channels (axis 1), as at setup");
+    top[0]->ReshapeLike(*bottom[0]);
+    x_norm_.ReshapeLike(*bottom[0]);
+    mean_.Reshape(std::vector<int>{channels_});
+    stdev_.Reshape(std::vector<int>{channels_});
+    num_ = bottom[0]->shape(0);
+    spatial_ = num_ * channels_ > 0 ? bottom[0]->count() / (num_ * channels_) : 0;
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const int count = bottom[0]->count();
+    if (count == 0) return;
+    if (use_global_stats_) {
+      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_global_stats"), channels_,
+                     channels_, eps_, blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data(),
+                     mean_.data(), stdev_.data());
+    } else {
+      ctx_->Launch(ctx_->Kernel("batch_norm.cl", "", "batch_norm_batch_stats"),
+                   NDRange(channels_ * kGroup), NDRange(kGroup), num_, channels_, spatial_,
+                   fraction_, eps_, bottom[0]->data(), mean_.data(), stdev_.data(),
+                   blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data());
+    }
+    ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_normalize"), count, count,
+                   channels_, spatial_, bottom[0]->data(), mean_.data(), stdev_.data(),
+                   top[0]->data(), x_norm_.data());
+  }
+
+  // The statistics get no gradient; only the input does.
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    const int count = bottom[0]->count();
+    if (!propagate_down[0] || count == 0) return;
+    if (use_global_stats_) {
+      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_backward_global"), count,
+                     count, channels_, spatial_, top[0]->diff(), stdev_.data(),
+                     bottom[0]->diff());
+    } else {
+      ctx_->Launch(ctx_->Kernel("batch_norm.cl", "", "batch_norm_backward_batch"),
+                   NDRange(channels_ * kGroup), NDRange(kGroup), num_, channels_, spatial_,
+                   x_norm_.data(), top[0]->diff(), stdev_.data(), bottom[0]->diff());
+    }
+  }
+
+ private:
+  static constexpr size_t kGroup = 64;  // BN_GROUP in batch_norm.cl
+
+  static int ChannelsOf(const Blob& b) { return b.num_axes() == 1 ? 1 : b.shape(1); }
+
+  float fraction_ = 0.999f, eps_ = 1e-5f;
+  bool use_global_stats_ = false;
+  int channels_ = 0, num_ = 0, spatial_ = 0;
+  Blob mean_{*ctx_}, stdev_{*ctx_};  // the statistics this pass uses
+  Blob x_norm_{*ctx_};  // the normalized input, kept for backward (the top may change)
+};
+
+REGISTER_LAYER_CLASS(BatchNorm);
+
+}  // namespace dlcaffe

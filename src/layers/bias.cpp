@@ -1,0 +1,86 @@
+// Bias (Caffe "Bias"): y = x + b, where b covers num_axes axes of x starting
+// at `axis` and is broadcast over the others. b is bottom[1] or, with one
+// bottom, a learned blob shaped like those axes (num_axes -1: all remaining
+// axes, 0: a scalar), filled with `filler` (default constant 0). Works in
+// place.
+#include "dlcaffe/filler.hpp"
+#include "dlcaffe/layer_registry.hpp"
+#include "dlcaffe/math.hpp"
+
+namespace dlcaffe {
+
+class BiasLayer : public Layer {
+ public:
+  using Layer::Layer;
+  const char* type() const override { return "Bias"; }
+  int MinBottomBlobs() const override { return 1; }
+  int MaxBottomBlobs() const override { return 2; }
+  int ExactNumTopBlobs() const override { return 1; }
+
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const caffe::BiasParameter& p = param_.bias_param();
+    if (bottom.size() == 1 && blobs_.empty()) {
+      const Blob& x = *bottom[0];
+      const int axis = x.CanonicalAxisIndex(p.axis());
+      const int num_axes = p.num_axes();
+      DLC_REQUIRE(num_axes >= -1, Where() << "num_axes must be -1 or more, got " << num_axes);
+      DLC_REQUIRE(num_axes == -1 || x.num_axes() >= axis + num_axes,
+                  Where() << "a bias of " << num_axes << " axes from axis " << axis
+                          << " extends past the input " << x.shape_string());
+      const auto first = x.shape().begin() + axis;
+      const auto last = num_axes == -1 ? x.shape().end() : first + num_axes;
+      blobs_.push_back(std::make_shared<Blob>(*ctx_, std::vector<int>(first, last)));
+      FillBlob(p.filler(), blobs_[0].get());
+    }
+    for (size_t i = 0; i < blobs_.size(); ++i) set_param_propagate_down(i, true);
+  }
+
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const Blob& x = *bottom[0];
+    const Blob& bias = bottom.size() > 1 ? *bottom[1] : *blobs_[0];
+    // A scalar is the same at any axis; 0 makes outer 1.
+    const int axis = bias.num_axes() == 0 ? 0 : x.CanonicalAxisIndex(param_.bias_param().axis());
+    DLC_REQUIRE(x.num_axes() >= axis + bias.num_axes(),
+                Where() << "the bias " << bias.shape_string() << " from axis " << axis
+                        << " extends past the input " << x.shape_string());
+    for (int i = 0; i < bias.num_axes(); ++i)
+      DLC_REQUIRE(x.shape(axis + i) == bias.shape(i),
+                  Where() << "the bias " << bias.shape_string() << " does not fit the input "
+                          << x.shape_string() << " from axis " << axis << ": dimension "
+                          << axis + i << " is " << x.shape(axis + i) << ", the bias has "
+                          << bias.shape(i));
+    outer_ = x.count(0, axis);
+    bias_dim_ = bias.count();
+    inner_ = x.count(axis + bias.num_axes());
+    if (bottom[0] != top[0]) top[0]->ReshapeLike(x);
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const int count = bottom[0]->count();
+    const Blob& bias = bottom.size() > 1 ? *bottom[1] : *blobs_[0];
+    ctx_->Launch1D(ctx_->Kernel("bias.cl", "", "bias_forward"), count, count, bias_dim_,
+                   inner_, bottom[0]->data(), bias.data(), top[0]->data());
+  }
+
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    if (propagate_down[0] && bottom[0] != top[0])
+      CopyFloats(*ctx_, bottom[0]->count(), top[0]->diff(), 0, bottom[0]->diff(), 0);
+    const bool learned = bottom.size() == 1;
+    if (bias_dim_ == 0 || !(learned ? param_propagate_down(0) : bool(propagate_down[1]))) return;
+    // A learned bias accumulates its gradient; bottom[1]'s is written.
+    Blob& bias = learned ? *blobs_[0] : *bottom[1];
+    size_t group = 1;
+    while (group < 64 && group < size_t(outer_) * inner_) group *= 2;
+    ctx_->Launch(ctx_->Kernel("bias.cl", "", "bias_gradient"), NDRange(bias_dim_ * group),
+                 NDRange(group), outer_, bias_dim_, inner_, (int)learned, top[0]->diff(),
+                 bias.diff(), LocalMemory{group * sizeof(float)});
+  }
+
+ private:
+  int outer_ = 0, bias_dim_ = 0, inner_ = 0;
+};
+
+REGISTER_LAYER_CLASS(Bias);
+
+}  // namespace dlcaffe

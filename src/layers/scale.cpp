@@ -1,0 +1,127 @@
+// Scale (Caffe "Scale"): y = x * s (+ b with bias_term), where s covers
+// num_axes axes of x starting at `axis` and is broadcast over the others. s is
+// bottom[1] or, with one bottom, a learned blob shaped like those axes
+// (num_axes -1: all remaining axes, 0: a scalar), filled with `filler`
+// (default constant 1). The bias is an internal Bias layer, as in Caffe, whose
+// blob follows the scale's: blobs are [scale, bias], or [bias] with bottom[1].
+// In place, the input is kept in an internal blob for the scale's gradient.
+#include "dlcaffe/filler.hpp"
+#include "dlcaffe/layer_registry.hpp"
+#include "dlcaffe/math.hpp"
+
+namespace dlcaffe {
+
+class ScaleLayer : public Layer {
+ public:
+  using Layer::Layer;
+  const char* type() const override { return "Scale"; }
+  int MinBottomBlobs() const override { return 1; }
+  int MaxBottomBlobs() const override { return 2; }
+  int ExactNumTopBlobs() const override { return 1; }
+
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const caffe::ScaleParameter& p = param_.scale_param();
+    if (bottom.size() == 1 && blobs_.empty()) {
+      const Blob& x = *bottom[0];
+      const int axis = x.CanonicalAxisIndex(p.axis());
+      const int num_axes = p.num_axes();
+      DLC_REQUIRE(num_axes >= -1, Where() << "num_axes must be -1 or more, got " << num_axes);
+      DLC_REQUIRE(num_axes == -1 || x.num_axes() >= axis + num_axes,
+                  Where() << "a scale of " << num_axes << " axes from axis " << axis
+                          << " extends past the input " << x.shape_string());
+      const auto first = x.shape().begin() + axis;
+      const auto last = num_axes == -1 ? x.shape().end() : first + num_axes;
+      blobs_.push_back(std::make_shared<Blob>(*ctx_, std::vector<int>(first, last)));
+      caffe::FillerParameter filler = p.filler();
+      if (!p.has_filler()) {  // identity by default
+        filler.set_type("constant");
+        filler.set_value(1.f);
+      }
+      FillBlob(filler, blobs_[0].get());
+    }
+    if (p.bias_term()) {
+      caffe::LayerParameter bias_param = param_;
+      bias_param.set_type("Bias");
+      bias_param.set_name(param_.name() + "/bias");
+      bias_param.clear_loss_weight();
+      bias_param.clear_param();
+      caffe::BiasParameter* b = bias_param.mutable_bias_param();
+      b->set_axis(p.axis());
+      b->set_num_axes(bottom.size() > 1 ? bottom[1]->num_axes() : p.num_axes());
+      *b->mutable_filler() = p.bias_filler();
+      bias_layer_ = LayerRegistry::Create(bias_param, *ctx_);
+      bias_layer_->SetUp({bottom[0]}, top);
+      bias_param_id_ = static_cast<int>(blobs_.size());
+      blobs_.push_back(bias_layer_->blobs()[0]);
+    }
+    for (size_t i = 0; i < blobs_.size(); ++i) set_param_propagate_down(i, true);
+  }
+
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const Blob& x = *bottom[0];
+    const Blob& scale = bottom.size() > 1 ? *bottom[1] : *blobs_[0];
+    // A scalar is the same at any axis; 0 makes outer 1.
+    const int axis =
+        scale.num_axes() == 0 ? 0 : x.CanonicalAxisIndex(param_.scale_param().axis());
+    DLC_REQUIRE(x.num_axes() >= axis + scale.num_axes(),
+                Where() << "the scale " << scale.shape_string() << " from axis " << axis
+                        << " extends past the input " << x.shape_string());
+    for (int i = 0; i < scale.num_axes(); ++i)
+      DLC_REQUIRE(x.shape(axis + i) == scale.shape(i),
+                  Where() << "the scale " << scale.shape_string() << " does not fit the input "
+                          << x.shape_string() << " from axis " << axis << ": dimension "
+                          << axis + i << " is " << x.shape(axis + i) << ", the scale has "
+                          << scale.shape(i));
+    outer_ = x.count(0, axis);
+    scale_dim_ = scale.count();
+    inner_ = x.count(axis + scale.num_axes());
+    if (bottom[0] == top[0]) {
+      input_copy_.ReshapeLike(x);
+    } else {
+      top[0]->ReshapeLike(x);
+    }
+    if (bias_layer_) bias_layer_->Reshape({top[0]}, {top[0]});
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const int count = bottom[0]->count();
+    if (bottom[0] == top[0]) CopyFloats(*ctx_, count, bottom[0]->data(), 0, input_copy_.data(), 0);
+    const Blob& scale = bottom.size() > 1 ? *bottom[1] : *blobs_[0];
+    ctx_->Launch1D(ctx_->Kernel("scale.cl", "", "scale_forward"), count, count, scale_dim_,
+                   inner_, bottom[0]->data(), scale.data(), top[0]->data());
+    if (bias_layer_) bias_layer_->Forward({top[0]}, {top[0]});
+  }
+
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    // Every gradient reads top's diff before bottom's (maybe the same) is written.
+    if (bias_layer_ && param_propagate_down(bias_param_id_))
+      bias_layer_->Backward({top[0]}, {false}, {top[0]});
+    const bool learned = bottom.size() == 1;
+    Blob& scale = learned ? *blobs_[0] : *bottom[1];
+    if (scale_dim_ > 0 && (learned ? param_propagate_down(0) : bool(propagate_down[1]))) {
+      // A learned scale accumulates its gradient; bottom[1]'s is written.
+      const cl_mem x = bottom[0] == top[0] ? input_copy_.data() : bottom[0]->data();
+      size_t group = 1;
+      while (group < 64 && group < size_t(outer_) * inner_) group *= 2;
+      ctx_->Launch(ctx_->Kernel("scale.cl", "", "scale_gradient"), NDRange(scale_dim_ * group),
+                   NDRange(group), outer_, scale_dim_, inner_, (int)learned, top[0]->diff(), x,
+                   scale.diff(), LocalMemory{group * sizeof(float)});
+    }
+    if (propagate_down[0]) {
+      const int count = bottom[0]->count();
+      ctx_->Launch1D(ctx_->Kernel("scale.cl", "", "scale_bottom_backward"), count, count,
+                     scale_dim_, inner_, top[0]->diff(), scale.data(), bottom[0]->diff());
+    }
+  }
+
+ private:
+  int outer_ = 0, scale_dim_ = 0, inner_ = 0;
+  std::unique_ptr<Layer> bias_layer_;
+  int bias_param_id_ = -1;
+  Blob input_copy_{*ctx_};  // the input, when working in place
+};
+
+REGISTER_LAYER_CLASS(Scale);
+
+}  // namespace dlcaffe

@@ -1,0 +1,158 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "util/gradient_checker.hpp"
+#include "util/layer_test_util.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+
+namespace {
+
+// y[i] = x[i] + b[j], j = (i / inner) % dim.
+std::vector<double> Reference(const std::vector<float>& x, const std::vector<float>& b,
+                              int inner) {
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = double(x[i]) + b[(i / inner) % b.size()];
+  return y;
+}
+
+void ExpectNear(const std::vector<float>& got, const std::vector<double>& expected) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-6) << i;
+}
+
+const std::vector<int> kInput{2, 3, 4, 5};
+
+struct Case {
+  std::string param;
+  std::vector<int> bias_shape;
+  int inner;
+};
+
+// The same cases serve bottom[1] (its shape) and learned blobs (param).
+const Case kCases[] = {
+    {"", {3}, 20},
+    {"axis: 1 num_axes: 2", {3, 4}, 5},
+    {"axis: 0 num_axes: -1", {2, 3, 4, 5}, 1},
+    {"num_axes: 0", {}, 1},
+    {"axis: -2 num_axes: 2", {4, 5}, 1},
+    {"axis: 0 num_axes: 1", {2}, 60},
+};
+
+}  // namespace
+
+TEST(Bias, ForwardWithBiasFromBottom) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.param);
+    Blob x(TestContext(), kInput), b(TestContext(), c.bias_shape), y(TestContext());
+    FillGaussian(&x, 0.f, 1.f, 1);
+    FillGaussian(&b, 0.f, 1.f, 2);
+    auto layer = MakeLayer("type: 'Bias' bias_param { " + c.param + " }");
+    layer->SetUp({&x, &b}, {&y});
+    EXPECT_TRUE(layer->blobs().empty());
+    layer->Forward({&x, &b}, {&y});
+    ExpectNear(y.ReadData(), Reference(x.ReadData(), b.ReadData(), c.inner));
+  }
+}
+
+TEST(Bias, LearnedBiasShapesAndFiller) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.param);
+    Blob x(TestContext(), kInput), y(TestContext());
+    FillGaussian(&x, 0.f, 1.f, 3);
+    auto layer = MakeLayer("type: 'Bias' bias_param { " + c.param + " }");
+    layer->SetUp({&x}, {&y});
+    ASSERT_EQ(layer->blobs().size(), 1u);
+    EXPECT_EQ(layer->blobs()[0]->shape(), c.bias_shape);
+    for (float v : layer->blobs()[0]->ReadData()) EXPECT_EQ(v, 0.f);  // default filler
+    auto filled = MakeLayer("type: 'Bias' bias_param { " + c.param +
+                            " filler { type: 'uniform' min: 1 max: 2 } }");
+    filled->SetUp({&x}, {&y});
+    filled->Forward({&x}, {&y});
+    std::vector<float> b = filled->blobs()[0]->ReadData();
+    for (float v : b) EXPECT_TRUE(v >= 1.f && v <= 2.f) << v;
+    ExpectNear(y.ReadData(), Reference(x.ReadData(), b, c.inner));
+  }
+}
+
+TEST(Bias, GradientMatchesNumeric) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.param);
+    Blob x(TestContext(), kInput), b(TestContext(), c.bias_shape), y(TestContext());
+    FillGaussian(&x, 0.f, 1.f, 4);
+    FillGaussian(&b, 0.f, 1.f, 5);
+    GradientCheckOptions options;
+    options.max_checks_per_blob = 40;
+    auto from_bottom = MakeLayer("type: 'Bias' bias_param { " + c.param + " }");
+    from_bottom->SetUp({&x, &b}, {&y});
+    CheckGradient(*from_bottom, {&x, &b}, {&y}, {}, options);
+    auto learned = MakeLayer("type: 'Bias' bias_param { " + c.param +
+                             " filler { type: 'gaussian' } }");
+    learned->SetUp({&x}, {&y});
+    CheckGradient(*learned, {&x}, {&y}, {}, options);
+  }
+}
+
+// In place the input gradient is the top gradient itself; the learned bias
+// accumulates its gradient.
+TEST(Bias, InPlaceAndAccumulation) {
+  Blob x(TestContext(), kInput);
+  FillGaussian(&x, 0.f, 1.f, 6);
+  const std::vector<float> x0 = x.ReadData();
+  auto layer = MakeLayer("type: 'Bias' bias_param { filler { type: 'gaussian' } }");
+  layer->SetUp({&x}, {&x});
+  layer->Forward({&x}, {&x});
+  ExpectNear(x.ReadData(), Reference(x0, layer->blobs()[0]->ReadData(), 20));
+  std::vector<float> dy(x.count());
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.1f * float(i % 7);
+  x.WriteDiff(dy);
+  layer->blobs()[0]->SetDiff(1.f);
+  layer->Backward({&x}, {true}, {&x});
+  EXPECT_EQ(x.ReadDiff(), dy);
+  std::vector<float> db = layer->blobs()[0]->ReadDiff();
+  for (int j = 0; j < 3; ++j) {
+    double sum = 1.0;
+    for (int n = 0; n < 2; ++n)
+      for (int p = 0; p < 20; ++p) sum += dy[(n * 3 + j) * 20 + p];
+    EXPECT_NEAR(db[j], sum, 1e-5);
+  }
+}
+
+// bottom[1]'s gradient is written (as any bottom's), not accumulated.
+TEST(Bias, BottomBiasGradientIsOverwritten) {
+  Blob x(TestContext(), {2, 3, 4}), b(TestContext(), {3}), y(TestContext());
+  FillGaussian(&x, 0.f, 1.f, 7);
+  FillGaussian(&b, 0.f, 1.f, 8);
+  auto layer = MakeLayer("type: 'Bias'");
+  layer->SetUp({&x, &b}, {&y});
+  layer->Forward({&x, &b}, {&y});
+  std::vector<float> dy(y.count());
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.5f * float(i % 5) - 1.f;
+  y.WriteDiff(dy);
+  b.SetDiff(100.f);
+  for (int pass = 0; pass < 2; ++pass) {
+    layer->Backward({&y}, {false, true}, {&x, &b});
+    const std::vector<float> db = b.ReadDiff();
+    for (int j = 0; j < 3; ++j) {
+      double sum = 0;
+      for (int n = 0; n < 2; ++n)
+        for (int p = 0; p < 4; ++p) sum += dy[(n * 3 + j) * 4 + p];
+      EXPECT_NEAR(db[j], sum, 1e-5) << "pass " << pass;
+    }
+  }
+}
+
+TEST(Bias, ShapeErrors) {
+  Blob x(TestContext(), kInput), y(TestContext());
+  Blob wrong(TestContext(), {4});
+  EXPECT_THROW(MakeLayer("type: 'Bias'")->SetUp({&x, &wrong}, {&y}), Error);
+  EXPECT_THROW(MakeLayer("type: 'Bias' bias_param { axis: 4 }")->SetUp({&x}, {&y}), Error);
+  EXPECT_THROW(MakeLayer("type: 'Bias' bias_param { axis: 2 num_axes: 3 }")->SetUp({&x}, {&y}),
+               Error);
+}
+
+}  // namespace test
+}  // namespace dlcaffe
