@@ -1,17 +1,399 @@
-// Placeholder GEMM (one output per work-item); replaced by the tiled kernel.
-__kernel void gemm_naive(const int M, const int N, const int K, const float alpha,
+// SGEMM kernel family: C = alpha * op(A) * op(B) + beta * C, row-major, with
+// arbitrary leading dimensions and offsets (counted in floats). beta == 0
+// never reads C (it may hold NaN).
+//
+// gemm_tiled is compiled only when the tile shape is defined (-DMR=...);
+// ChooseGemmConfig (src/core/gemm_config.hpp) picks the defines per device
+// and shape:
+//   MR, NR      register block: each work-item computes an MR x NR block of C
+//   VW          vector width (1, 2, 4, 8, 16) along N, NR % VW == 0 (along K
+//               in the DOT_FORM)
+//   TRANS_A, TRANS_B   op() of each operand, fixed at compile time
+//   USE_LOCAL   1: GPU shape. A work-group of WG_N x WG_M work-items computes
+//               a (WG_M*MR) x (WG_N*NR) tile of C, staging TK-deep slices of
+//               op(A) and op(B) in __local memory through guarded loads (zeros
+//               outside the matrices). Work-item (tx, ty) owns rows
+//               ty + i*WG_M and vectors tx + j*WG_N, so neighbouring
+//               work-items touch neighbouring addresses.
+//               0: CPU shape (notes/pocl-performance.md). One work-item owns a
+//               whole MR x NR tile in explicit vector accumulators and runs
+//               the whole k loop: no __local memory, no barriers, fma().
+//               B must not be transposed (the host packs a transposed B).
+//   DOT_FORM    (CPU shape, C = A * B^T only) each work-item computes MR x NR
+//               dot products with VW-wide vectors along k, reading both
+//               operands in place where they are contiguous.
+//   UNROLL_HINTS  (GPU shape) 0 drops the full-unroll pragmas; set only when
+//               a CPU compiles the GPU shape for testing.
+// The helpers (gemm_pack_panels, gemm_scale_c) need no defines.
+
+#ifdef MR
+
+#ifndef NR
+#error "NR must be defined with MR"
+#endif
+#ifndef VW
+#define VW 1
+#endif
+#ifndef TRANS_A
+#define TRANS_A 0
+#endif
+#ifndef TRANS_B
+#define TRANS_B 0
+#endif
+#ifndef USE_LOCAL
+#define USE_LOCAL 0
+#endif
+#ifndef DOT_FORM
+#define DOT_FORM 0
+#endif
+
+#define NV (NR / VW)  // vectors per row of the register block
+
+#define GEMM_CAT_(a, b) a##b
+#define GEMM_CAT(a, b) GEMM_CAT_(a, b)
+#if VW == 1
+#define floatV float
+#define VLOAD(i, p) ((p)[i])
+#define VSTORE(v, i, p) ((p)[i] = (v))
+#else
+#define floatV GEMM_CAT(float, VW)
+#define VLOAD(i, p) GEMM_CAT(vload, VW)(i, p)
+#define VSTORE(v, i, p) GEMM_CAT(vstore, VW)(v, i, p)
+#endif
+
+// C[m, n..n+VW) = alpha * acc + beta * C for the columns in [n_lo, n_hi).
+inline void store_vector(__global float* C, const int ldc, const int m, const int n,
+                         const int n_lo, const int n_hi, const float alpha,
+                         const float beta, const floatV acc) {
+  __global float* c = C + m * ldc + n;
+  if (n >= n_lo && n + VW <= n_hi) {
+    const floatV r = alpha * acc;
+    if (beta == 0.f) VSTORE(r, 0, c);
+    else VSTORE(fma((floatV)beta, VLOAD(0, c), r), 0, c);
+    return;
+  }
+#if VW == 1
+  const float values[1] = {acc};
+#else
+  float values[VW];
+  VSTORE(acc, 0, values);
+#endif
+  for (int v = max(0, n_lo - n); v < min(VW, n_hi - n); ++v)
+    c[v] = beta == 0.f ? alpha * values[v] : fma(beta, c[v], alpha * values[v]);
+}
+
+#if USE_LOCAL
+
+#ifndef WG_M
+#define WG_M 16
+#endif
+#ifndef WG_N
+#define WG_N 16
+#endif
+#ifndef TK
+#define TK 16
+#endif
+// Full unrolling keeps the accumulators in registers on a GPU. A CPU
+// compiling this shape (only tests do) drops the hints: PoCL spends seconds
+// per program on them, and the results do not change.
+#ifndef UNROLL_HINTS
+#define UNROLL_HINTS 1
+#endif
+#if UNROLL_HINTS
+#define LOCAL_UNROLL _Pragma("unroll")
+#else
+#define LOCAL_UNROLL
+#endif
+
+#define TM (WG_M * MR)
+#define TN (WG_N * NR)
+#define THREADS (WG_M * WG_N)
+
+#if TRANS_A
+#define A_AT(m, k) A[(k) * lda + (m)]
+#else
+#define A_AT(m, k) A[(m) * lda + (k)]
+#endif
+#if TRANS_B
+#define B_AT(k, n) B[(n) * ldb + (k)]
+#else
+#define B_AT(k, n) B[(k) * ldb + (n)]
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
+    const int M, const int N, const int K, const float alpha,
+    __global const float* A, const int a_off, const int lda,
+    __global const float* B, const int b_off, const int ldb, const float beta,
+    __global float* C, const int c_off, const int ldc) {
+  // k-major tiles: a work-item reads As[k][ty + i*WG_M] and Bs[k][(tx + j*WG_N)*VW].
+  __local float As[TK][TM];
+  __local float Bs[TK][TN];
+  const int tx = get_local_id(0), ty = get_local_id(1);
+  const int tid = ty * WG_N + tx;
+  const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
+  A += a_off;
+  B += b_off;
+
+  floatV acc[MR][NV];
+LOCAL_UNROLL
+  for (int i = 0; i < MR; ++i)
+LOCAL_UNROLL
+    for (int j = 0; j < NV; ++j) acc[i][j] = (floatV)0.f;
+
+  for (int k0 = 0; k0 < K; k0 += TK) {
+    // Each work-item loads a strided share; consecutive ids read consecutive
+    // addresses of the source matrix.
+    for (int e = tid; e < TM * TK; e += THREADS) {
+#if TRANS_A
+      const int mm = e % TM, kk = e / TM;
+#else
+      const int kk = e % TK, mm = e / TK;
+#endif
+      const int m = m0 + mm, k = k0 + kk;
+      As[kk][mm] = (m < M && k < K) ? A_AT(m, k) : 0.f;
+    }
+    for (int e = tid; e < TN * TK; e += THREADS) {
+#if TRANS_B
+      const int kk = e % TK, nn = e / TK;
+#else
+      const int nn = e % TN, kk = e / TN;
+#endif
+      const int n = n0 + nn, k = k0 + kk;
+      Bs[kk][nn] = (n < N && k < K) ? B_AT(k, n) : 0.f;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int kk = 0; kk < TK; ++kk) {
+      floatV b[NV];
+LOCAL_UNROLL
+      for (int j = 0; j < NV; ++j) b[j] = VLOAD(tx + j * WG_N, &Bs[kk][0]);
+LOCAL_UNROLL
+      for (int i = 0; i < MR; ++i) {
+        const floatV a = (floatV)As[kk][ty + i * WG_M];
+LOCAL_UNROLL
+        for (int j = 0; j < NV; ++j) acc[i][j] = fma(a, b[j], acc[i][j]);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+
+  C += c_off;
+LOCAL_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    const int m = m0 + ty + i * WG_M;
+    if (m < M) {
+LOCAL_UNROLL
+      for (int j = 0; j < NV; ++j) {
+        const int n = n0 + (tx + j * WG_N) * VW;
+        if (n < N) store_vector(C, ldc, m, n, 0, N, alpha, beta, acc[i][j]);
+      }
+    }
+  }
+}
+
+#elif DOT_FORM  // CPU shape for C = A * B^T
+
+#if TRANS_A || !TRANS_B
+#error "the dot-product form reads rows of A and rows of B (C = A * B^T)"
+#endif
+
+inline float hsum(const floatV v) {
+#if VW == 16
+  const float8 h8 = v.lo + v.hi;
+  const float4 h4 = h8.lo + h8.hi;
+#elif VW == 8
+  const float4 h4 = v.lo + v.hi;
+#endif
+#if VW >= 8
+  const float2 h2 = h4.lo + h4.hi;
+#elif VW == 4
+  const float2 h2 = v.lo + v.hi;
+#endif
+#if VW >= 4
+  return h2.x + h2.y;
+#elif VW == 2
+  return v.x + v.y;
+#else
+  return v;
+#endif
+}
+
+// Both operands are read along k, where they are contiguous: work-item
+// (mb, nb) keeps MR x NR partial dot products of VW lanes each, adding VW
+// consecutive k per step, and reduces the lanes at the end; the last K % VW
+// k are scalar. Rows past M or N are clamped (read, never stored). Nothing is
+// packed.
+__kernel void gemm_tiled(const int M, const int N, const int K, const float alpha,
                          __global const float* A, const int a_off, const int lda,
-                         const int trans_a, __global const float* B, const int b_off,
-                         const int ldb, const int trans_b, const float beta,
-                         __global float* C, const int c_off, const int ldc) {
+                         __global const float* B, const int b_off, const int ldb,
+                         const float beta, __global float* C, const int c_off,
+                         const int ldc) {
+  const int mb = get_global_id(0), nb = get_global_id(1);
+  const int m0 = mb * MR, n0 = nb * NR;
+  if (m0 >= M || n0 >= N) return;
+  __global const float* a_rows[MR];
+  __global const float* b_rows[NR];
+#pragma unroll
+  for (int i = 0; i < MR; ++i) a_rows[i] = A + a_off + min(m0 + i, M - 1) * lda;
+#pragma unroll
+  for (int j = 0; j < NR; ++j) b_rows[j] = B + b_off + min(n0 + j, N - 1) * ldb;
+
+  floatV acc[MR][NR];
+#pragma unroll
+  for (int i = 0; i < MR; ++i)
+#pragma unroll
+    for (int j = 0; j < NR; ++j) acc[i][j] = (floatV)0.f;
+  const int k_vectors = K / VW;
+  for (int kv = 0; kv < k_vectors; ++kv) {
+    floatV av[MR], bv[NR];
+#pragma unroll
+    for (int i = 0; i < MR; ++i) av[i] = VLOAD(kv, a_rows[i]);
+#pragma unroll
+    for (int j = 0; j < NR; ++j) bv[j] = VLOAD(kv, b_rows[j]);
+#pragma unroll
+    for (int i = 0; i < MR; ++i)
+#pragma unroll
+      for (int j = 0; j < NR; ++j) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+  }
+  float sums[MR][NR];
+#pragma unroll
+  for (int i = 0; i < MR; ++i)
+#pragma unroll
+    for (int j = 0; j < NR; ++j) sums[i][j] = hsum(acc[i][j]);
+  for (int k = k_vectors * VW; k < K; ++k)
+#pragma unroll
+    for (int i = 0; i < MR; ++i)
+#pragma unroll
+      for (int j = 0; j < NR; ++j) sums[i][j] = fma(a_rows[i][k], b_rows[j][k], sums[i][j]);
+
+  C += c_off;
+  const int rows = min(MR, M - m0), cols = min(NR, N - n0);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      __global float* c = C + (m0 + i) * ldc + n0 + j;
+      *c = beta == 0.f ? alpha * sums[i][j] : fma(beta, *c, alpha * sums[i][j]);
+    }
+}
+
+#else  // CPU shape, outer-product form
+
+#if TRANS_B
+#error "the register-tile kernel reads B untransposed; pack a transposed B first"
+#endif
+
+// Work-item (mb, nb) computes rows mb*MR.. and columns nb*NR.. of C; dimension
+// 0 runs over m so that neighbouring work-items share one panel of B.
+//
+// Operand blocks are addressed with block strides, so one kernel reads both
+// matrices in place and packed panels:
+//   A block mb starts at A + a_off + mb * a_block; element (i, k) is at
+//     [i * lda + k] (TRANS_A == 0) or [k * lda + i] (TRANS_A == 1; a packed
+//     panel [K][MR] is this case with lda = MR, a_block = K * MR).
+//   B block nb starts at B + b_off + nb * b_block; element (k, j) is at
+//     [k * ldb + j] (a packed panel [K][NR]: ldb = NR, b_block = K * NR).
+// Rows past M are clamped to M - 1 (read, computed, never stored). The last
+// panel of an in-place B is shifted left to end at column b_cols = N, so all
+// its loads stay inside B; the columns it shares with the previous panel are
+// not stored (that work-item stores them). A packed B has b_cols = its padded
+// width, so it never shifts.
+__kernel void gemm_tiled(const int M, const int N, const int K, const float alpha,
+                         __global const float* A, const int a_off, const int lda,
+                         const int a_block, __global const float* B, const int b_off,
+                         const int ldb, const int b_block, const int b_cols,
+                         const float beta, __global float* C, const int c_off,
+                         const int ldc) {
+  const int mb = get_global_id(0), nb = get_global_id(1);
+  const int m0 = mb * MR, n0 = nb * NR;
+  if (m0 >= M || n0 >= N) return;
+
+  const int last_row = M - 1 - m0;
+  __global const float* a = A + a_off + mb * a_block;
+  __global const float* a_rows[MR];
+#pragma unroll
+  for (int i = 0; i < MR; ++i) a_rows[i] = a + (TRANS_A ? min(i, last_row) : min(i, last_row) * lda);
+  const int shift = max(0, n0 + NR - b_cols);
+  __global const float* b = B + b_off + nb * b_block - shift;
+
+  floatV acc[MR][NV];
+#pragma unroll
+  for (int i = 0; i < MR; ++i)
+#pragma unroll
+    for (int j = 0; j < NV; ++j) acc[i][j] = (floatV)0.f;
+
+  // Per k: NV vector loads of B, MR broadcasts of A, MR * NV fma.
+  for (int k = 0; k < K; ++k) {
+    floatV bv[NV];
+#pragma unroll
+    for (int j = 0; j < NV; ++j) bv[j] = VLOAD(j, b + k * ldb);
+#pragma unroll
+    for (int i = 0; i < MR; ++i) {
+      const floatV av = (floatV)(TRANS_A ? a_rows[i][k * lda] : a_rows[i][k]);
+#pragma unroll
+      for (int j = 0; j < NV; ++j) acc[i][j] = fma(av, bv[j], acc[i][j]);
+    }
+  }
+
+  // The store loop is not unrolled (it would only cost compile time): it
+  // indexes a private copy of the accumulators.
+  floatV result[MR][NV];
+#pragma unroll
+  for (int i = 0; i < MR; ++i)
+#pragma unroll
+    for (int j = 0; j < NV; ++j) result[i][j] = acc[i][j];
+  C += c_off;
+  const int rows = min(MR, M - m0);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < NV; ++j)
+      store_vector(C, ldc, m0 + i, n0 - shift + j * VW, n0, N, alpha, beta, result[i][j]);
+}
+
+#endif  // USE_LOCAL
+#endif  // MR
+
+// Copies a rows x K matrix X into panels P[ceil(rows/width)][K][width],
+// zero-padded past `rows`: op(A) into MR-row panels (rows = M) or op(B)^T into
+// NR-column panels (rows = N). Element (r, k) of X is X[r * ld + k] when
+// k_contiguous, else X[k * ld + r]. Each work-item reads a contiguous run of
+// X (strided gathers alias in the cache when ld is a multiple of 4 KiB):
+//   k_contiguous: PACK_RUN consecutive k of row r, work-item (k block, r);
+//   otherwise: the `width` consecutive rows of one panel row, work-item
+//     (k, panel).
+#define PACK_RUN 16
+
+__kernel void gemm_pack_panels(const int rows, const int K, const int width,
+                               __global const float* X, const int x_off, const int ld,
+                               const int k_contiguous, __global float* P) {
+  X += x_off;
+  if (k_contiguous) {
+    const int k0 = get_global_id(0) * PACK_RUN, r = get_global_id(1);
+    const int padded_rows = (rows + width - 1) / width * width;
+    if (k0 >= K || r >= padded_rows) return;
+    __global float* dst = P + ((r / width) * K + k0) * width + r % width;
+    const int count = min(PACK_RUN, K - k0);
+    if (r >= rows) {
+      for (int t = 0; t < count; ++t) dst[t * width] = 0.f;
+    } else if (count == PACK_RUN) {
+      float values[PACK_RUN];
+      vstore16(vload16(0, X + r * ld + k0), 0, values);
+#pragma unroll
+      for (int t = 0; t < PACK_RUN; ++t) dst[t * width] = values[t];
+    } else {
+      for (int t = 0; t < count; ++t) dst[t * width] = X[r * ld + k0 + t];
+    }
+  } else {
+    const int k = get_global_id(0), panel = get_global_id(1);
+    if (k >= K || panel * width >= rows) return;
+    __global float* dst = P + (panel * K + k) * width;
+    const int r0 = panel * width;
+    for (int c = 0; c < width; ++c) dst[c] = r0 + c < rows ? X[k * ld + r0 + c] : 0.f;
+  }
+}
+
+// C = beta * C over an M x N window (K == 0 or alpha == 0); beta == 0 writes
+// zeros without reading C.
+__kernel void gemm_scale_c(const int M, const int N, const float beta,
+                           __global float* C, const int c_off, const int ldc) {
   const int n = get_global_id(0), m = get_global_id(1);
   if (m >= M || n >= N) return;
-  float acc = 0.f;
-  for (int k = 0; k < K; ++k) {
-    const float a = trans_a ? A[a_off + k * lda + m] : A[a_off + m * lda + k];
-    const float b = trans_b ? B[b_off + n * ldb + k] : B[b_off + k * ldb + n];
-    acc += a * b;
-  }
-  const int c = c_off + m * ldc + n;
-  C[c] = alpha * acc + (beta == 0.f ? 0.f : beta * C[c]);
+  __global float* c = C + c_off + m * ldc + n;
+  *c = beta == 0.f ? 0.f : beta * *c;
 }

@@ -1,0 +1,89 @@
+// Layout and bias kernels around the convolution GEMMs. The GEMMs work in
+// "column order" [channels][images * area] over a chunk of images; the blobs
+// are NCHW. `nchw_off` (in floats) points at the chunk's first image.
+//
+// Two shapes of the same work (-DPLANES, as in im2col.cl):
+//   PLANES=0 (GPU): one work-item per element, 2-D range (n * area + p,
+//     channel); the bias reduction uses one work-group per channel.
+//   PLANES=1 (CPU): one work-item per (image, channel) plane copying a
+//     contiguous run, range (images, channels); the bias reduction one
+//     work-item per channel with float16 partial sums.
+#ifndef PLANES
+#define PLANES 0
+#endif
+
+// top (NCHW) = columns + bias.
+__kernel void conv_columns_to_nchw(const int images, const int channels,
+                                   const int area, __global const float* columns,
+                                   const int has_bias, __global const float* bias,
+                                   __global float* y, const int nchw_off) {
+#if PLANES
+  const int n = get_global_id(0), c = get_global_id(1);
+  if (n >= images || c >= channels) return;
+  const float b = has_bias ? bias[c] : 0.f;
+  __global const float* src = columns + (c * images + n) * area;
+  __global float* dst = y + nchw_off + (n * channels + c) * area;
+  for (int p = 0; p < area; ++p) dst[p] = src[p] + b;
+#else
+  const int q = get_global_id(0), c = get_global_id(1);
+  if (q >= images * area || c >= channels) return;
+  const int n = q / area, p = q - n * area;
+  const float b = has_bias ? bias[c] : 0.f;
+  y[nchw_off + (n * channels + c) * area + p] = columns[c * images * area + q] + b;
+#endif
+}
+
+// columns = top diff (NCHW) in column order, the GEMMs' operand in backward.
+__kernel void conv_nchw_to_columns(const int images, const int channels,
+                                   const int area, __global const float* dy,
+                                   const int nchw_off, __global float* columns) {
+#if PLANES
+  const int n = get_global_id(0), c = get_global_id(1);
+  if (n >= images || c >= channels) return;
+  __global const float* src = dy + nchw_off + (n * channels + c) * area;
+  __global float* dst = columns + (c * images + n) * area;
+  for (int p = 0; p < area; ++p) dst[p] = src[p];
+#else
+  const int q = get_global_id(0), c = get_global_id(1);
+  if (q >= images * area || c >= channels) return;
+  const int n = q / area, p = q - n * area;
+  columns[c * images * area + q] = dy[nchw_off + (n * channels + c) * area + p];
+#endif
+}
+
+// bias_diff[c] += sum over n, p of dy[n][c][p] (`partial`: one float per
+// work-item of the group; unused with PLANES).
+__kernel void conv_bias_backward(const int num, const int channels, const int area,
+                                 __global const float* dy, __global float* bias_diff,
+                                 __local float* partial) {
+#if PLANES
+  const int c = get_global_id(0);
+  if (c >= channels) return;
+  float16 lanes = (float16)0.f;
+  float tail = 0.f;
+  for (int n = 0; n < num; ++n) {
+    __global const float* run = dy + (n * channels + c) * area;
+    int p = 0;
+    for (; p + 16 <= area; p += 16) lanes += vload16(0, run + p);
+    for (; p < area; ++p) tail += run[p];
+  }
+  const float8 h8 = lanes.lo + lanes.hi;
+  const float4 h4 = h8.lo + h8.hi;
+  const float2 h2 = h4.lo + h4.hi;
+  bias_diff[c] += h2.x + h2.y + tail;
+#else
+  const int c = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
+  float sum = 0.f;
+  for (int i = lid; i < num * area; i += size) {
+    const int n = i / area, p = i - n * area;
+    sum += dy[(n * channels + c) * area + p];
+  }
+  partial[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int width = size / 2; width > 0; width /= 2) {
+    if (lid < width) partial[lid] += partial[lid + width];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) bias_diff[c] += partial[0];
+#endif
+}

@@ -1,0 +1,149 @@
+// im2col / col2im for 2-D convolution over a chunk of `images` images at once.
+//
+// The column buffer is row-major [channels * kernel_h * kernel_w][images *
+// out_h * out_w]: row (c, ki, kj), column (n, oh, ow) holds input pixel
+// (n, c, oh * stride_h - pad_h + ki * dilation_h, ow * stride_w - pad_w +
+// kj * dilation_w), 0 outside the image. A group's rows are contiguous, so a
+// convolution is one GEMM per group over the whole chunk.
+//
+// `x_off` / `dx_off` (in floats) point at the chunk's first image in NCHW.
+//
+// Two shapes of the same work (-DPLANES):
+//   PLANES=0 (GPU): one work-item per element, 2-D range (column index,
+//     row index) for im2col and (n * height * width pixel index, channel)
+//     for col2im.
+//   PLANES=1 (CPU, notes/pocl-performance.md): one work-item per (image,
+//     channel) plane, range (images, channels), looping over contiguous runs
+//     with no divisions inside the loops.
+#ifndef PLANES
+#define PLANES 0
+#endif
+
+#if PLANES
+// Output columns ow in [*lo, *hi) read input columns w = ow * stride + first
+// inside [0, size).
+inline void valid_outputs(const int first, const int stride, const int size,
+                          const int outputs, int* lo, int* hi) {
+  const int begin = first >= 0 ? 0 : (-first + stride - 1) / stride;
+  const int end = size - 1 - first >= 0 ? (size - 1 - first) / stride + 1 : 0;
+  *lo = min(begin, outputs);
+  *hi = max(*lo, min(end, outputs));
+}
+#endif
+
+__kernel void im2col(const int images, const int channels, const int height,
+                     const int width, const int kernel_h, const int kernel_w,
+                     const int pad_h, const int pad_w, const int stride_h,
+                     const int stride_w, const int dilation_h, const int dilation_w,
+                     const int out_h, const int out_w, __global const float* x,
+                     const int x_off, __global float* col) {
+  const int out_area = out_h * out_w;
+  const int columns = images * out_area;
+#if PLANES
+  const int n = get_global_id(0), c = get_global_id(1);
+  if (n >= images || c >= channels) return;
+  __global const float* plane = x + x_off + (n * channels + c) * height * width;
+  for (int ki = 0; ki < kernel_h; ++ki)
+    for (int kj = 0; kj < kernel_w; ++kj) {
+      const int r = (c * kernel_h + ki) * kernel_w + kj;
+      __global float* dst = col + r * columns + n * out_area;
+      const int w_first = kj * dilation_w - pad_w;  // input column of ow = 0
+      int lo, hi;
+      valid_outputs(w_first, stride_w, width, out_w, &lo, &hi);
+      for (int oh = 0; oh < out_h; ++oh, dst += out_w) {
+        const int h = oh * stride_h - pad_h + ki * dilation_h;
+        if (h < 0 || h >= height) {
+          for (int ow = 0; ow < out_w; ++ow) dst[ow] = 0.f;
+          continue;
+        }
+        // Row start index; may be negative, only [lo, hi) is read.
+        const int base = h * width + w_first;
+        for (int ow = 0; ow < lo; ++ow) dst[ow] = 0.f;
+        if (stride_w == 1)
+          for (int ow = lo; ow < hi; ++ow) dst[ow] = plane[base + ow];
+        else
+          for (int ow = lo; ow < hi; ++ow) dst[ow] = plane[base + ow * stride_w];
+        for (int ow = hi; ow < out_w; ++ow) dst[ow] = 0.f;
+      }
+    }
+#else
+  const int rows = channels * kernel_h * kernel_w;
+  const int q = get_global_id(0), r = get_global_id(1);
+  if (q >= columns || r >= rows) return;
+  const int n = q / out_area, p = q - n * out_area;
+  const int oh = p / out_w, ow = p - oh * out_w;
+  const int kernel_area = kernel_h * kernel_w;
+  const int c = r / kernel_area, kk = r - c * kernel_area;
+  const int ki = kk / kernel_w, kj = kk - ki * kernel_w;
+  const int h = oh * stride_h - pad_h + ki * dilation_h;
+  const int w = ow * stride_w - pad_w + kj * dilation_w;
+  const bool inside = h >= 0 && h < height && w >= 0 && w < width;
+  col[r * columns + q] =
+      inside ? x[x_off + ((n * channels + c) * height + h) * width + w] : 0.f;
+#endif
+}
+
+// The adjoint of im2col without atomics: every input pixel is written (=) by
+// exactly one work-item, which gathers all the column elements copied from it.
+__kernel void col2im(const int images, const int channels, const int height,
+                     const int width, const int kernel_h, const int kernel_w,
+                     const int pad_h, const int pad_w, const int stride_h,
+                     const int stride_w, const int dilation_h, const int dilation_w,
+                     const int out_h, const int out_w, __global const float* col,
+                     __global float* dx, const int dx_off) {
+  const int area = height * width;
+  const int out_area = out_h * out_w;
+  const int columns = images * out_area;
+#if PLANES
+  // The work-item owns plane (n, c) and adds each kernel tap's column rows
+  // into it, run by run.
+  const int n = get_global_id(0), c = get_global_id(1);
+  if (n >= images || c >= channels) return;
+  __global float* plane = dx + dx_off + (n * channels + c) * area;
+  for (int i = 0; i < area; ++i) plane[i] = 0.f;
+  for (int ki = 0; ki < kernel_h; ++ki)
+    for (int kj = 0; kj < kernel_w; ++kj) {
+      const int r = (c * kernel_h + ki) * kernel_w + kj;
+      __global const float* src = col + r * columns + n * out_area;
+      const int w_first = kj * dilation_w - pad_w;
+      int lo, hi;
+      valid_outputs(w_first, stride_w, width, out_w, &lo, &hi);
+      for (int oh = 0; oh < out_h; ++oh, src += out_w) {
+        const int h = oh * stride_h - pad_h + ki * dilation_h;
+        if (h < 0 || h >= height) continue;
+        const int base = h * width + w_first;
+        if (stride_w == 1)
+          for (int ow = lo; ow < hi; ++ow) plane[base + ow] += src[ow];
+        else
+          for (int ow = lo; ow < hi; ++ow) plane[base + ow * stride_w] += src[ow];
+      }
+    }
+#else
+  // The work-item owns pixel (n, c, h, w).
+  const int q = get_global_id(0), c = get_global_id(1);
+  if (q >= images * area || c >= channels) return;
+  const int n = q / area, hw = q - n * area;
+  const int h = hw / width, w = hw - h * width;
+  __global const float* col_image = col + n * out_area;
+  float sum = 0.f;
+  for (int ki = 0; ki < kernel_h; ++ki) {
+    // Output row oh reads input row h through kernel row ki when
+    // oh * stride_h = h + pad_h - ki * dilation_h.
+    const int h_span = h + pad_h - ki * dilation_h;
+    if (h_span < 0) break;  // grows more negative with ki
+    if (h_span % stride_h != 0) continue;
+    const int oh = h_span / stride_h;
+    if (oh >= out_h) continue;
+    for (int kj = 0; kj < kernel_w; ++kj) {
+      const int w_span = w + pad_w - kj * dilation_w;
+      if (w_span < 0) break;
+      if (w_span % stride_w != 0) continue;
+      const int ow = w_span / stride_w;
+      if (ow >= out_w) continue;
+      const int r = (c * kernel_h + ki) * kernel_w + kj;
+      sum += col_image[r * columns + oh * out_w + ow];
+    }
+  }
+  dx[dx_off + (n * channels + c) * area + hw] = sum;
+#endif
+}

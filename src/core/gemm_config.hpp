@@ -1,0 +1,59 @@
+// The shapes of the GEMM kernel family in src/cl/gemm.cl and the choice among
+// them. Internal to the library; tests and benchmarks include it to run every
+// configuration on whatever device they have.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/math.hpp"
+
+namespace dlcaffe {
+
+struct GemmConfig {
+  // true: GPU shape (work-group tiles staged in __local memory, register
+  // blocking inside); false: CPU shape (one work-item per register tile, no
+  // __local memory; B read in place, or packed into zero-padded NR-wide
+  // panels when it is transposed or narrower than NR).
+  bool use_local = false;
+  int mr = 10, nr = 32;    // register block of one work-item
+  int vw = 16;             // vector width along N
+  int wg_m = 1, wg_n = 1;  // work-group shape (use_local only)
+  int tk = 16;             // k-depth of a __local tile (use_local only)
+  bool pack_a = false;     // CPU shape: copy op(A) into MR-row panels first
+  bool pack_b = false;     // CPU shape: copy B into panels even where it
+                           // could be read in place
+  // CPU shape for C = A * B^T only: MR x NR dot products, VW lanes along k,
+  // both operands read in place.
+  bool dot_form = false;
+
+  // Whether this configuration handles these transposes.
+  bool Supports(Transpose trans_a, Transpose trans_b) const;
+  std::string Name() const;  // "register mr10 nr32 vw16 packA"
+};
+
+// Whether the device wants CPU-shaped kernels: few work-items that each do
+// much work in explicit vectors, no __local staging. True for a CPU and for
+// any device whose __local memory is ordinary global memory. (Convolution's
+// layout kernels follow the same rule.)
+bool PrefersCpuShapedKernels(const DeviceInfo& device);
+
+// The two shapes the dispatcher starts from (the CPU one before fitting MR
+// to the problem).
+GemmConfig CpuShapedGemmConfig();
+GemmConfig GpuShapedGemmConfig();
+GemmConfig DotFormGemmConfig();
+
+// The configuration for this device and problem. Decided from the device's
+// properties (type, kind of local memory) and the shape, never from the
+// vendor's name. The one place a tuner would replace.
+GemmConfig ChooseGemmConfig(const DeviceInfo& device, const GemmArgs& args);
+
+// Every configuration ChooseGemmConfig can return, on any device (the tests
+// run them all).
+std::vector<GemmConfig> GemmConfigFamily();
+
+// Gemm() with a given configuration.
+void GemmWithConfig(Context& ctx, const GemmArgs& args, const GemmConfig& config);
+
+}  // namespace dlcaffe

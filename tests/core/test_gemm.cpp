@@ -1,0 +1,315 @@
+// GEMM against a double-precision host reference, for every configuration of
+// the kernel family that the dispatcher can pick on any device (so the
+// GPU-shaped one is exercised on a CPU too), all four transpose combinations,
+// odd sizes, padded leading dimensions, nonzero offsets, beta == 0 over a C
+// full of NaN, and matrices flush against unreadable pages.
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../../src/core/gemm_config.hpp"
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/math.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+const float kSentinel = 1234.5f;  // marks storage outside a matrix window
+
+// A device buffer over host memory fenced by PROT_NONE pages on both sides.
+// On a CPU device that uses such memory in place (PoCL does), a kernel that
+// reads or writes past either end faults instead of passing silently.
+class FencedBuffer {
+ public:
+  FencedBuffer(Context& ctx, size_t floats) {
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    bytes_ = RoundUp(std::max<size_t>(floats, 1) * sizeof(float), page_);
+    base_ = static_cast<char*>(mmap(nullptr, bytes_ + 2 * page_, PROT_READ | PROT_WRITE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    EXPECT_NE(base_, MAP_FAILED);
+    mprotect(base_, page_, PROT_NONE);
+    mprotect(base_ + page_ + bytes_, page_, PROT_NONE);
+    cl_int err = CL_SUCCESS;
+    mem_ = clCreateBuffer(ctx.cl(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes_,
+                          base_ + page_, &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+  }
+  ~FencedBuffer() {
+    clReleaseMemObject(mem_);
+    munmap(base_, bytes_ + 2 * page_);
+  }
+  cl_mem mem() const { return mem_; }
+  size_t floats() const { return bytes_ / sizeof(float); }
+
+ private:
+  size_t page_ = 0, bytes_ = 0;
+  char* base_ = nullptr;
+  cl_mem mem_ = nullptr;
+};
+
+// Where a matrix window lies in its buffer: after `offset` floats of a pool
+// buffer with slack behind it, or flush against the front or back fence.
+enum class Placement { kPool, kFencedFront, kFencedBack };
+
+// A rows x cols window with row stride `ld` inside a device buffer; the rest
+// of the buffer and the padding columns hold kSentinel.
+struct Matrix {
+  int rows, cols, ld, offset;
+  Placement placement;
+  std::vector<float> host;
+  BufferPtr pooled;
+  std::unique_ptr<FencedBuffer> fenced;
+
+  Matrix(int rows_, int cols_, int ld_pad, int offset_, Placement placement_)
+      : rows(rows_), cols(cols_), ld(cols_ + ld_pad), offset(offset_),
+        placement(placement_) {
+    const size_t span = rows > 0 && cols > 0 ? size_t(rows - 1) * ld + cols : 0;
+    if (placement == Placement::kPool) {
+      host.assign(offset + size_t(rows) * ld + 5, kSentinel);
+      return;
+    }
+    fenced.reset(new FencedBuffer(TestContext(), span));
+    offset = placement == Placement::kFencedFront ? 0 : int(fenced->floats() - span);
+    host.assign(fenced->floats(), kSentinel);
+  }
+  cl_mem mem() const { return fenced ? fenced->mem() : pooled->mem(); }
+  float& at(int r, int c) { return host[offset + size_t(r) * ld + c]; }
+  void FillRandom(unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) at(r, c) = dist(rng);
+  }
+  void FillWith(float value) {
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) at(r, c) = value;
+  }
+  void Upload(Context& ctx) {
+    if (!fenced) pooled = ctx.Allocate(host.size() * sizeof(float));
+    ctx.Write(mem(), 0, host.size() * sizeof(float), host.data());
+  }
+  std::vector<float> Download(Context& ctx) const {
+    std::vector<float> out(host.size());
+    ctx.Read(mem(), 0, out.size() * sizeof(float), out.data());
+    return out;
+  }
+};
+
+struct Problem {
+  int M, N, K;
+  bool ta, tb;
+  float alpha, beta;
+  int pad = 0, offset = 0;  // leading-dimension padding and buffer offsets
+};
+
+std::string Describe(const Problem& p) {
+  return "M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) +
+         " K=" + std::to_string(p.K) + (p.ta ? " A^T" : " A") + (p.tb ? " B^T" : " B") +
+         " alpha=" + std::to_string(p.alpha) + " beta=" + std::to_string(p.beta) +
+         " pad=" + std::to_string(p.pad) + " offset=" + std::to_string(p.offset);
+}
+
+// Runs the problem with `config` (nullptr: the dispatcher's Gemm()) and
+// compares every element with the double-precision reference, within the
+// classic bound (K + 2) * eps * (|alpha| sum |a||b| + |beta c|). Storage
+// outside C's window must be untouched.
+void RunAndCheck(const Problem& p, const GemmConfig* config,
+                 Placement placement = Placement::kPool) {
+  Context& ctx = TestContext();
+  SCOPED_TRACE(Describe(p) + (config ? " [" + config->Name() + "]" : " [dispatcher]") +
+               (placement == Placement::kPool ? "" : placement == Placement::kFencedFront
+                                                         ? " fenced at the front"
+                                                         : " fenced at the back"));
+  Matrix a(p.ta ? p.K : p.M, p.ta ? p.M : p.K, p.pad, p.offset, placement);
+  Matrix b(p.tb ? p.N : p.K, p.tb ? p.K : p.N, p.pad + 1, p.offset + 3, placement);
+  Matrix c(p.M, p.N, p.pad + 2, p.offset + 1, placement);
+  a.FillRandom(11 + p.M);
+  b.FillRandom(23 + p.N);
+  if (p.beta == 0.f) c.FillWith(std::numeric_limits<float>::quiet_NaN());
+  else c.FillRandom(37 + p.K);
+  a.Upload(ctx);
+  b.Upload(ctx);
+  c.Upload(ctx);
+
+  GemmArgs g;
+  g.trans_a = p.ta ? Transpose::kYes : Transpose::kNo;
+  g.trans_b = p.tb ? Transpose::kYes : Transpose::kNo;
+  g.M = p.M;
+  g.N = p.N;
+  g.K = p.K;
+  g.alpha = p.alpha;
+  g.beta = p.beta;
+  g.A = a.mem();
+  g.a_offset = a.offset;
+  g.lda = a.ld;
+  g.B = b.mem();
+  g.b_offset = b.offset;
+  g.ldb = b.ld;
+  g.C = c.mem();
+  g.c_offset = c.offset;
+  g.ldc = c.ld;
+  if (config) GemmWithConfig(ctx, g, *config);
+  else Gemm(ctx, g);
+  const std::vector<float> result = c.Download(ctx);
+
+  const double eps = std::numeric_limits<float>::epsilon();
+  int failures = 0;
+  for (size_t i = 0; i < result.size(); ++i) {
+    const size_t rel = i - c.offset;
+    const bool inside = i >= size_t(c.offset) && rel / c.ld < size_t(p.M) &&
+                        int(rel % c.ld) < p.N;
+    if (!inside) {
+      ASSERT_EQ(result[i], kSentinel) << "storage outside C changed at " << i;
+      continue;
+    }
+    const int m = rel / c.ld, n = rel % c.ld;
+    double sum = 0, magnitude = 0;
+    for (int k = 0; k < p.K; ++k) {
+      const double av = p.ta ? a.at(k, m) : a.at(m, k);
+      const double bv = p.tb ? b.at(n, k) : b.at(k, n);
+      sum += av * bv;
+      magnitude += std::fabs(av * bv);
+    }
+    double expected = p.alpha * sum;
+    magnitude = std::fabs(p.alpha) * magnitude;
+    if (p.beta != 0.f) {
+      expected += p.beta * double(c.at(m, n));
+      magnitude += std::fabs(p.beta * double(c.at(m, n)));
+    }
+    const double tolerance = (p.K + 2) * eps * magnitude + 1e-30;
+    if (!(std::fabs(result[i] - expected) <= tolerance)) {
+      ADD_FAILURE() << "C[" << m << "," << n << "] = " << result[i] << ", expected "
+                    << expected << " (tolerance " << tolerance << ")";
+      if (++failures >= 5) return;
+    }
+  }
+}
+
+// Odd sizes around every tile edge of the family (register tiles of 12 x 32,
+// work-group tiles of 64 x 64), plus 1 and K = 1.
+const std::vector<std::tuple<int, int, int>> kShapes = {
+    {1, 1, 1},    {1, 3, 13},    {3, 1, 127},  {13, 13, 1},  {12, 32, 16},
+    {13, 33, 17}, {127, 13, 3},  {3, 129, 13}, {65, 63, 33}, {129, 127, 129},
+    {24, 64, 129}, {1, 257, 5}};
+
+class GemmFamilyTest
+    : public ::testing::TestWithParam<std::tuple<int, bool, bool>> {
+ protected:
+
+  GemmConfig config() const { return GemmConfigFamily()[std::get<0>(GetParam())]; }
+  bool ta() const { return std::get<1>(GetParam()); }
+  bool tb() const { return std::get<2>(GetParam()); }
+};
+
+TEST_P(GemmFamilyTest, OddShapesMatchReference) {
+  const GemmConfig c = config();
+  int variant = 0;
+  for (const auto& shape : kShapes) {
+    // Cycle through scalings and memory layouts so each shape meets a
+    // different one: beta = 0 over NaN, beta = 1 (accumulate), general.
+    const float alphas[] = {1.f, 1.f, -0.75f, 2.f};
+    const float betas[] = {0.f, 1.f, 0.5f, 0.f};
+    Problem p{std::get<0>(shape), std::get<1>(shape), std::get<2>(shape), ta(), tb(),
+              alphas[variant % 4], betas[variant % 4]};
+    p.pad = variant % 3 == 0 ? 0 : 5 + variant;
+    p.offset = variant % 2 == 0 ? 0 : 7 * variant;
+    ++variant;
+    RunAndCheck(p, &c);
+  }
+}
+
+// Every matrix flush against a fence, in front and behind: edge tiles must
+// neither read nor write outside the matrices.
+TEST_P(GemmFamilyTest, EdgesStayInsideTheMatrices) {
+  const GemmConfig c = config();
+  for (Placement placement : {Placement::kFencedFront, Placement::kFencedBack}) {
+    RunAndCheck(Problem{13, 33, 17, ta(), tb(), 1.f, 0.5f, 0, 0}, &c, placement);
+    RunAndCheck(Problem{3, 1, 31, ta(), tb(), 1.f, 0.f, 2, 0}, &c, placement);
+    RunAndCheck(Problem{37, 71, 5, ta(), tb(), -1.f, 1.f, 1, 0}, &c, placement);
+  }
+}
+
+TEST_P(GemmFamilyTest, BetaZeroNeverReadsC) {
+  const GemmConfig c = config();
+  RunAndCheck(Problem{13, 127, 33, ta(), tb(), 1.f, 0.f, 3, 5}, &c);
+  RunAndCheck(Problem{31, 65, 1, ta(), tb(), -1.f, 0.f, 0, 0}, &c);
+}
+
+TEST_P(GemmFamilyTest, ZeroKAndZeroAlphaScaleC) {
+  const GemmConfig c = config();
+  RunAndCheck(Problem{13, 3, 0, ta(), tb(), 1.f, 0.f, 2, 4}, &c);   // NaN -> 0
+  RunAndCheck(Problem{13, 3, 0, ta(), tb(), 1.f, 0.5f, 2, 4}, &c);  // C *= beta
+  RunAndCheck(Problem{3, 13, 7, ta(), tb(), 0.f, -2.f, 0, 1}, &c);
+}
+
+TEST_P(GemmFamilyTest, EmptyOutputLeavesMemoryAlone) {
+  const GemmConfig c = config();
+  RunAndCheck(Problem{0, 13, 7, ta(), tb(), 1.f, 0.f, 1, 2}, &c);
+  RunAndCheck(Problem{13, 0, 7, ta(), tb(), 1.f, 0.5f, 1, 2}, &c);
+}
+
+// Each configuration of the family with each transpose combination it handles.
+std::vector<std::tuple<int, bool, bool>> SupportedCombinations() {
+  std::vector<std::tuple<int, bool, bool>> combinations;
+  const std::vector<GemmConfig> family = GemmConfigFamily();
+  for (int i = 0; i < static_cast<int>(family.size()); ++i)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        if (family[i].Supports(ta ? Transpose::kYes : Transpose::kNo,
+                               tb ? Transpose::kYes : Transpose::kNo))
+          combinations.emplace_back(i, ta, tb);
+  return combinations;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllConfigurations, GemmFamilyTest, ::testing::ValuesIn(SupportedCombinations()),
+    [](const ::testing::TestParamInfo<std::tuple<int, bool, bool>>& info) {
+      const GemmConfig c = GemmConfigFamily()[std::get<0>(info.param)];
+      std::string name = c.use_local ? "Local" : c.dot_form ? "Dot" : "Register";
+      name += std::to_string(std::get<0>(info.param));
+      name += std::get<1>(info.param) ? "_AT" : "_A";
+      name += std::get<2>(info.param) ? "_BT" : "_B";
+      return name;
+    });
+
+// The dispatcher's own choice on this device, including the shapes the layers
+// use most (LeNet on MNIST at batch 64, scaled down in N to stay quick).
+TEST(Gemm, DispatcherMatchesReference) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      RunAndCheck(Problem{50, 576, 500, ta, tb, 1.f, 0.f}, nullptr);
+      RunAndCheck(Problem{20, 25, 1000, ta, tb, 1.f, 1.f}, nullptr);
+      RunAndCheck(Problem{130, 3, 257, ta, tb, 0.5f, 0.25f, 4, 9}, nullptr);
+    }
+}
+
+TEST(Gemm, PackedConvenienceForm) {
+  Context& ctx = TestContext();
+  // [1 2 3; 4 5 6] * [1 0; 0 1; 1 1] = [4 5; 10 11]
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6}, b = {1, 0, 0, 1, 1, 1};
+  BufferPtr da = ctx.Allocate(6 * sizeof(float)), db = ctx.Allocate(6 * sizeof(float)),
+            dc = ctx.Allocate(4 * sizeof(float));
+  ctx.Write(da->mem(), 0, 6 * sizeof(float), a.data());
+  ctx.Write(db->mem(), 0, 6 * sizeof(float), b.data());
+  Gemm(ctx, Transpose::kNo, Transpose::kNo, 2, 2, 3, 1.f, da->mem(), 0, db->mem(), 0, 0.f,
+       dc->mem(), 0);
+  std::vector<float> c(4);
+  ctx.Read(dc->mem(), 0, 4 * sizeof(float), c.data());
+  EXPECT_EQ(c, (std::vector<float>{4, 5, 10, 11}));
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe

@@ -1,0 +1,326 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "dlcaffe/error.hpp"
+#include "util/gradient_checker.hpp"
+#include "util/layer_test_util.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+struct ConvCase {
+  int num, channels, height, width;
+  int num_output, kernel_h, kernel_w;
+  int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  int dilation_h = 1, dilation_w = 1, group = 1;
+  bool bias = true;
+
+  // The prototxt, spelling the geometry the way Caffe users do: one value,
+  // _h/_w pairs, or repeated fields.
+  std::string Prototxt() const {
+    std::string s = "name: 'conv' type: 'Convolution' convolution_param { num_output: " +
+                    std::to_string(num_output);
+    if (kernel_h == kernel_w) s += " kernel_size: " + std::to_string(kernel_h);
+    else s += " kernel_h: " + std::to_string(kernel_h) + " kernel_w: " + std::to_string(kernel_w);
+    if (stride_h == stride_w) s += " stride: " + std::to_string(stride_h);
+    else s += " stride_h: " + std::to_string(stride_h) + " stride_w: " + std::to_string(stride_w);
+    if (pad_h == pad_w) s += " pad: " + std::to_string(pad_h);
+    else s += " pad_h: " + std::to_string(pad_h) + " pad_w: " + std::to_string(pad_w);
+    if (dilation_h == dilation_w) s += " dilation: " + std::to_string(dilation_h);
+    else s += " dilation: " + std::to_string(dilation_h) + " dilation: " + std::to_string(dilation_w);
+    s += " group: " + std::to_string(group);
+    s += std::string(" bias_term: ") + (bias ? "true" : "false");
+    s += " weight_filler { type: 'gaussian' std: 0.5 }";
+    s += " bias_filler { type: 'uniform' min: -1 max: 1 } }";
+    return s;
+  }
+  int out_h() const { return (height + 2 * pad_h - (dilation_h * (kernel_h - 1) + 1)) / stride_h + 1; }
+  int out_w() const { return (width + 2 * pad_w - (dilation_w * (kernel_w - 1) + 1)) / stride_w + 1; }
+};
+
+// Direct convolution in double precision, straight from the definition.
+std::vector<float> ReferenceConvolution(const ConvCase& c, const std::vector<float>& x,
+                                        const std::vector<float>& w,
+                                        const std::vector<float>& b) {
+  const int oh_n = c.out_h(), ow_n = c.out_w();
+  const int cin_g = c.channels / c.group, cout_g = c.num_output / c.group;
+  std::vector<float> y(size_t(c.num) * c.num_output * oh_n * ow_n);
+  for (int n = 0; n < c.num; ++n)
+    for (int o = 0; o < c.num_output; ++o)
+      for (int oh = 0; oh < oh_n; ++oh)
+        for (int ow = 0; ow < ow_n; ++ow) {
+          const int g = o / cout_g;
+          double sum = c.bias ? b[o] : 0.0;
+          for (int ci = 0; ci < cin_g; ++ci)
+            for (int ki = 0; ki < c.kernel_h; ++ki)
+              for (int kj = 0; kj < c.kernel_w; ++kj) {
+                const int h = oh * c.stride_h - c.pad_h + ki * c.dilation_h;
+                const int wi = ow * c.stride_w - c.pad_w + kj * c.dilation_w;
+                if (h < 0 || h >= c.height || wi < 0 || wi >= c.width) continue;
+                const int channel = g * cin_g + ci;
+                sum += double(x[((size_t(n) * c.channels + channel) * c.height + h) * c.width + wi]) *
+                       w[((size_t(o) * cin_g + ci) * c.kernel_h + ki) * c.kernel_w + kj];
+              }
+          y[((size_t(n) * c.num_output + o) * oh_n + oh) * ow_n + ow] = static_cast<float>(sum);
+        }
+  return y;
+}
+
+// Every test runs with both shapes of the layout kernels (a plane or an
+// element per work-item), whatever this device would pick.
+class ConvolutionTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { setenv("DLCAFFE_CONV_KERNELS", GetParam(), 1); }
+  void TearDown() override { unsetenv("DLCAFFE_CONV_KERNELS"); }
+};
+
+void CheckForward(const ConvCase& c) {
+  SCOPED_TRACE(c.Prototxt() + " on " + std::to_string(c.num) + "x" +
+               std::to_string(c.channels) + "x" + std::to_string(c.height) + "x" +
+               std::to_string(c.width));
+  Blob bottom(TestContext(), {c.num, c.channels, c.height, c.width}), top(TestContext());
+  FillUniform(&bottom, -1.f, 1.f, 3 + c.height);
+  auto layer = MakeLayer(c.Prototxt());
+  layer->SetUp({&bottom}, {&top});
+  ASSERT_EQ(top.shape(), (std::vector<int>{c.num, c.num_output, c.out_h(), c.out_w()}));
+  ASSERT_EQ(layer->blobs().size(), c.bias ? 2u : 1u);
+  ASSERT_EQ(layer->blobs()[0]->shape(),
+            (std::vector<int>{c.num_output, c.channels / c.group, c.kernel_h, c.kernel_w}));
+  if (c.bias) {
+    ASSERT_EQ(layer->blobs()[1]->shape(), (std::vector<int>{c.num_output}));
+  }
+  layer->Forward({&bottom}, {&top});
+  const std::vector<float> expected = ReferenceConvolution(
+      c, bottom.ReadData(), layer->blobs()[0]->ReadData(),
+      c.bias ? layer->blobs()[1]->ReadData() : std::vector<float>());
+  const std::vector<float> y = top.ReadData();
+  ASSERT_EQ(y.size(), expected.size());
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(y[i], expected[i], 1e-4f * (1.f + std::fabs(expected[i]))) << "element " << i;
+}
+
+ConvCase Case(int num, int channels, int height, int width, int num_output, int kernel) {
+  ConvCase c{num, channels, height, width, num_output, kernel, kernel};
+  return c;
+}
+
+TEST_P(ConvolutionTest, ForwardPlain) {
+  CheckForward(Case(1, 1, 1, 1, 1, 1));
+  CheckForward(Case(3, 3, 13, 11, 5, 3));
+  CheckForward(Case(1, 1, 28, 28, 20, 5));  // LeNet conv1 on one image
+}
+
+TEST_P(ConvolutionTest, ForwardPadStrideRectangular) {
+  ConvCase c = Case(3, 4, 13, 13, 6, 3);
+  c.kernel_w = 5;
+  c.stride_h = 2;
+  c.stride_w = 3;
+  c.pad_h = 2;
+  c.pad_w = 1;
+  CheckForward(c);
+  ConvCase d = Case(1, 3, 7, 9, 2, 7);  // kernel as large as the padded input
+  d.pad_h = d.pad_w = 0;
+  d.kernel_w = 9;
+  CheckForward(d);
+}
+
+TEST_P(ConvolutionTest, ForwardDilation) {
+  ConvCase c = Case(3, 3, 13, 14, 4, 3);
+  c.dilation_h = 2;
+  c.dilation_w = 3;
+  c.pad_h = 2;
+  c.pad_w = 1;
+  CheckForward(c);
+}
+
+TEST_P(ConvolutionTest, ForwardGroups) {
+  ConvCase c = Case(3, 6, 9, 7, 4, 3);
+  c.group = 2;
+  c.pad_h = c.pad_w = 1;
+  CheckForward(c);
+  ConvCase depthwise = Case(1, 3, 13, 5, 3, 3);
+  depthwise.group = 3;
+  depthwise.bias = false;
+  depthwise.stride_h = depthwise.stride_w = 2;
+  CheckForward(depthwise);
+}
+
+TEST_P(ConvolutionTest, ForwardNoBiasOneByOne) {
+  ConvCase c = Case(3, 5, 6, 5, 127, 1);
+  c.bias = false;
+  c.stride_h = c.stride_w = 2;
+  CheckForward(c);
+}
+
+// The column buffer limited to two images' worth: the batch of 3 runs as
+// chunks of 2 and 1, forward and backward.
+TEST_P(ConvolutionTest, SeveralChunks) {
+  ConvCase c = Case(3, 4, 7, 6, 4, 3);
+  c.group = 2;
+  c.pad_h = 1;
+  const long long per_image = 1LL * c.channels * 9 * c.out_h() * c.out_w();
+  setenv("DLCAFFE_CONV_COLUMN_FLOATS", std::to_string(2 * per_image).c_str(), 1);
+  CheckForward(c);
+  Blob bottom(TestContext(), {c.num, c.channels, c.height, c.width}), top(TestContext());
+  FillUniform(&bottom, -1.f, 1.f, 9);
+  auto layer = MakeLayer(c.Prototxt());
+  layer->SetUp({&bottom}, {&top});
+  GradientCheckOptions options;
+  options.max_checks_per_blob = 60;
+  CheckGradient(*layer, {&bottom}, {&top}, {}, options);
+  unsetenv("DLCAFFE_CONV_COLUMN_FLOATS");
+}
+
+void CheckConvGradient(const ConvCase& c) {
+  SCOPED_TRACE(c.Prototxt());
+  Blob bottom(TestContext(), {c.num, c.channels, c.height, c.width}), top(TestContext());
+  FillUniform(&bottom, -1.f, 1.f, 5);
+  auto layer = MakeLayer(c.Prototxt());
+  layer->SetUp({&bottom}, {&top});
+  GradientCheckOptions options;
+  options.max_checks_per_blob = 150;
+  CheckGradient(*layer, {&bottom}, {&top}, {}, options);
+}
+
+TEST_P(ConvolutionTest, GradientPadStride) {
+  ConvCase c = Case(2, 3, 6, 5, 4, 3);
+  c.stride_h = 2;
+  c.pad_h = c.pad_w = 1;
+  CheckConvGradient(c);
+}
+
+TEST_P(ConvolutionTest, GradientGroupsDilationRectangular) {
+  ConvCase c = Case(3, 4, 7, 8, 2, 2);
+  c.kernel_w = 3;
+  c.group = 2;
+  c.dilation_h = 3;
+  c.dilation_w = 2;
+  c.pad_w = 1;
+  c.stride_w = 2;
+  CheckConvGradient(c);
+}
+
+TEST_P(ConvolutionTest, GradientNoBias) {
+  ConvCase c = Case(1, 2, 5, 5, 3, 3);
+  c.bias = false;
+  CheckConvGradient(c);
+}
+
+// Parameter diffs accumulate (the solver clears them); the bottom diff is
+// written.
+TEST_P(ConvolutionTest, BackwardAccumulatesParameterDiffs) {
+  ConvCase c = Case(2, 3, 5, 6, 4, 3);
+  Blob bottom(TestContext(), {c.num, c.channels, c.height, c.width}), top(TestContext());
+  FillUniform(&bottom, -1.f, 1.f, 1);
+  auto layer = MakeLayer(c.Prototxt());
+  layer->SetUp({&bottom}, {&top});
+  layer->Forward({&bottom}, {&top});
+  FillUniform(&top, -1.f, 1.f, 2);
+  top.WriteDiff(top.ReadData());
+  for (auto& p : layer->blobs()) p->SetDiff(0.f);
+  bottom.SetDiff(0.f);
+  layer->Backward({&top}, {true}, {&bottom});
+  const std::vector<float> dw1 = layer->blobs()[0]->ReadDiff(),
+                           db1 = layer->blobs()[1]->ReadDiff(), dx1 = bottom.ReadDiff();
+  layer->Backward({&top}, {true}, {&bottom});
+  const std::vector<float> dw2 = layer->blobs()[0]->ReadDiff(),
+                           db2 = layer->blobs()[1]->ReadDiff(), dx2 = bottom.ReadDiff();
+  for (size_t i = 0; i < dw1.size(); ++i) EXPECT_FLOAT_EQ(dw2[i], 2 * dw1[i]);
+  for (size_t i = 0; i < db1.size(); ++i) EXPECT_FLOAT_EQ(db2[i], 2 * db1[i]);
+  for (size_t i = 0; i < dx1.size(); ++i) EXPECT_FLOAT_EQ(dx2[i], dx1[i]);
+  // Bias gradient: the sum of the top diff over batch and positions.
+  const std::vector<float> dy = top.ReadDiff();
+  const int area = c.out_h() * c.out_w();
+  for (int o = 0; o < c.num_output; ++o) {
+    double sum = 0;
+    for (int n = 0; n < c.num; ++n)
+      for (int p = 0; p < area; ++p) sum += dy[(n * c.num_output + o) * area + p];
+    EXPECT_NEAR(db1[o], sum, 1e-4);
+  }
+}
+
+// Two bottom/top pairs share one set of weights, as in Caffe.
+TEST_P(ConvolutionTest, SharedWeightsForSeveralBottoms) {
+  ConvCase c = Case(2, 3, 6, 7, 3, 3);
+  Blob b0(TestContext(), {2, 3, 6, 7}), b1(TestContext(), {2, 3, 6, 7});
+  Blob t0(TestContext()), t1(TestContext());
+  FillUniform(&b0, -1.f, 1.f, 1);
+  FillUniform(&b1, -1.f, 1.f, 2);
+  auto layer = MakeLayer(c.Prototxt());
+  layer->SetUp({&b0, &b1}, {&t0, &t1});
+  layer->Forward({&b0, &b1}, {&t0, &t1});
+  const std::vector<float> w = layer->blobs()[0]->ReadData(), b = layer->blobs()[1]->ReadData();
+  const std::vector<float> e0 = ReferenceConvolution(c, b0.ReadData(), w, b);
+  const std::vector<float> e1 = ReferenceConvolution(c, b1.ReadData(), w, b);
+  const std::vector<float> y0 = t0.ReadData(), y1 = t1.ReadData();
+  for (size_t i = 0; i < e0.size(); ++i) {
+    EXPECT_NEAR(y0[i], e0[i], 1e-4f * (1.f + std::fabs(e0[i])));
+    EXPECT_NEAR(y1[i], e1[i], 1e-4f * (1.f + std::fabs(e1[i])));
+  }
+}
+
+// The layer's setup throws dlcaffe::Error whose message contains every
+// fragment (the layer name, the offending values and shapes).
+void ExpectSetUpError(const std::string& prototxt, const std::vector<int>& shape,
+                      const std::vector<std::string>& fragments) {
+  Blob bottom(TestContext(), shape), top(TestContext());
+  try {
+    auto layer = MakeLayer(prototxt);
+    layer->SetUp({&bottom}, {&top});
+    ADD_FAILURE() << "no error for " << prototxt;
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    for (const std::string& f : fragments)
+      EXPECT_NE(message.find(f), std::string::npos)
+          << "'" << message << "' does not mention '" << f << "'";
+  }
+}
+
+TEST(Convolution, ClearErrors) {
+  const std::string head = "name: 'conv9' type: 'Convolution' convolution_param { num_output: 4 ";
+  ExpectSetUpError(head + "kernel_size: 0 }", {1, 2, 5, 5}, {"conv9", "kernel 0 x 0"});
+  ExpectSetUpError(head + "kernel_h: 3 }", {1, 2, 5, 5}, {"conv9", "kernel 3 x 0"});
+  ExpectSetUpError(head + "}", {1, 2, 5, 5}, {"conv9", "kernel_size"});
+  ExpectSetUpError(head + "kernel_size: 3 kernel_h: 3 kernel_w: 3 }", {1, 2, 5, 5},
+                   {"conv9", "not both"});
+  ExpectSetUpError(head + "kernel_size: 3 group: 2 }", {1, 3, 5, 5},
+                   {"conv9", "group 2", "3 input channels", "1 3 5 5"});
+  ExpectSetUpError(head + "kernel_size: 3 group: 3 }", {1, 3, 5, 5},
+                   {"conv9", "group 3", "num_output 4"});
+  ExpectSetUpError(head + "kernel_size: 5 pad: 1 }", {2, 2, 2, 9},
+                   {"conv9", "2 2 2 9", "5 x 5 kernel"});
+  ExpectSetUpError(head + "kernel_size: 3 dilation: 3 }", {1, 2, 6, 6},
+                   {"conv9", "1 2 6 6", "dilated extent 7 x 7"});
+  ExpectSetUpError(head + "kernel_size: 3 }", {1, 2, 5, 5, 5},
+                   {"conv9", "1 2 5 5 5", "not supported yet"});
+  ExpectSetUpError(head + "kernel_size: 3 kernel_size: 3 kernel_size: 3 }", {1, 2, 5, 5},
+                   {"conv9", "3 times", "not supported yet"});
+  ExpectSetUpError(head + "kernel_size: 3 axis: 2 }", {1, 2, 5, 5},
+                   {"conv9", "axis 2", "not supported yet"});
+  ExpectSetUpError(head + "kernel_size: 3 stride: 0 }", {1, 2, 5, 5},
+                   {"conv9", "stride 0 x 0"});
+}
+
+INSTANTIATE_TEST_SUITE_P(KernelShapes, ConvolutionTest,
+                         ::testing::Values("planes", "elements"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
+
+TEST(Convolution, UnknownKernelShapeIsAnError) {
+  setenv("DLCAFFE_CONV_KERNELS", "tiles", 1);
+  Blob bottom(TestContext(), {1, 1, 3, 3}), top(TestContext());
+  auto layer = MakeLayer("type: 'Convolution' convolution_param { num_output: 1 kernel_size: 1 }");
+  EXPECT_THROW(layer->SetUp({&bottom}, {&top}), Error);
+  unsetenv("DLCAFFE_CONV_KERNELS");
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe

@@ -1,0 +1,140 @@
+// GEMM benchmark: GFLOP/s of Gemm() (or one configuration of the kernel family)
+// for chosen shapes on one device.
+//
+//   gemm_bench [--device=SPEC] [--config=auto|cpu|dot|gpu] [--iterations=N]
+//              [--shapes="M,N,K[,ta,tb];..."]
+//
+// Each shape is timed over --iterations back-to-back calls with one finish at
+// the end (as layers run), after one warm-up call that builds the kernels; the
+// fastest of --repeats such rounds is printed, as GFLOP/s of wall time and as
+// GFLOP per CPU-second of the process (steadier on a shared machine; on an
+// idle machine with T threads busy it is about wall GFLOP/s / T).
+#include <gflags/gflags.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../src/core/gemm_config.hpp"
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
+#include "dlcaffe/math.hpp"
+
+DEFINE_string(device, "", "OpenCL device (ocl:P:D or flat index)");
+DEFINE_string(config, "auto", "auto (the dispatcher's choice), cpu, dot (C = A B^T only) or gpu");
+DEFINE_int32(mr, 0, "override the register block rows (register shape)");
+DEFINE_int32(nr, 0, "override the register block columns (register shape)");
+DEFINE_int32(pack_a, -1, "override packing of A (0/1, register shape)");
+DEFINE_int32(pack_b, -1, "override packing of B (0/1, register shape)");
+DEFINE_int32(iterations, 10, "timed calls per shape");
+DEFINE_int32(repeats, 3, "timed rounds per shape; the fastest is reported (the CPU is shared)");
+DEFINE_string(shapes,
+              "1024,1024,1024;2048,2048,2048;50,4096,500;50,500,4096,0,1;500,4096,50,1,0;"
+              "500,64,800;64,500,800,0,1;500,800,64,1,0;20,36864,25;20,25,36864,0,1",
+              "semicolon-separated M,N,K[,trans_a,trans_b]");
+
+namespace {
+
+struct Shape {
+  int M, N, K;
+  bool ta = false, tb = false;
+};
+
+std::vector<Shape> ParseShapes(const std::string& text) {
+  std::vector<Shape> shapes;
+  std::stringstream all(text);
+  std::string item;
+  while (std::getline(all, item, ';')) {
+    if (item.empty()) continue;
+    std::vector<int> v;
+    std::stringstream one(item);
+    std::string field;
+    while (std::getline(one, field, ',')) v.push_back(std::stoi(field));
+    DLC_REQUIRE(v.size() == 3 || v.size() == 5, "bad shape '" << item << "'");
+    Shape s{v[0], v[1], v[2]};
+    if (v.size() == 5) {
+      s.ta = v[3] != 0;
+      s.tb = v[4] != 0;
+    }
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
+cl_mem RandomBuffer(dlcaffe::Context& ctx, size_t count, std::vector<dlcaffe::BufferPtr>* keep) {
+  std::vector<float> values(count);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (float& x : values) x = dist(rng);
+  keep->push_back(ctx.Allocate(count * sizeof(float)));
+  ctx.Write(keep->back()->mem(), 0, count * sizeof(float), values.data());
+  return keep->back()->mem();
+}
+
+// CPU time of the whole process (all threads, the OpenCL runtime's included):
+// on a shared machine it counts only the time this program actually ran.
+double ProcessCpuSeconds() {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  try {
+    auto ctx = dlcaffe::Context::Create(FLAGS_device);
+    std::printf("device: %s\n", ctx->info().Describe().c_str());
+    for (const Shape& s : ParseShapes(FLAGS_shapes)) {
+      dlcaffe::GemmArgs g;
+      g.trans_a = s.ta ? dlcaffe::Transpose::kYes : dlcaffe::Transpose::kNo;
+      g.trans_b = s.tb ? dlcaffe::Transpose::kYes : dlcaffe::Transpose::kNo;
+      g.M = s.M;
+      g.N = s.N;
+      g.K = s.K;
+      std::vector<dlcaffe::BufferPtr> keep;
+      g.A = RandomBuffer(*ctx, size_t(s.M) * s.K, &keep);
+      g.B = RandomBuffer(*ctx, size_t(s.K) * s.N, &keep);
+      g.C = RandomBuffer(*ctx, size_t(s.M) * s.N, &keep);
+      dlcaffe::GemmConfig config = dlcaffe::ChooseGemmConfig(ctx->info(), g);
+      if (FLAGS_config == "cpu") config = dlcaffe::CpuShapedGemmConfig();
+      else if (FLAGS_config == "gpu") config = dlcaffe::GpuShapedGemmConfig();
+      else if (FLAGS_config == "dot") config = dlcaffe::DotFormGemmConfig();
+      else DLC_REQUIRE(FLAGS_config == "auto", "--config must be auto, cpu, dot or gpu");
+      if (FLAGS_mr > 0) config.mr = FLAGS_mr;
+      if (FLAGS_nr > 0) config.nr = FLAGS_nr;
+      if (FLAGS_pack_a >= 0) config.pack_a = FLAGS_pack_a != 0;
+      if (FLAGS_pack_b >= 0) config.pack_b = FLAGS_pack_b != 0;
+
+      dlcaffe::GemmWithConfig(*ctx, g, config);  // builds the kernels
+      ctx->Finish();
+      double seconds = 1e30, cpu_seconds = 1e30;
+      for (int round = 0; round < FLAGS_repeats; ++round) {
+        const double cpu_start = ProcessCpuSeconds();
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < FLAGS_iterations; ++i) dlcaffe::GemmWithConfig(*ctx, g, config);
+        ctx->Finish();
+        seconds = std::min(
+            seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                             .count() / FLAGS_iterations);
+        cpu_seconds =
+            std::min(cpu_seconds, (ProcessCpuSeconds() - cpu_start) / FLAGS_iterations);
+      }
+      const double gflops = 2.0 * s.M * s.N * s.K / seconds * 1e-9;
+      std::printf("M=%-5d N=%-6d K=%-6d %s%s  %9.3f ms  %7.1f GFLOP/s  %7.1f GFLOP/cpu-s  [%s]\n",
+                  s.M, s.N, s.K, s.ta ? "T" : "N", s.tb ? "T" : "N", seconds * 1e3, gflops,
+                  2.0 * s.M * s.N * s.K / cpu_seconds * 1e-9, config.Name().c_str());
+    }
+  } catch (const dlcaffe::Error& e) {
+    std::fprintf(stderr, "gemm_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
