@@ -6,79 +6,13 @@
 // gradient.
 //
 // Indices are never read on the host. One that is not an integer in
-// [0, input_dim) is a user error, found lazily as SoftmaxWithLoss finds bad
-// labels: a kernel records the first on the device and that pass's rows are
-// NaN; a non-blocking read brings the record to the host, and the next
-// Forward after that read has completed throws.
-#include <CL/cl.h>
-
-#include <cstring>
-
+// [0, input_dim) is a user error, found lazily (LateLabelCheck): that pass's
+// rows are NaN and a later Forward throws.
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
+#include "layers/late_label_check.hpp"
 
 namespace dlcaffe {
-
-namespace {
-
-// The first bad index (or label) a kernel met, reported one pass late
-// without waiting for the device (SoftmaxWithLoss's approach): kernels write
-// {position, value bits} into record() unless a position is there already; a
-// non-blocking read brings it to the host, and a later pass throws.
-class LateLabelCheck {
- public:
-  explicit LateLabelCheck(Context& ctx) : ctx_(ctx), record_(ctx.Allocate(2 * sizeof(cl_int))) {
-    Reset();
-  }
-  ~LateLabelCheck() {
-    if (!read_) return;
-    clWaitForEvents(1, &read_);  // it writes into this object
-    clReleaseEvent(read_);
-  }
-  LateLabelCheck(const LateLabelCheck&) = delete;
-  LateLabelCheck& operator=(const LateLabelCheck&) = delete;
-
-  cl_mem record() const { return record_->mem(); }
-
-  // After a pass's kernels: starts the read, at most one in flight.
-  void ReadLater() {
-    if (read_) return;
-    DLC_CL_CHECK(clEnqueueReadBuffer(ctx_.queue(), record_->mem(), CL_FALSE, 0, sizeof(host_),
-                                     host_, 0, nullptr, &read_));
-  }
-
-  // Before a pass: true, with the bad value and its position, once a
-  // finished read has brought a record (which is then cleared).
-  bool TakeError(int* position, float* label) {
-    if (!read_) return false;
-    cl_int status = CL_QUEUED;
-    DLC_CL_CHECK(clGetEventInfo(read_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
-                                &status, nullptr));
-    if (status > CL_COMPLETE) return false;  // still queued or running
-    clReleaseEvent(read_);
-    read_ = nullptr;
-    if (status < 0) ThrowClError("reading a label or index check", status);
-    if (host_[0] < 0) return false;
-    *position = host_[0];
-    std::memcpy(label, &host_[1], sizeof(*label));
-    host_[0] = -1;
-    Reset();
-    return true;
-  }
-
- private:
-  void Reset() {
-    const cl_int none[2] = {-1, 0};
-    ctx_.Write(record_->mem(), 0, sizeof(none), none);
-  }
-
-  Context& ctx_;
-  BufferPtr record_;
-  cl_int host_[2] = {-1, 0};
-  cl_event read_ = nullptr;
-};
-
-}  // namespace
 
 class EmbedLayer : public Layer {
  public:
@@ -114,10 +48,8 @@ class EmbedLayer : public Layer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    int position;
-    float index;
-    if (index_check_->TakeError(&position, &index))
-      DLC_FAIL(Where() << "index " << index << " at position " << position
+    if (const auto bad = index_check_->TakeBadValue())
+      DLC_FAIL(Where() << "index " << bad->value << " at position " << bad->position
                        << " of the input is not an integer in [0, " << input_dim_
                        << ") (input_dim) (found after an earlier forward pass, whose output "
                           "rows for it were NaN)");

@@ -4,76 +4,12 @@
 // kLOG_THRESHOLD. The loss is a 0-d top computed on the device.
 //
 // Labels are never read on the host. A label outside [0, dim) is a user
-// error, found lazily as SoftmaxWithLoss does: that pass's loss is NaN and a
-// later Forward throws.
-#include <CL/cl.h>
-
-#include <cstring>
-
+// error, found lazily (LateLabelCheck): that pass's loss is NaN and a later
+// Forward throws.
 #include "dlcaffe/layer_registry.hpp"
+#include "layers/late_label_check.hpp"
 
 namespace dlcaffe {
-
-namespace {
-
-// The first bad index (or label) a kernel met, reported one pass late
-// without waiting for the device (SoftmaxWithLoss's approach): kernels write
-// {position, value bits} into record() unless a position is there already; a
-// non-blocking read brings it to the host, and a later pass throws.
-class LateLabelCheck {
- public:
-  explicit LateLabelCheck(Context& ctx) : ctx_(ctx), record_(ctx.Allocate(2 * sizeof(cl_int))) {
-    Reset();
-  }
-  ~LateLabelCheck() {
-    if (!read_) return;
-    clWaitForEvents(1, &read_);  // it writes into this object
-    clReleaseEvent(read_);
-  }
-  LateLabelCheck(const LateLabelCheck&) = delete;
-  LateLabelCheck& operator=(const LateLabelCheck&) = delete;
-
-  cl_mem record() const { return record_->mem(); }
-
-  // After a pass's kernels: starts the read, at most one in flight.
-  void ReadLater() {
-    if (read_) return;
-    DLC_CL_CHECK(clEnqueueReadBuffer(ctx_.queue(), record_->mem(), CL_FALSE, 0, sizeof(host_),
-                                     host_, 0, nullptr, &read_));
-  }
-
-  // Before a pass: true, with the bad value and its position, once a
-  // finished read has brought a record (which is then cleared).
-  bool TakeError(int* position, float* label) {
-    if (!read_) return false;
-    cl_int status = CL_QUEUED;
-    DLC_CL_CHECK(clGetEventInfo(read_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
-                                &status, nullptr));
-    if (status > CL_COMPLETE) return false;  // still queued or running
-    clReleaseEvent(read_);
-    read_ = nullptr;
-    if (status < 0) ThrowClError("reading a label or index check", status);
-    if (host_[0] < 0) return false;
-    *position = host_[0];
-    std::memcpy(label, &host_[1], sizeof(*label));
-    host_[0] = -1;
-    Reset();
-    return true;
-  }
-
- private:
-  void Reset() {
-    const cl_int none[2] = {-1, 0};
-    ctx_.Write(record_->mem(), 0, sizeof(none), none);
-  }
-
-  Context& ctx_;
-  BufferPtr record_;
-  cl_int host_[2] = {-1, 0};
-  cl_event read_ = nullptr;
-};
-
-}  // namespace
 
 class MultinomialLogisticLossLayer : public LossLayer {
  public:
@@ -96,12 +32,8 @@ class MultinomialLogisticLossLayer : public LossLayer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    int position;
-    float label;
-    if (label_check_->TakeError(&position, &label))
-      DLC_FAIL(Where() << "label " << label << " at position " << position
-                       << " of the label blob is out of range [0, " << dim_
-                       << ") (found after an earlier forward pass, whose loss was NaN)");
+    if (const auto bad = label_check_->TakeBadValue())
+      DLC_FAIL(Where() << BadLabelMessage(*bad, dim_));
     ctx_->Launch(ctx_->Kernel("multinomial_logistic_loss.cl", "",
                               "multinomial_logistic_loss_forward"),
                  NDRange(kLossGroup), NDRange(kLossGroup), num_, dim_, bottom[0]->data(),

@@ -5,26 +5,18 @@
 // device; an optional second top shares the probabilities.
 //
 // Labels are never read on the host. A label out of range is a user error,
-// found lazily: the loss kernel records the first bad label on the device and
-// makes that pass's loss NaN; a non-blocking read brings the record to the
-// host, and the next Forward after that read has completed throws.
+// found lazily (LateLabelCheck): that pass's loss is NaN and a later Forward
+// throws.
 #include <CL/cl.h>
 
-#include <cstring>
-
 #include "dlcaffe/layer_registry.hpp"
+#include "layers/late_label_check.hpp"
 
 namespace dlcaffe {
 
 class SoftmaxWithLossLayer : public LossLayer {
  public:
   using LossLayer::LossLayer;
-  ~SoftmaxWithLossLayer() override {
-    if (label_error_read_) {
-      clWaitForEvents(1, &label_error_read_);  // it writes into this object
-      clReleaseEvent(label_error_read_);
-    }
-  }
   const char* type() const override { return "SoftmaxWithLoss"; }
   int ExactNumTopBlobs() const override { return -1; }
   int MinTopBlobs() const override { return 1; }
@@ -49,8 +41,7 @@ class SoftmaxWithLossLayer : public LossLayer {
       normalization_ = loss.normalization();
     }
     normalizer_ = ctx_->Allocate(sizeof(cl_float));
-    label_error_ = ctx_->Allocate(2 * sizeof(cl_int));
-    ResetLabelError();
+    label_check_ = std::make_unique<LateLabelCheck>(*ctx_);
   }
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -70,15 +61,16 @@ class SoftmaxWithLossLayer : public LossLayer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    CheckLabelsOfEarlierPasses();
+    if (const auto bad = label_check_->TakeBadValue())
+      DLC_FAIL(Where() << BadLabelMessage(*bad, channels_));
     softmax_->Forward({bottom[0]}, {&prob_});
     ctx_->Launch(ctx_->Kernel("softmax_loss.cl", "", "softmax_loss_forward"),
                  NDRange(kLossGroup), NDRange(kLossGroup), outer_, channels_, inner_,
                  prob_.data(), bottom[1]->data(), (int)has_ignore_label_, ignore_label_,
                  (int)normalization_, top[0]->data(), normalizer_->mem(),
-                 label_error_->mem());
+                 label_check_->record());
     if (top.size() > 1) top[1]->ShareData(prob_);
-    ReadLabelErrorLater();
+    label_check_->ReadLater();
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -100,40 +92,6 @@ class SoftmaxWithLossLayer : public LossLayer {
                     caffe::LossParameter_NormalizationMode_NONE == 3,
                 "softmax_loss.cl numbers the normalization modes as caffe.proto");
 
-  void ResetLabelError() {
-    const cl_int none[2] = {-1, 0};
-    ctx_->Write(label_error_->mem(), 0, sizeof(none), none);
-  }
-
-  // Brings the device's label-error record to the host without waiting, at
-  // most one read in flight.
-  void ReadLabelErrorLater() {
-    if (label_error_read_) return;
-    DLC_CL_CHECK(clEnqueueReadBuffer(ctx_->queue(), label_error_->mem(), CL_FALSE, 0,
-                                     sizeof(label_error_host_), label_error_host_, 0,
-                                     nullptr, &label_error_read_));
-  }
-
-  // Throws for a bad label recorded by an earlier pass, once its read is done.
-  void CheckLabelsOfEarlierPasses() {
-    if (!label_error_read_) return;
-    cl_int status = CL_QUEUED;
-    DLC_CL_CHECK(clGetEventInfo(label_error_read_, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                sizeof(status), &status, nullptr));
-    if (status > CL_COMPLETE) return;  // still queued or running
-    clReleaseEvent(label_error_read_);
-    label_error_read_ = nullptr;
-    if (status < 0) ThrowClError("reading the label check of SoftmaxWithLoss", status);
-    if (label_error_host_[0] < 0) return;
-    const int position = label_error_host_[0];
-    float label;
-    std::memcpy(&label, &label_error_host_[1], sizeof(label));
-    ResetLabelError();
-    DLC_FAIL(Where() << "label " << label << " at position " << position
-                     << " of the label blob is out of range [0, " << channels_
-                     << ") (found after an earlier forward pass, whose loss was NaN)");
-  }
-
   std::unique_ptr<Layer> softmax_;
   Blob prob_{*ctx_};
   bool has_ignore_label_ = false;
@@ -141,10 +99,8 @@ class SoftmaxWithLossLayer : public LossLayer {
   caffe::LossParameter::NormalizationMode normalization_ =
       caffe::LossParameter_NormalizationMode_VALID;
   int outer_ = 0, channels_ = 0, inner_ = 0;
-  BufferPtr normalizer_;   // 1 float, written by forward for backward
-  BufferPtr label_error_;  // {first bad position or -1, its label's float bits}
-  cl_int label_error_host_[2] = {-1, 0};
-  cl_event label_error_read_ = nullptr;
+  BufferPtr normalizer_;  // 1 float, written by forward for backward
+  std::unique_ptr<LateLabelCheck> label_check_;
 };
 
 REGISTER_LAYER_CLASS(SoftmaxWithLoss);

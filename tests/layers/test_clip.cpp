@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "util/gradient_checker.hpp"
+#include "util/in_place_check.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
 
@@ -63,26 +64,8 @@ TEST(Clip, GradientOnAndOutsideTheBounds) {
 }
 
 TEST(Clip, InPlaceMatchesOutOfPlace) {
-  const std::vector<int> shape{3, 13};
-  Blob x(TestContext(), shape), y(TestContext());
-  FillGaussian(&x, 0.f, 1.f, 5);
-  std::vector<float> dy(x.count());
-  for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
-  auto layer = MakeLayer(kClipText);
-  layer->SetUp({&x}, {&y});
-  layer->Forward({&x}, {&y});
-  y.WriteDiff(dy);
-  layer->Backward({&y}, {true}, {&x});
-
-  Blob blob(TestContext(), shape);
-  blob.WriteData(x.ReadData());
-  auto in_place = MakeLayer(kClipText);
-  in_place->SetUp({&blob}, {&blob});
-  in_place->Forward({&blob}, {&blob});
-  EXPECT_EQ(blob.ReadData(), y.ReadData());
-  blob.WriteDiff(dy);
-  in_place->Backward({&blob}, {true}, {&blob});
-  EXPECT_EQ(blob.ReadDiff(), x.ReadDiff());
+  ExpectInPlaceMatchesOutOfPlace(kClipText, {3, 13},
+                                 [](Blob* x) { FillGaussian(x, 0.f, 1.f, 5); });
 }
 
 TEST(Clip, RejectsBadParameters) {

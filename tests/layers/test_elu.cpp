@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "util/gradient_checker.hpp"
+#include "util/in_place_check.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
 
@@ -52,28 +53,9 @@ TEST_P(ELUTest, GradientMatchesNumeric) {
 // In place, y stands in for x in backward: y > 0 exactly where x > 0 for
 // alpha >= 0; a negative alpha makes the layer keep a copy of x.
 TEST(ELU, InPlaceMatchesOutOfPlace) {
-  for (float alpha : {1.f, 0.f, -0.3f}) {
-    const std::vector<int> shape{3, 13};
-    Blob x(TestContext(), shape), y(TestContext());
-    FillGaussian(&x, 0.f, 1.f, 5);
-    std::vector<float> dy(x.count());
-    for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
-    auto layer = MakeLayer(ELUText(alpha));
-    layer->SetUp({&x}, {&y});
-    layer->Forward({&x}, {&y});
-    y.WriteDiff(dy);
-    layer->Backward({&y}, {true}, {&x});
-
-    Blob blob(TestContext(), shape);
-    blob.WriteData(x.ReadData());
-    auto in_place = MakeLayer(ELUText(alpha));
-    in_place->SetUp({&blob}, {&blob});
-    in_place->Forward({&blob}, {&blob});
-    EXPECT_EQ(blob.ReadData(), y.ReadData()) << "alpha " << alpha;
-    blob.WriteDiff(dy);
-    in_place->Backward({&blob}, {true}, {&blob});
-    EXPECT_EQ(blob.ReadDiff(), x.ReadDiff()) << "alpha " << alpha;
-  }
+  for (float alpha : {1.f, 0.f, -0.3f})
+    ExpectInPlaceMatchesOutOfPlace(ELUText(alpha), {3, 13},
+                                   [](Blob* x) { FillGaussian(x, 0.f, 1.f, 5); });
 }
 
 INSTANTIATE_TEST_SUITE_P(OddShapes, ELUTest,

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "util/gradient_checker.hpp"
+#include "util/in_place_check.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
 
@@ -68,26 +69,8 @@ TEST(Exp, RejectsNonPositiveBase) {
 // dy/dx = ln(base) * scale * y needs only y, so in place works as in Caffe.
 TEST(Exp, InPlaceMatchesOutOfPlace) {
   const ExpCase c{2.f, 0.7f, 1.2f};
-  const std::vector<int> shape{3, 13};
-  Blob x(TestContext(), shape), y(TestContext());
-  FillGaussian(&x, 0.f, 1.f, 5);
-  std::vector<float> dy(x.count());
-  for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
-  auto layer = MakeLayer(ExpText(c));
-  layer->SetUp({&x}, {&y});
-  layer->Forward({&x}, {&y});
-  y.WriteDiff(dy);
-  layer->Backward({&y}, {true}, {&x});
-
-  Blob blob(TestContext(), shape);
-  blob.WriteData(x.ReadData());
-  auto in_place = MakeLayer(ExpText(c));
-  in_place->SetUp({&blob}, {&blob});
-  in_place->Forward({&blob}, {&blob});
-  EXPECT_EQ(blob.ReadData(), y.ReadData());
-  blob.WriteDiff(dy);
-  in_place->Backward({&blob}, {true}, {&blob});
-  EXPECT_EQ(blob.ReadDiff(), x.ReadDiff());
+  ExpectInPlaceMatchesOutOfPlace(ExpText(c), {3, 13},
+                                 [](Blob* x) { FillGaussian(x, 0.f, 1.f, 5); });
 }
 
 INSTANTIATE_TEST_SUITE_P(OddShapes, ExpTest,

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "util/gradient_checker.hpp"
+#include "util/in_place_check.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
 
@@ -97,28 +98,9 @@ TEST(Power, GradientAtZeroBase) {
 
 // The gradient needs x; in place, the layer keeps a copy of it.
 TEST(Power, InPlaceMatchesOutOfPlace) {
-  for (const PowerCase& c : kCases) {
-    const std::vector<int> shape{3, 13};
-    Blob x(TestContext(), shape), y(TestContext());
-    FillUniform(&x, c.lo, c.hi, 5);
-    std::vector<float> dy(x.count());
-    for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
-    auto layer = MakeLayer(PowerText(c));
-    layer->SetUp({&x}, {&y});
-    layer->Forward({&x}, {&y});
-    y.WriteDiff(dy);
-    layer->Backward({&y}, {true}, {&x});
-
-    Blob blob(TestContext(), shape);
-    blob.WriteData(x.ReadData());
-    auto in_place = MakeLayer(PowerText(c));
-    in_place->SetUp({&blob}, {&blob});
-    in_place->Forward({&blob}, {&blob});
-    EXPECT_EQ(blob.ReadData(), y.ReadData()) << PowerText(c);
-    blob.WriteDiff(dy);
-    in_place->Backward({&blob}, {true}, {&blob});
-    EXPECT_EQ(blob.ReadDiff(), x.ReadDiff()) << PowerText(c);
-  }
+  for (const PowerCase& c : kCases)
+    ExpectInPlaceMatchesOutOfPlace(PowerText(c), {3, 13},
+                                   [&c](Blob* x) { FillUniform(x, c.lo, c.hi, 5); });
 }
 
 INSTANTIATE_TEST_SUITE_P(OddShapes, PowerTest,

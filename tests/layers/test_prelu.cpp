@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "util/gradient_checker.hpp"
+#include "util/in_place_check.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
 
@@ -80,31 +81,9 @@ TEST(PReLU, DefaultSlopesAndBlobShapes) {
 // In place, Forward keeps a copy of x (Caffe's bottom_memory_): the bottom
 // and slope gradients match the out-of-place ones exactly.
 TEST(PReLU, InPlaceMatchesOutOfPlace) {
-  for (bool shared : {false, true}) {
-    const std::vector<int> shape{2, 3, 13, 1};
-    Blob x(TestContext(), shape), y(TestContext());
-    FillGaussian(&x, 0.f, 1.f, 5);
-    std::vector<float> dy(x.count());
-    for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
-    auto layer = MakeLayer(PReLUText(shared));
-    layer->SetUp({&x}, {&y});
-    layer->Forward({&x}, {&y});
-    y.WriteDiff(dy);
-    layer->Backward({&y}, {true}, {&x});
-
-    Blob blob(TestContext(), shape);
-    blob.WriteData(x.ReadData());
-    auto in_place = MakeLayer(PReLUText(shared));
-    in_place->SetUp({&blob}, {&blob});
-    in_place->blobs()[0]->WriteData(layer->blobs()[0]->ReadData());
-    in_place->Forward({&blob}, {&blob});
-    EXPECT_EQ(blob.ReadData(), y.ReadData()) << "shared " << shared;
-    blob.WriteDiff(dy);
-    in_place->Backward({&blob}, {true}, {&blob});
-    EXPECT_EQ(blob.ReadDiff(), x.ReadDiff()) << "shared " << shared;
-    EXPECT_EQ(in_place->blobs()[0]->ReadDiff(), layer->blobs()[0]->ReadDiff())
-        << "shared " << shared;
-  }
+  for (bool shared : {false, true})
+    ExpectInPlaceMatchesOutOfPlace(PReLUText(shared), {2, 3, 13, 1},
+                                   [](Blob* x) { FillGaussian(x, 0.f, 1.f, 5); });
 }
 
 // The slope gradient accumulates (+=), the bottom gradient is written (=),

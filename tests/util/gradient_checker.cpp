@@ -24,13 +24,17 @@ double Objective(const std::vector<Blob*>& top,
 }  // namespace
 
 void CheckGradient(Layer& layer, const std::vector<Blob*>& bottom,
-                   const std::vector<Blob*>& top, const std::vector<int>& check_bottoms,
+                   const std::vector<Blob*>& top, const std::vector<int>& bottoms_to_check,
                    const GradientCheckOptions& options) {
+  if (!options.check_bottoms && !bottoms_to_check.empty()) {
+    ADD_FAILURE() << "bottoms_to_check given with options.check_bottoms false";
+    return;
+  }
   std::mt19937 rng(options.seed);
   std::uniform_real_distribution<float> uniform(-1.f, 1.f);
 
-  std::vector<int> bottoms = check_bottoms;
-  if (bottoms.empty())
+  std::vector<int> bottoms = bottoms_to_check;
+  if (bottoms.empty() && options.check_bottoms)
     for (size_t i = 0; i < bottom.size(); ++i) bottoms.push_back(static_cast<int>(i));
 
   // The blobs to differentiate: chosen bottoms, then the parameters.

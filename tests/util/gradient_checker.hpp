@@ -23,15 +23,19 @@ struct GradientCheckOptions {
   float kink_range = -1.f;
   // Check at most this many elements per blob (spread over the blob).
   int max_checks_per_blob = 400;
+  // false: differentiate the parameters only, for layers whose bottoms take
+  // no gradient (Embed's indices); every bottom gets propagate_down false.
+  bool check_bottoms = true;
   bool check_params = true;
   unsigned seed = 1234;
 };
 
-// The layer must be SetUp on bottom/top already. `check_bottoms` lists the
-// bottom indices to differentiate (empty: all).
+// The layer must be SetUp on bottom/top already. `bottoms_to_check` lists the
+// bottom indices to differentiate (empty: all, or none with
+// options.check_bottoms false).
 void CheckGradient(Layer& layer, const std::vector<Blob*>& bottom,
                    const std::vector<Blob*>& top,
-                   const std::vector<int>& check_bottoms = {},
+                   const std::vector<int>& bottoms_to_check = {},
                    const GradientCheckOptions& options = GradientCheckOptions());
 
 }  // namespace test
