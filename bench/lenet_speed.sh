@@ -34,7 +34,7 @@ SOLVER
 echo "device: $("$build/tools/dlcaffe" device_query 2>&1 | grep -m1 'Name:' | sed 's/.*Name: //')"
 "$build/tools/dlcaffe" train --solver="$work/solver.prototxt" 2> "$work/log"
 # Skip the first display window (kernel builds, warm-up); average the rest.
-awk '/ iter\/s, / { n++; if (n > 1) { gsub(/\(/, "", $6); sum += $6; count++ } }
+awk '/ iter\/s, / { n++; if (n > 1) { gsub(/\(/, "", $7); sum += $7; count++ } }
      END { if (count) printf "dlcaffe lenet train: %.1f iter/s (mean of %d windows of 100 iterations)\n", sum / count, count }' \
   "$work/log" | tee "$work/dlcaffe.txt"
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
