@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 
 #include "dlcaffe/io.hpp"
 #include "util/test_context.hpp"
@@ -19,10 +20,11 @@ struct Result {
   std::string output;
 };
 
-// Runs build/tools/dlcaffe from the source root, stdout and stderr together.
-Result RunDlcaffe(const std::string& args) {
-  const std::string cmd = "cd '" + SourceDir() + "' && '" + BuildDir() + "/tools/dlcaffe' " +
-                          args + " 2>&1";
+// Runs build/tools/dlcaffe from the source root, stdout and stderr together,
+// with `env` (VAR=value ...) added to its environment.
+Result RunDlcaffe(const std::string& args, const std::string& env = "") {
+  const std::string cmd = "cd '" + SourceDir() + "' && " + env + " '" + BuildDir() +
+                          "/tools/dlcaffe' " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   Result r{-1, ""};
   if (!pipe) return r;
@@ -94,6 +96,32 @@ TEST(DlcaffeCli, WeightsAndSnapshotTogetherAreRefused) {
   ExpectCleanError(RunDlcaffe("train --solver=models/lenet/lenet_solver.prototxt "
                        "--weights=a.caffemodel --snapshot=b.solverstate"),
                    "--snapshot");
+}
+
+TEST(DlcaffeCli, NoOpenCLDeviceIsAClearError) {
+  // An ICD loader that finds no driver: no platform at all.
+  const std::string empty = TempDir();
+  ExpectCleanError(RunDlcaffe("time --model=models/lenet/lenet.prototxt", "OCL_ICD_VENDORS=" + empty +
+                                                                      " OCL_ICD_FILENAMES="),
+                   "no OpenCL device found");
+}
+
+TEST(DlcaffeCli, UnknownDeviceListsTheDevices) {
+  Result r = RunDlcaffe("time --model=models/lenet/lenet.prototxt --device=ocl:9:9");
+  ExpectCleanError(r, "'ocl:9:9'");
+  EXPECT_TRUE(Contains(r.output, "ocl:0:0")) << r.output;
+}
+
+TEST(DlcaffeCli, KernelThatFailsToBuildShowsTheBuildLog) {
+  // A copy of the kernels with a syntax error in relu.cl, read from disk.
+  const std::string dir = TempDir();
+  const std::string copy = "cp -r '" + SourceDir() + "/src/cl/.' '" + dir + "/' && printf "
+                           "'__kernel void broken( { }\\n' >> '" + dir + "/relu.cl'";
+  ASSERT_EQ(std::system(copy.c_str()), 0);
+  Result r = RunDlcaffe("time --model=models/lenet/lenet.prototxt --iterations=1",
+                        "DLCAFFE_KERNEL_CACHE=off DLCAFFE_CL_DIR=" + dir);
+  ExpectCleanError(r, "relu.cl failed to build");
+  EXPECT_TRUE(Contains(r.output, "Build log")) << r.output;
 }
 
 TEST(DlcaffeCli, TimePrintsCaffesBenchmarkLines) {
