@@ -45,6 +45,9 @@ class Net {
   // Weights: shares data with another net's identically named layers (test
   // nets use the train net's weights without copies).
   void ShareTrainedLayersWith(const Net& other);
+  // Points every parameter shared by name at its owner's storage again (after
+  // an owner's storage was replaced, e.g. by ShareTrainedLayersWith).
+  void ShareWeights();
   void CopyTrainedLayersFrom(const caffe::NetParameter& param);
   // A binary .caffemodel (or a text NetParameter with blobs).
   void CopyTrainedLayersFrom(const std::string& path);
@@ -99,7 +102,6 @@ class Net {
   int AppendBottom(const caffe::LayerParameter& layer_param, int layer_id,
                    int bottom_id, std::map<std::string, int>* available_blobs);
   void AppendParam(const caffe::LayerParameter& layer_param, int layer_id, int param_id);
-  void ShareWeights();
 
   Context* ctx_;
   std::string name_;

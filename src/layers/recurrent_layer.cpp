@@ -223,15 +223,7 @@ void RecurrentLayer::Reshape(const std::vector<Blob*>& bottom,
   }
 }
 
-void RecurrentLayer::ReshareParameters() {
-  const auto& params = unrolled_net_->params();
-  const auto& owners = unrolled_net_->param_owners();
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (owners[i] < 0) continue;
-    params[i]->ShareData(*params[owners[i]]);
-    params[i]->ShareDiff(*params[owners[i]]);
-  }
-}
+void RecurrentLayer::ReshareParameters() { unrolled_net_->ShareWeights(); }
 
 void RecurrentLayer::Forward(const std::vector<Blob*>& bottom,
                              const std::vector<Blob*>& top) {
