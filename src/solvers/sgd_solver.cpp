@@ -28,6 +28,8 @@ void SGDSolver::ApplyUpdate() {
     UpdateParam(i, rate * net_->params_lr()[i], grad_scale,
                 param_.weight_decay() * net_->params_weight_decay()[i], reg == "L1");
   }
+  if (net_->debug_info())
+    for (size_t i = 0; i < net_->params().size(); ++i) net_->UpdateDebugInfo(static_cast<int>(i));
 }
 
 void SGDSolver::UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) {

@@ -142,6 +142,7 @@ void Solver::Step(int iters) {
       if (requested_early_exit_) break;
     }
     const bool display = param_.display() && iter_ % param_.display() == 0;
+    net_->set_debug_info(display && param_.debug_info());
     float loss = 0.f;
     for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
     loss /= param_.iter_size();
