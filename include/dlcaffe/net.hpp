@@ -37,6 +37,13 @@ class Net {
   }
   // Reshapes every layer from the current input shapes.
   void Reshape();
+  // Caffe's debug_info: after each layer, log the mean absolute value of its
+  // tops and parameters (forward) or of the diffs it wrote (backward). Reads
+  // to the host, so only for debugging.
+  void set_debug_info(bool value) { debug_info_ = value; }
+  bool debug_info() const { return debug_info_; }
+  // The "[Update]" line for parameter `param_id` (after a solver's update).
+  void UpdateDebugInfo(int param_id) const;
   // Sets the diffs of all learnable parameters to zero.
   void ClearParamDiffs();
   // Sum of the weighted losses currently in the loss blobs (synchronises).
@@ -102,6 +109,8 @@ class Net {
   int AppendBottom(const caffe::LayerParameter& layer_param, int layer_id,
                    int bottom_id, std::map<std::string, int>* available_blobs);
   void AppendParam(const caffe::LayerParameter& layer_param, int layer_id, int param_id);
+  void ForwardDebugInfo(int layer_id) const;
+  void BackwardDebugInfo(int layer_id) const;
 
   Context* ctx_;
   std::string name_;
@@ -136,6 +145,7 @@ class Net {
   std::vector<bool> has_params_lr_;
   std::vector<float> params_weight_decay_;
   std::vector<bool> has_params_decay_;
+  bool debug_info_ = false;
 };
 
 // Caffe's upgrade of the deprecated `input:`/`input_shape:`/`input_dim:`

@@ -7,6 +7,7 @@
 
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/layer_registry.hpp"
+#include "dlcaffe/math.hpp"
 
 namespace dlcaffe {
 
@@ -69,6 +70,7 @@ void Net::Init(const caffe::NetParameter& in_param) {
   FilterNet(upgraded, &filtered);
   InsertSplits(filtered, &param);
   name_ = param.name();
+  debug_info_ = param.debug_info();
 
   std::map<std::string, int> available_blobs;  // produced and not yet consumed
   const int num_layers = param.layer_size();
@@ -341,6 +343,7 @@ void Net::ForwardFromTo(int start, int end) {
     // As Caffe's Layer::Forward: shapes follow the bottoms every pass.
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
     layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    if (debug_info_) ForwardDebugInfo(i);
   }
 }
 
@@ -365,8 +368,59 @@ void Net::BackwardFromTo(int start, int end) {
   CHECK_GE(end, 0);
   CHECK_LT(start, (int)layers_.size());
   for (int i = start; i >= end; --i) {
-    if (layer_need_backward_[i])
-      layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+    if (!layer_need_backward_[i]) continue;
+    layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+    if (debug_info_) BackwardDebugInfo(i);
+  }
+}
+
+namespace {
+float MeanAbs(const Blob& blob, bool diff) {
+  if (blob.count() == 0) return 0.f;
+  return Asum(blob.context(), blob.count(), diff ? blob.diff() : blob.data(), 0) /
+         blob.count();
+}
+}  // namespace
+
+void Net::ForwardDebugInfo(int layer_id) const {
+  for (size_t t = 0; t < top_vecs_[layer_id].size(); ++t)
+    LOG(INFO) << "    [Forward] Layer " << layer_names_[layer_id] << ", top blob "
+              << blob_names_[top_id_vecs_[layer_id][t]]
+              << " data: " << MeanAbs(*top_vecs_[layer_id][t], false);
+  for (size_t p = 0; p < layers_[layer_id]->blobs().size(); ++p)
+    LOG(INFO) << "    [Forward] Layer " << layer_names_[layer_id] << ", param blob "
+              << param_display_names_[param_id_vecs_[layer_id][p]]
+              << " data: " << MeanAbs(*layers_[layer_id]->blobs()[p], false);
+}
+
+void Net::BackwardDebugInfo(int layer_id) const {
+  for (size_t b = 0; b < bottom_vecs_[layer_id].size(); ++b) {
+    if (!bottom_need_backward_[layer_id][b]) continue;
+    LOG(INFO) << "    [Backward] Layer " << layer_names_[layer_id] << ", bottom blob "
+              << blob_names_[bottom_id_vecs_[layer_id][b]]
+              << " diff: " << MeanAbs(*bottom_vecs_[layer_id][b], true);
+  }
+  for (size_t p = 0; p < layers_[layer_id]->blobs().size(); ++p) {
+    if (!layers_[layer_id]->param_propagate_down(static_cast<int>(p))) continue;
+    LOG(INFO) << "    [Backward] Layer " << layer_names_[layer_id] << ", param blob " << p
+              << " diff: " << MeanAbs(*layers_[layer_id]->blobs()[p], true);
+  }
+}
+
+void Net::UpdateDebugInfo(int param_id) const {
+  const Blob& blob = *params_[param_id];
+  const std::string& layer_name = layer_names_[param_layer_indices_[param_id].first];
+  const int owner = param_owners_[param_id];
+  if (owner < 0) {
+    LOG(INFO) << "    [Update] Layer " << layer_name << ", param "
+              << param_display_names_[param_id] << " data: " << MeanAbs(blob, false)
+              << "; diff: " << MeanAbs(blob, true);
+  } else {
+    LOG(INFO) << "    [Update] Layer " << layer_name << ", param blob "
+              << param_display_names_[param_id] << " (owned by layer "
+              << layer_names_[param_layer_indices_[owner].first] << ", param "
+              << param_display_names_[owner] << ")"
+              << " diff: " << MeanAbs(blob, true);
   }
 }
 

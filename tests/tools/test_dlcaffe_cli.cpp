@@ -133,6 +133,29 @@ TEST(DlcaffeCli, TimePrintsCaffesBenchmarkLines) {
     EXPECT_TRUE(Contains(r.output, line)) << "missing '" << line << "' in:\n" << r.output;
 }
 
+TEST(DlcaffeCli, DebugInfoLogsForwardBackwardAndUpdate) {
+  if (!FileExists(SourceDir() + "/examples/mnist/mnist_train_lmdb"))
+    GTEST_FAIL() << "run data/mnist/get_mnist.sh first (the test command does)";
+  const std::string solver = WriteTemp("debug_solver.prototxt", R"(
+    net: "models/lenet/lenet_train_test.prototxt"
+    base_lr: 0.01
+    lr_policy: "fixed"
+    display: 1
+    max_iter: 2
+    debug_info: true
+    snapshot_after_train: false
+    snapshot_prefix: "/tmp/unused")");
+  Result r = RunDlcaffe("train --solver=" + solver);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line :
+       {"[Forward] Layer conv1, top blob conv1 data: ", "[Forward] Layer conv1, param blob 0 data: ",
+        "[Backward] Layer ip2, bottom blob ip1 diff: ", "[Backward] Layer conv1, param blob 1 diff: ",
+        "[Update] Layer conv1, param 0 data: "})
+    EXPECT_TRUE(Contains(r.output, line)) << "missing '" << line << "' in:\n" << r.output;
+  // The data layer's labels get no gradient, so no backward line names them.
+  EXPECT_FALSE(Contains(r.output, "bottom blob label diff")) << r.output;
+}
+
 TEST(DlcaffeCli, TrainSnapshotAndResumeOnMnist) {
   if (!FileExists(SourceDir() + "/examples/mnist/mnist_train_lmdb"))
     GTEST_FAIL() << "run data/mnist/get_mnist.sh first (the test command does)";
