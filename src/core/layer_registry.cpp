@@ -22,6 +22,14 @@ std::unique_ptr<Layer> LayerRegistry::Create(const caffe::LayerParameter& param,
                                              Context& ctx) {
   auto& registry = Registry();
   auto it = registry.find(param.type());
+  // Caffe layer types that dlcaffe does not provide (yet): say so plainly
+  // rather than calling them unknown.
+  static const char* const kNotSupportedYet[] = {"HDF5Data", "HDF5Output", "WindowData",
+                                                 "Python"};
+  for (const char* type : kNotSupportedYet)
+    DLC_REQUIRE(it != registry.end() || param.type() != type,
+                "layer '" << param.name() << "': Caffe's " << type
+                          << " layer is not supported yet by dlcaffe");
   if (it == registry.end()) {
     std::ostringstream known;
     for (const auto& type : Types()) known << " " << type;

@@ -117,6 +117,17 @@ TEST(NetErrors, UnknownLayerTypeListsKnownTypes) {
   EXPECT_NE(what.find("InnerProduct"), std::string::npos) << what;
 }
 
+TEST(NetErrors, CaffeLayersNotProvidedYetSaySo) {
+  for (const std::string type : {"HDF5Data", "HDF5Output", "WindowData", "Python"}) {
+    const std::string what = ErrorOf([&] {
+      Net net(NetFromText("layer { name: 'h5' type: '" + type + "' top: 'data' }"),
+              TestContext());
+    });
+    EXPECT_NE(what.find("'h5'"), std::string::npos) << what;
+    EXPECT_NE(what.find(type + " layer is not supported yet"), std::string::npos) << what;
+  }
+}
+
 TEST(NetErrors, ShapeMismatchNamesLayerAndShapes) {
   const std::string what = ErrorOf([] {
     Net net(NetFromText(R"(
