@@ -87,3 +87,12 @@ __kernel void conv_bias_backward(const int num, const int channels, const int ar
   if (lid == 0) bias_diff[c] += partial[0];
 #endif
 }
+
+// y[n][c][p] += bias[c] over `count` NCHW elements (Deconvolution's bias,
+// added after col2im has written the top).
+__kernel void conv_add_bias(const int count, const int channels, const int area,
+                            __global const float* bias, __global float* y) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  y[i] += bias[(i / area) % channels];
+}

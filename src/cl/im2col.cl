@@ -147,3 +147,72 @@ __kernel void col2im(const int images, const int channels, const int height,
   dx[dx_off + (n * channels + c) * area + hw] = sum;
 #endif
 }
+
+// im2col / col2im for any number of spatial axes (Caffe's im2col_nd), one
+// element per work-item. `geometry` holds 6 * num_axes ints: the image's
+// spatial shape, the columns' spatial shape, kernel, pad, stride, dilation.
+// Axes run slowest to fastest, as in the blobs. The column buffer is
+// [channels * kernel_area][images * column_area], as above.
+#define ND_IMAGE(d) geometry[d]
+#define ND_COLUMN(d) geometry[num_axes + (d)]
+#define ND_KERNEL(d) geometry[2 * num_axes + (d)]
+#define ND_PAD(d) geometry[3 * num_axes + (d)]
+#define ND_STRIDE(d) geometry[4 * num_axes + (d)]
+#define ND_DILATION(d) geometry[5 * num_axes + (d)]
+
+// Range (images * column_area, channels * kernel_area).
+__kernel void im2col_nd(const int images, const int channels, const int num_axes,
+                        __global const int* geometry, const int image_area,
+                        const int column_area, const int kernel_area,
+                        __global const float* x, const int x_off, __global float* col) {
+  const int columns = images * column_area;
+  const int q = get_global_id(0), r = get_global_id(1);
+  if (q >= columns || r >= channels * kernel_area) return;
+  const int n = q / column_area, c = r / kernel_area;
+  int p = q - n * column_area, kk = r - c * kernel_area;
+  int index = 0, image_stride = 1;
+  bool inside = true;
+  for (int d = num_axes - 1; d >= 0; --d) {
+    const int o = p % ND_COLUMN(d), k = kk % ND_KERNEL(d);
+    p /= ND_COLUMN(d);
+    kk /= ND_KERNEL(d);
+    const int i = o * ND_STRIDE(d) - ND_PAD(d) + k * ND_DILATION(d);
+    inside = inside && i >= 0 && i < ND_IMAGE(d);
+    index += i * image_stride;
+    image_stride *= ND_IMAGE(d);
+  }
+  col[r * columns + q] = inside ? x[x_off + (n * channels + c) * image_area + index] : 0.f;
+}
+
+// The adjoint, gathering: the work-item owns image element (n, c, position)
+// and sums every column element copied from it. Range (images * image_area,
+// channels).
+__kernel void col2im_nd(const int images, const int channels, const int num_axes,
+                        __global const int* geometry, const int image_area,
+                        const int column_area, const int kernel_area,
+                        __global const float* col, __global float* dx, const int dx_off) {
+  const int columns = images * column_area;
+  const int q = get_global_id(0), c = get_global_id(1);
+  if (q >= images * image_area || c >= channels) return;
+  const int n = q / image_area, position = q - n * image_area;
+  __global const float* col_image = col + n * column_area;
+  float sum = 0.f;
+  for (int kk = 0; kk < kernel_area; ++kk) {
+    // Kernel tap kk reads this element from output o where, on every axis,
+    // o * stride = i + pad - k * dilation.
+    int rest_k = kk, rest_i = position, o_flat = 0, o_stride = 1;
+    bool hit = true;
+    for (int d = num_axes - 1; d >= 0 && hit; --d) {
+      const int k = rest_k % ND_KERNEL(d), i = rest_i % ND_IMAGE(d);
+      rest_k /= ND_KERNEL(d);
+      rest_i /= ND_IMAGE(d);
+      const int span = i + ND_PAD(d) - k * ND_DILATION(d);
+      const int o = span / ND_STRIDE(d);
+      hit = span >= 0 && span - o * ND_STRIDE(d) == 0 && o < ND_COLUMN(d);
+      o_flat += o * o_stride;
+      o_stride *= ND_COLUMN(d);
+    }
+    if (hit) sum += col_image[(c * kernel_area + kk) * columns + o_flat];
+  }
+  dx[dx_off + (n * channels + c) * image_area + position] = sum;
+}

@@ -297,14 +297,194 @@ TEST(Convolution, ClearErrors) {
                    {"conv9", "2 2 2 9", "5 x 5 kernel"});
   ExpectSetUpError(head + "kernel_size: 3 dilation: 3 }", {1, 2, 6, 6},
                    {"conv9", "1 2 6 6", "dilated extent 7 x 7"});
-  ExpectSetUpError(head + "kernel_size: 3 }", {1, 2, 5, 5, 5},
-                   {"conv9", "1 2 5 5 5", "not supported yet"});
+  ExpectSetUpError(head + "kernel_h: 3 kernel_w: 3 }", {1, 2, 5, 5, 5},
+                   {"conv9", "kernel_h/kernel_w need 2 spatial axes, not 3"});
   ExpectSetUpError(head + "kernel_size: 3 kernel_size: 3 kernel_size: 3 }", {1, 2, 5, 5},
-                   {"conv9", "3 times", "not supported yet"});
-  ExpectSetUpError(head + "kernel_size: 3 axis: 2 }", {1, 2, 5, 5},
-                   {"conv9", "axis 2", "not supported yet"});
+                   {"conv9", "kernel given 3 times for 2 spatial axes"});
+  ExpectSetUpError(head + "kernel_size: 3 pad: 1 pad: 1 }", {1, 2, 5, 5, 5},
+                   {"conv9", "pad given 2 times for 3 spatial axes"});
+  ExpectSetUpError(head + "kernel_size: 3 axis: 4 }", {1, 2, 5, 5},
+                   {"conv9", "axis 4", "1 2 5 5"});
+  ExpectSetUpError(head + "kernel_size: 3 axis: -1 }", {1, 2, 5, 5},
+                   {"conv9", "no spatial axis"});
+  ExpectSetUpError(head + "kernel_size: 3 kernel_size: 2 kernel_size: 3 }", {1, 2, 5, 1, 5},
+                   {"conv9", "1 2 5 1 5", "3 x 2 x 3 kernel", "dilated extent 3 x 2 x 3"});
   ExpectSetUpError(head + "kernel_size: 3 stride: 0 }", {1, 2, 5, 5},
                    {"conv9", "stride 0 x 0"});
+}
+
+// N spatial axes (Caffe's im2col_nd path): geometry given per axis.
+struct NdCase {
+  int num, channels, num_output;
+  std::vector<int> input, kernel, stride, pad, dilation;
+  int group = 1;
+  bool force_nd = false;
+
+  std::string Prototxt() const {
+    std::string s = "name: 'conv_nd' type: 'Convolution' convolution_param { num_output: " +
+                    std::to_string(num_output) + " group: " + std::to_string(group);
+    for (size_t d = 0; d < input.size(); ++d) {
+      s += " kernel_size: " + std::to_string(kernel[d]) + " stride: " +
+           std::to_string(stride[d]) + " pad: " + std::to_string(pad[d]) +
+           " dilation: " + std::to_string(dilation[d]);
+    }
+    if (force_nd) s += " force_nd_im2col: true";
+    s += " weight_filler { type: 'gaussian' std: 0.5 }";
+    s += " bias_filler { type: 'uniform' min: -1 max: 1 } }";
+    return s;
+  }
+  std::vector<int> Output() const {
+    std::vector<int> out(input.size());
+    for (size_t d = 0; d < input.size(); ++d)
+      out[d] = (input[d] + 2 * pad[d] - (dilation[d] * (kernel[d] - 1) + 1)) / stride[d] + 1;
+    return out;
+  }
+  std::vector<int> BottomShape() const {
+    std::vector<int> shape = {num, channels};
+    shape.insert(shape.end(), input.begin(), input.end());
+    return shape;
+  }
+};
+
+int Volume(const std::vector<int>& shape) {
+  int v = 1;
+  for (int d : shape) v *= d;
+  return v;
+}
+
+// Multi-index of `flat` in `shape` (last axis fastest).
+std::vector<int> Unflatten(int flat, const std::vector<int>& shape) {
+  std::vector<int> index(shape.size());
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+// Direct N-d convolution from the definition, in double precision.
+std::vector<float> ReferenceConvolutionNd(const NdCase& c, const std::vector<float>& x,
+                                          const std::vector<float>& w,
+                                          const std::vector<float>& b) {
+  const std::vector<int> out = c.Output();
+  const int in_area = Volume(c.input), out_area = Volume(out), k_area = Volume(c.kernel);
+  const int cin_g = c.channels / c.group, cout_g = c.num_output / c.group;
+  std::vector<float> y(size_t(c.num) * c.num_output * out_area);
+  for (int n = 0; n < c.num; ++n)
+    for (int o = 0; o < c.num_output; ++o)
+      for (int p = 0; p < out_area; ++p) {
+        const std::vector<int> op = Unflatten(p, out);
+        double sum = b[o];
+        for (int ci = 0; ci < cin_g; ++ci)
+          for (int k = 0; k < k_area; ++k) {
+            const std::vector<int> kp = Unflatten(k, c.kernel);
+            int in_flat = 0;
+            bool inside = true;
+            for (size_t d = 0; d < out.size(); ++d) {
+              const int i = op[d] * c.stride[d] - c.pad[d] + kp[d] * c.dilation[d];
+              inside = inside && i >= 0 && i < c.input[d];
+              in_flat = in_flat * c.input[d] + i;
+            }
+            if (!inside) continue;
+            const int channel = o / cout_g * cin_g + ci;
+            sum += double(x[(size_t(n) * c.channels + channel) * in_area + in_flat]) *
+                   w[(size_t(o) * cin_g + ci) * k_area + k];
+          }
+        y[(size_t(n) * c.num_output + o) * out_area + p] = static_cast<float>(sum);
+      }
+  return y;
+}
+
+void CheckNd(const NdCase& c, bool gradient) {
+  SCOPED_TRACE(c.Prototxt());
+  Blob bottom(TestContext(), c.BottomShape()), top(TestContext());
+  FillUniform(&bottom, -1.f, 1.f, 11);
+  auto layer = MakeLayer(c.Prototxt());
+  layer->SetUp({&bottom}, {&top});
+  std::vector<int> top_shape = {c.num, c.num_output};
+  for (int d : c.Output()) top_shape.push_back(d);
+  ASSERT_EQ(top.shape(), top_shape);
+  std::vector<int> weight_shape = {c.num_output, c.channels / c.group};
+  weight_shape.insert(weight_shape.end(), c.kernel.begin(), c.kernel.end());
+  ASSERT_EQ(layer->blobs()[0]->shape(), weight_shape);
+  layer->Forward({&bottom}, {&top});
+  const std::vector<float> expected = ReferenceConvolutionNd(
+      c, bottom.ReadData(), layer->blobs()[0]->ReadData(), layer->blobs()[1]->ReadData());
+  const std::vector<float> y = top.ReadData();
+  ASSERT_EQ(y.size(), expected.size());
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(y[i], expected[i], 1e-4f * (1.f + std::fabs(expected[i]))) << "element " << i;
+  if (!gradient) return;
+  GradientCheckOptions options;
+  options.max_checks_per_blob = 100;
+  CheckGradient(*layer, {&bottom}, {&top}, {}, options);
+}
+
+TEST(ConvolutionNd, ThreeSpatialAxes) {
+  CheckNd({2, 3, 4, {5, 4, 6}, {3, 2, 3}, {2, 1, 2}, {1, 0, 1}, {1, 2, 1}}, true);
+  CheckNd({1, 2, 2, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}}, false);
+}
+
+TEST(ConvolutionNd, OneSpatialAxisWithGroups) {
+  NdCase c{3, 4, 6, {13}, {3}, {2}, {1}, {2}};
+  c.group = 2;
+  CheckNd(c, true);
+  CheckNd({2, 1, 3, {127}, {5}, {3}, {2}, {1}}, false);
+}
+
+TEST(ConvolutionNd, FourSpatialAxes) {
+  CheckNd({1, 2, 3, {3, 4, 2, 5}, {2, 2, 1, 3}, {1, 2, 1, 1}, {0, 1, 0, 1}, {1, 1, 1, 2}},
+          false);
+}
+
+// A new input size rewrites the N-d kernels' geometry on the device.
+TEST(ConvolutionNd, ReshapeToAnotherSize) {
+  NdCase c{2, 3, 4, {5, 4, 6}, {3, 2, 3}, {2, 1, 2}, {1, 0, 1}, {1, 2, 1}};
+  Blob bottom(TestContext(), c.BottomShape()), top(TestContext());
+  auto layer = MakeLayer(c.Prototxt());
+  layer->SetUp({&bottom}, {&top});
+  layer->Forward({&bottom}, {&top});
+  c.num = 1;
+  c.input = {4, 7, 3};
+  bottom.Reshape(c.BottomShape());
+  FillUniform(&bottom, -1.f, 1.f, 21);
+  layer->Reshape({&bottom}, {&top});
+  ASSERT_EQ(top.shape(), (std::vector<int>{1, 4, 2, 5, 2}));
+  layer->Forward({&bottom}, {&top});
+  const std::vector<float> expected = ReferenceConvolutionNd(
+      c, bottom.ReadData(), layer->blobs()[0]->ReadData(), layer->blobs()[1]->ReadData());
+  const std::vector<float> y = top.ReadData();
+  ASSERT_EQ(y.size(), expected.size());
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(y[i], expected[i], 1e-4f * (1.f + std::fabs(expected[i]))) << "element " << i;
+}
+
+// force_nd_im2col runs the N-d kernels on a 2-D case.
+TEST(ConvolutionNd, ForcedNdOnTwoAxes) {
+  NdCase c{2, 4, 6, {7, 9}, {3, 2}, {2, 1}, {1, 1}, {1, 3}};
+  c.group = 2;
+  c.force_nd = true;
+  CheckNd(c, true);
+}
+
+// A channel axis other than 1: the axes before it are all images.
+TEST(ConvolutionNd, ChannelAxisTwo) {
+  Blob bottom(TestContext(), {2, 3, 4, 7}), top(TestContext());
+  FillUniform(&bottom, -1.f, 1.f, 12);
+  NdCase c{6, 4, 5, {7}, {3}, {1}, {1}, {1}};
+  const std::string prototxt = c.Prototxt().substr(0, c.Prototxt().size() - 1) + " axis: 2 }";
+  auto layer = MakeLayer(prototxt);
+  layer->SetUp({&bottom}, {&top});
+  ASSERT_EQ(top.shape(), (std::vector<int>{2, 3, 5, 7}));
+  layer->Forward({&bottom}, {&top});
+  const std::vector<float> expected = ReferenceConvolutionNd(
+      c, bottom.ReadData(), layer->blobs()[0]->ReadData(), layer->blobs()[1]->ReadData());
+  const std::vector<float> y = top.ReadData();
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(y[i], expected[i], 1e-4f * (1.f + std::fabs(expected[i]))) << "element " << i;
+  GradientCheckOptions options;
+  options.max_checks_per_blob = 60;
+  CheckGradient(*layer, {&bottom}, {&top}, {}, options);
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelShapes, ConvolutionTest,

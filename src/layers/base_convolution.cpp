@@ -1,0 +1,322 @@
+#include "layers/base_convolution.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+#include "core/gemm_config.hpp"
+#include "dlcaffe/filler.hpp"
+#include "dlcaffe/math.hpp"
+
+namespace dlcaffe {
+
+int BaseConvolutionLayer::Product(const std::vector<int>& values) {
+  int product = 1;
+  for (int v : values) product *= v;
+  return product;
+}
+
+std::string BaseConvolutionLayer::Join(const std::vector<int>& values) {
+  std::string s;
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? " x " : "") + std::to_string(values[i]);
+  return s;
+}
+
+void BaseConvolutionLayer::LayerSetUp(const std::vector<Blob*>& bottom,
+                                      const std::vector<Blob*>& top) {
+  const caffe::ConvolutionParameter& p = param_.convolution_param();
+  SetUpGeometry(*bottom[0]);
+  num_output_ = static_cast<int>(p.num_output());
+  group_ = static_cast<int>(p.group());
+  DLC_REQUIRE(num_output_ > 0, Where() << "num_output must be positive");
+  DLC_REQUIRE(group_ > 0, Where() << "group must be positive");
+  DLC_REQUIRE(channels_ % group_ == 0,
+              Where() << "group " << group_ << " does not divide the " << channels_
+                      << " input channels of bottom " << bottom[0]->shape_string());
+  DLC_REQUIRE(num_output_ % group_ == 0, Where() << "group " << group_
+                                                 << " does not divide num_output "
+                                                 << num_output_);
+  bias_term_ = p.bias_term();
+  image_channels_ = reverse_dimensions() ? num_output_ : channels_;
+  column_channels_ = reverse_dimensions() ? channels_ : num_output_;
+
+  std::vector<int> weight_shape = {column_channels_, image_channels_ / group_};
+  weight_shape.insert(weight_shape.end(), kernel_shape_.begin(), kernel_shape_.end());
+  const std::vector<int> bias_shape = {num_output_};
+  auto shape_string = [](const std::vector<int>& shape) {
+    std::string s;
+    for (int d : shape) s += std::to_string(d) + " ";
+    return s + "(" + std::to_string(Product(shape)) + ")";
+  };
+  if (!blobs_.empty()) {
+    // Set already (shared or loaded): the shapes must agree.
+    DLC_REQUIRE(blobs_.size() == (bias_term_ ? 2u : 1u),
+                Where() << "has " << blobs_.size() << " parameter blobs, expected "
+                        << (bias_term_ ? 2 : 1));
+    DLC_REQUIRE(blobs_[0]->shape() == weight_shape,
+                Where() << "weight blob " << blobs_[0]->shape_string() << " does not match "
+                        << shape_string(weight_shape));
+    DLC_REQUIRE(!bias_term_ || blobs_[1]->shape() == bias_shape,
+                Where() << "bias blob " << blobs_[1]->shape_string() << " does not match "
+                        << shape_string(bias_shape));
+  } else {
+    blobs_.push_back(std::make_shared<Blob>(*ctx_, weight_shape));
+    FillBlob(p.weight_filler(), blobs_[0].get());
+    if (bias_term_) {
+      blobs_.push_back(std::make_shared<Blob>(*ctx_, bias_shape));
+      FillBlob(p.bias_filler(), blobs_[1].get());
+    }
+  }
+  for (size_t i = 0; i < blobs_.size(); ++i) set_param_propagate_down(i, true);
+}
+
+void BaseConvolutionLayer::SetUpGeometry(const Blob& bottom) {
+  const caffe::ConvolutionParameter& p = param_.convolution_param();
+  const int axes = bottom.num_axes();
+  DLC_REQUIRE(p.axis() >= -axes && p.axis() < axes,
+              Where() << "axis " << p.axis() << " is out of range for bottom "
+                      << bottom.shape_string());
+  channel_axis_ = p.axis() < 0 ? p.axis() + axes : p.axis();
+  num_spatial_axes_ = axes - channel_axis_ - 1;
+  DLC_REQUIRE(num_spatial_axes_ >= 1,
+              Where() << "bottom " << bottom.shape_string() << " has no spatial axis after "
+                      << "the channel axis " << channel_axis_);
+  DLC_REQUIRE(num_spatial_axes_ <= kMaxSpatialAxes,
+              Where() << "bottom " << bottom.shape_string() << " has " << num_spatial_axes_
+                      << " spatial axes, more than the " << kMaxSpatialAxes << " supported");
+  channels_ = bottom.shape(channel_axis_);
+
+  DLC_REQUIRE(p.has_kernel_h() || p.has_kernel_w() || p.kernel_size_size() > 0,
+              Where() << "needs kernel_size or kernel_h and kernel_w");
+  kernel_shape_ = ReadAxes("kernel", p.kernel_size(), p.has_kernel_h(), p.has_kernel_w(),
+                           p.kernel_h(), p.kernel_w(), 0);
+  stride_ = ReadAxes("stride", p.stride(), p.has_stride_h(), p.has_stride_w(), p.stride_h(),
+                     p.stride_w(), 1);
+  pad_ = ReadAxes("pad", p.pad(), p.has_pad_h(), p.has_pad_w(), p.pad_h(), p.pad_w(), 0);
+  dilation_ = ReadAxes("dilation", p.dilation(), false, false, 0, 0, 1);
+  auto positive = [](const std::vector<int>& v) {
+    return std::all_of(v.begin(), v.end(), [](int x) { return x > 0; });
+  };
+  DLC_REQUIRE(positive(kernel_shape_), Where() << "kernel " << Join(kernel_shape_)
+                                               << " must be nonzero in every dimension");
+  DLC_REQUIRE(positive(stride_),
+              Where() << "stride " << Join(stride_) << " must be nonzero in every dimension");
+  DLC_REQUIRE(positive(dilation_), Where() << "dilation " << Join(dilation_)
+                                           << " must be nonzero in every dimension");
+
+  // The 2-D kernels' shape follows the device, as the GEMM's does;
+  // DLCAFFE_CONV_KERNELS=planes|elements forces one (the tests run both).
+  nd_ = num_spatial_axes_ != 2 || p.force_nd_im2col();
+  planes_ = PrefersCpuShapedKernels(ctx_->info());
+  if (const char* forced = std::getenv("DLCAFFE_CONV_KERNELS")) {
+    const std::string value = forced;
+    DLC_REQUIRE(value == "planes" || value == "elements",
+                "DLCAFFE_CONV_KERNELS must be 'planes' or 'elements', not '" << value << "'");
+    planes_ = value == "planes";
+  }
+  options_ = planes_ ? "-DPLANES=1" : "-DPLANES=0";
+}
+
+// One value for every axis, one per axis, or (2-D only) the _h/_w pair:
+// Caffe's rules.
+std::vector<int> BaseConvolutionLayer::ReadAxes(
+    const char* name, const google::protobuf::RepeatedField<uint32_t>& values, bool has_h,
+    bool has_w, uint32_t h, uint32_t w, int fallback) {
+  if (has_h || has_w) {
+    DLC_REQUIRE(values.size() == 0, Where() << "either " << name << " or " << name << "_h/"
+                                            << name << "_w, not both");
+    DLC_REQUIRE(num_spatial_axes_ == 2,
+                Where() << name << "_h/" << name << "_w need 2 spatial axes, not "
+                        << num_spatial_axes_ << "; give " << name << " per axis");
+    return {static_cast<int>(h), static_cast<int>(w)};
+  }
+  DLC_REQUIRE(values.size() <= 1 || values.size() == num_spatial_axes_,
+              Where() << name << " given " << values.size() << " times for "
+                      << num_spatial_axes_ << " spatial axes: give one value or one per axis");
+  std::vector<int> result(num_spatial_axes_, fallback);
+  for (int d = 0; d < num_spatial_axes_ && values.size() > 0; ++d)
+    result[d] = static_cast<int>(values.Get(values.size() == 1 ? 0 : d));
+  return result;
+}
+
+std::vector<int> BaseConvolutionLayer::ConvolutionOutputShape(const Blob& bottom) const {
+  std::vector<int> extent(num_spatial_axes_), output(num_spatial_axes_);
+  bool fits = true;
+  for (int d = 0; d < num_spatial_axes_; ++d) {
+    extent[d] = dilation_[d] * (kernel_shape_[d] - 1) + 1;
+    fits = fits && input_shape_[d] + 2 * pad_[d] >= extent[d];
+    output[d] = (input_shape_[d] + 2 * pad_[d] - extent[d]) / stride_[d] + 1;
+  }
+  DLC_REQUIRE(fits, Where() << "input " << bottom.shape_string() << " padded by "
+                            << Join(pad_) << " is smaller than the " << Join(kernel_shape_)
+                            << " kernel (dilated extent " << Join(extent) << ")");
+  return output;
+}
+
+void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
+                                   const std::vector<Blob*>& top) {
+  const Blob& first = *bottom[0];
+  DLC_REQUIRE(first.num_axes() == channel_axis_ + 1 + num_spatial_axes_,
+              Where() << "bottom " << first.shape_string() << " has " << first.num_axes()
+                      << " axes; the layer was set up for "
+                      << channel_axis_ + 1 + num_spatial_axes_);
+  DLC_REQUIRE(first.shape(channel_axis_) == channels_,
+              Where() << "bottom " << first.shape_string() << " has "
+                      << first.shape(channel_axis_) << " channels; the weights expect "
+                      << channels_);
+  for (size_t i = 1; i < bottom.size(); ++i)
+    DLC_REQUIRE(bottom[i]->shape() == first.shape(),
+                Where() << "all bottoms must have one shape: bottom 0 is "
+                        << first.shape_string() << ", bottom " << i << " is "
+                        << bottom[i]->shape_string());
+  num_ = first.count(0, channel_axis_);
+  input_shape_.assign(first.shape().begin() + channel_axis_ + 1, first.shape().end());
+  output_shape_ = OutputShape(first);
+  std::vector<int> top_shape(first.shape().begin(), first.shape().begin() + channel_axis_);
+  top_shape.push_back(num_output_);
+  top_shape.insert(top_shape.end(), output_shape_.begin(), output_shape_.end());
+  for (size_t i = 0; i < top.size(); ++i) top[i]->Reshape(top_shape);
+  image_shape_ = reverse_dimensions() ? output_shape_ : input_shape_;
+  column_shape_ = reverse_dimensions() ? input_shape_ : output_shape_;
+
+  // Images per chunk: the whole batch when its column buffer fits.
+  const long long column_floats_per_image = 1LL * column_rows() * column_area();
+  const long long side_floats_per_image = 1LL * column_channels_ * column_area();
+  const long long per_image =
+      std::max({column_floats_per_image, side_floats_per_image, 1LL});
+  DLC_REQUIRE(per_image <= std::numeric_limits<int>::max(),
+              Where() << "one image of " << first.shape_string()
+                      << " needs a column buffer of " << per_image
+                      << " floats, past 32-bit indexing");
+  chunk_ = static_cast<int>(
+      std::max(1LL, std::min<long long>(num_, ColumnFloatLimit() / per_image)));
+
+  if (nd_) {
+    std::vector<int> geometry = image_shape_;
+    for (const std::vector<int>* v : {&column_shape_, &kernel_shape_, &pad_, &stride_, &dilation_})
+      geometry.insert(geometry.end(), v->begin(), v->end());
+    // Net runs Reshape every pass: write (a blocking transfer) only on change.
+    if (geometry_ && geometry == written_geometry_) return;
+    const size_t bytes = geometry.size() * sizeof(int);
+    if (!geometry_ || geometry_->bytes() < bytes) geometry_ = ctx_->Allocate(bytes);
+    ctx_->Write(geometry_->mem(), 0, bytes, geometry.data());
+    written_geometry_ = geometry;
+  }
+}
+
+// Column and output buffers of one chunk stay under this many floats (256 MiB
+// by default), so large batches of large images do not exhaust the device.
+// DLCAFFE_CONV_COLUMN_FLOATS overrides it (tests use it to run the
+// several-chunk path on small shapes).
+long long BaseConvolutionLayer::ColumnFloatLimit() {
+  const char* setting = std::getenv("DLCAFFE_CONV_COLUMN_FLOATS");
+  const long long value = setting ? std::atoll(setting) : 0;
+  return value > 0 ? value : 1LL << 26;
+}
+
+BufferPtr BaseConvolutionLayer::Scratch(long long floats) const {
+  return ctx_->Allocate(sizeof(float) * size_t(std::max(floats, 1LL)));
+}
+
+// The layout kernels' range over (images, channels) planes: one work-item per
+// plane, or one per element with `elements` of them per channel.
+NDRange BaseConvolutionLayer::LayoutRange(int images, int channels, int elements) const {
+  return planes_ ? NDRange(images, channels) : NDRange(RoundUp(elements, kGroup), channels);
+}
+NDRange BaseConvolutionLayer::LayoutGroup() const {
+  return planes_ ? NDRange(1, 1) : NDRange(kGroup, 1);
+}
+
+void BaseConvolutionLayer::Im2col(cl_mem image, int n0, int images, cl_mem col) {
+  const int image_off = n0 * image_channels_ * image_area();
+  if (nd_) {
+    ctx_->Launch(ctx_->Kernel("im2col.cl", "", "im2col_nd"),
+                 NDRange(RoundUp(images * column_area(), kGroup), column_rows()),
+                 NDRange(kGroup, 1), images, image_channels_, num_spatial_axes_,
+                 geometry_->mem(), image_area(), column_area(), kernel_area(), image,
+                 image_off, col);
+    return;
+  }
+  // Element per work-item: (column, column row); else a plane per item.
+  const NDRange range = planes_ ? LayoutRange(images, image_channels_, 0)
+                                : NDRange(RoundUp(images * column_area(), kGroup),
+                                          column_rows());
+  ctx_->Launch(ctx_->Kernel("im2col.cl", options_, "im2col"), range, LayoutGroup(), images,
+               image_channels_, image_shape_[0], image_shape_[1], kernel_shape_[0],
+               kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1], dilation_[0],
+               dilation_[1], column_shape_[0], column_shape_[1], image, image_off, col);
+}
+
+void BaseConvolutionLayer::Col2im(cl_mem col, int n0, int images, cl_mem image) {
+  const int image_off = n0 * image_channels_ * image_area();
+  if (nd_) {
+    ctx_->Launch(ctx_->Kernel("im2col.cl", "", "col2im_nd"),
+                 NDRange(RoundUp(images * image_area(), kGroup), image_channels_),
+                 NDRange(kGroup, 1), images, image_channels_, num_spatial_axes_,
+                 geometry_->mem(), image_area(), column_area(), kernel_area(), col, image,
+                 image_off);
+    return;
+  }
+  ctx_->Launch(ctx_->Kernel("im2col.cl", options_, "col2im"),
+               LayoutRange(images, image_channels_, images * image_area()), LayoutGroup(),
+               images, image_channels_, image_shape_[0], image_shape_[1], kernel_shape_[0],
+               kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1], dilation_[0],
+               dilation_[1], column_shape_[0], column_shape_[1], col, image, image_off);
+}
+
+void BaseConvolutionLayer::ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns) {
+  ctx_->Launch(ctx_->Kernel("convolution.cl", options_, "conv_nchw_to_columns"),
+               LayoutRange(images, column_channels_, images * column_area()), LayoutGroup(),
+               images, column_channels_, column_area(), blob,
+               n0 * column_channels_ * column_area(), columns);
+}
+
+void BaseConvolutionLayer::FromColumnOrder(cl_mem columns, int n0, int images, bool bias,
+                                           cl_mem blob) {
+  cl_mem bias_mem = bias ? blobs_[1]->data() : columns;
+  ctx_->Launch(ctx_->Kernel("convolution.cl", options_, "conv_columns_to_nchw"),
+               LayoutRange(images, column_channels_, images * column_area()), LayoutGroup(),
+               images, column_channels_, column_area(), columns, bias ? 1 : 0, bias_mem,
+               blob, n0 * column_channels_ * column_area());
+}
+
+void BaseConvolutionLayer::WeightTimesCol(cl_mem col, int images, cl_mem columns) {
+  const int n = images * column_area();
+  for (int g = 0; g < group_; ++g)
+    Gemm(*ctx_, Transpose::kNo, Transpose::kNo, outputs_per_group(), n, rows_per_group(), 1.f,
+         blobs_[0]->data(), weight_offset(g), col, size_t(g) * rows_per_group() * n, 0.f,
+         columns, size_t(g) * outputs_per_group() * n);
+}
+
+void BaseConvolutionLayer::WeightTransposedTimesColumns(cl_mem columns, int images,
+                                                        cl_mem col) {
+  const int n = images * column_area();
+  for (int g = 0; g < group_; ++g)
+    Gemm(*ctx_, Transpose::kYes, Transpose::kNo, rows_per_group(), n, outputs_per_group(),
+         1.f, blobs_[0]->data(), weight_offset(g), columns,
+         size_t(g) * outputs_per_group() * n, 0.f, col, size_t(g) * rows_per_group() * n);
+}
+
+void BaseConvolutionLayer::AccumulateWeightDiff(cl_mem columns, cl_mem col, int images) {
+  const int n = images * column_area();
+  for (int g = 0; g < group_; ++g)
+    Gemm(*ctx_, Transpose::kNo, Transpose::kYes, outputs_per_group(), rows_per_group(), n,
+         1.f, columns, size_t(g) * outputs_per_group() * n, col,
+         size_t(g) * rows_per_group() * n, 1.f, blobs_[0]->diff(), weight_offset(g));
+}
+
+void BaseConvolutionLayer::AccumulateBiasDiff(cl_mem diff) {
+  // A work-item per channel (planes) or a work-group per channel.
+  const size_t group = planes_ ? 1 : kGroup;
+  ctx_->Launch(ctx_->Kernel("convolution.cl", options_, "conv_bias_backward"),
+               NDRange(num_output_ * group), NDRange(group), num_, num_output_, output_area(),
+               diff, blobs_[1]->diff(), LocalMemory{group * sizeof(float)});
+}
+
+void BaseConvolutionLayer::AddBias(cl_mem top) {
+  const int count = num_ * num_output_ * output_area();
+  ctx_->Launch1D(ctx_->Kernel("convolution.cl", options_, "conv_add_bias"), count, count,
+                 num_output_, output_area(), blobs_[1]->data(), top);
+}
+
+}  // namespace dlcaffe

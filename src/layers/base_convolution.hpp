@@ -1,0 +1,132 @@
+// What Convolution, Deconvolution and Im2col share (Caffe's
+// BaseConvolutionLayer): reading ConvolutionParameter's geometry for any
+// number of spatial axes, the weight and bias blobs, and the im2col + GEMM
+// machinery over chunks of images.
+//
+// Convolution and Deconvolution run the same three products with the roles
+// of bottom and top swapped. The "image side" is the blob im2col reads and
+// col2im writes (the bottom of a Convolution, the top of a Deconvolution);
+// the "column side" is the other one, whose spatial shape is the column
+// buffer's (the top of a Convolution, the bottom of a Deconvolution). With
+// col = im2col(image side):
+//   column side = W * col                   (Convolution forward)
+//   image side  = col2im(W^T * column side) (Convolution backward-data)
+//   W_diff     += column side * col^T       (weight gradient)
+// Weights are column-side channels x image-side channels / group x kernel
+// shape, Caffe's layout for both layers (num_output x C/g x kh x kw for
+// Convolution, C x num_output/g x kh x kw for Deconvolution).
+//
+// Axes before the channel axis (convolution_param.axis, default 1) are
+// images; the axes after it are spatial. Two spatial axes take the 2-D
+// kernels (a CPU and a GPU shape); any other count, or force_nd_im2col, the
+// N-d ones (Caffe's im2col_nd).
+//
+// Column order: the GEMMs work on [channels][images * area] over a chunk of
+// images (the whole batch unless its column buffer would pass
+// ColumnFloatLimit()); the blobs are N x C x spatial.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dlcaffe/layer.hpp"
+
+namespace dlcaffe {
+
+class BaseConvolutionLayer : public Layer {
+ public:
+  using Layer::Layer;
+  int MinBottomBlobs() const override { return 1; }
+  int MinTopBlobs() const override { return 1; }
+  bool EqualNumBottomTopBlobs() const override { return true; }
+
+  // SetUpGeometry, then num_output, group and the parameter blobs.
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  // Checks the bottoms, computes the output shape (OutputShape()), shapes the
+  // tops and picks the chunk size.
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+
+ protected:
+  // true for Deconvolution: im2col reads the top, the GEMM writes the bottom.
+  virtual bool reverse_dimensions() const = 0;
+  // The top's spatial shape from the bottom's (input_shape_); throws for
+  // shapes that do not fit.
+  virtual std::vector<int> OutputShape(const Blob& bottom) const = 0;
+
+  // Reads the channel axis, kernel, stride, pad and dilation (Caffe's rules)
+  // and picks the kernels' shape. Sets channels_; num_output_ and group_ are
+  // left to the caller.
+  void SetUpGeometry(const Blob& bottom);
+  // Convolution's output shape: the windows that fit in the padded input.
+  std::vector<int> ConvolutionOutputShape(const Blob& bottom) const;
+
+  // --- The pieces Forward/Backward are built from, per chunk of `images`
+  // --- images starting at image n0. `col` buffers are [column_rows()] x
+  // --- [images * column_area()], column-side ones [column_channels_] x
+  // --- [images * column_area()].
+  // col = im2col of the image-side blob `image`.
+  void Im2col(cl_mem image, int n0, int images, cl_mem col);
+  // image (=) = col2im(col).
+  void Col2im(cl_mem col, int n0, int images, cl_mem image);
+  // Column-side blob `blob` -> column order.
+  void ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns);
+  // Column order -> column-side blob `blob` (=), adding the bias if `bias`.
+  void FromColumnOrder(cl_mem columns, int n0, int images, bool bias, cl_mem blob);
+  // columns = W * col, per group.
+  void WeightTimesCol(cl_mem col, int images, cl_mem columns);
+  // col = W^T * columns, per group.
+  void WeightTransposedTimesColumns(cl_mem columns, int images, cl_mem col);
+  // W_diff += columns * col^T, per group.
+  void AccumulateWeightDiff(cl_mem columns, cl_mem col, int images);
+  // bias_diff += sum over images and positions of the top diff `diff`.
+  void AccumulateBiasDiff(cl_mem diff);
+  // top[n][c][p] += bias[c] over the whole batch.
+  void AddBias(cl_mem top);
+
+  // A scratch buffer of `floats` floats from the context's pool.
+  BufferPtr Scratch(long long floats) const;
+
+  int column_rows() const { return image_channels_ * kernel_area(); }
+  int column_area() const { return Product(column_shape_); }
+  int image_area() const { return Product(image_shape_); }
+  int kernel_area() const { return Product(kernel_shape_); }
+  int output_area() const { return Product(output_shape_); }
+  static int Product(const std::vector<int>& values);
+  static std::string Join(const std::vector<int>& values);  // "3 x 5"
+
+  int num_output_ = 0, group_ = 1, channels_ = 0;
+  bool bias_term_ = true;
+  int channel_axis_ = 1, num_spatial_axes_ = 2;
+  std::vector<int> kernel_shape_, stride_, pad_, dilation_;
+  int num_ = 0;  // images: the product of the axes before the channel axis
+  std::vector<int> input_shape_, output_shape_;  // bottom's and top's spatial shapes
+  int chunk_ = 1;  // images per im2col + GEMM round
+  // The image side (im2col's input) and the column side, set by Reshape
+  // (LayerSetUp sets the channels).
+  int image_channels_ = 0, column_channels_ = 0;
+  std::vector<int> image_shape_, column_shape_;
+
+ private:
+  static long long ColumnFloatLimit();
+  static constexpr size_t kGroup = 64;    // work-group width of the layout kernels
+  static constexpr int kMaxSpatialAxes = 10;  // as Caffe's GPU im2col_nd
+
+  std::vector<int> ReadAxes(const char* name,
+                            const google::protobuf::RepeatedField<uint32_t>& values,
+                            bool has_h, bool has_w, uint32_t h, uint32_t w, int fallback);
+  NDRange LayoutRange(int images, int channels, int elements) const;
+  NDRange LayoutGroup() const;
+
+  int rows_per_group() const { return column_rows() / group_; }
+  int outputs_per_group() const { return column_channels_ / group_; }
+  size_t weight_offset(int g) const {
+    return size_t(g) * outputs_per_group() * rows_per_group();
+  }
+
+  bool nd_ = false;      // the N-d im2col kernels
+  BufferPtr geometry_;   // their shapes (im2col.cl)
+  std::vector<int> written_geometry_;  // what geometry_ holds
+  bool planes_ = false;  // 2-D and layout kernels: a plane per work-item (CPU shape)
+  std::string options_;  // their -D options
+};
+
+}  // namespace dlcaffe

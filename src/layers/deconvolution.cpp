@@ -1,0 +1,88 @@
+// Deconvolution (Caffe "Deconvolution"): the transposed convolution, 2-D or
+// N-d (base_convolution.hpp).
+// Its forward is Convolution's backward-data and its backward Convolution's
+// forward, with the same ConvolutionParameter:
+//   out = stride * (in - 1) + dilation * (kernel - 1) + 1 - 2 * pad  (per axis)
+// Forward, per chunk of images:
+//   bottom -> x [C][n*H*W]; col = W^T * x (per group); col2im -> top; + bias
+// Backward:
+//   bias_diff += sum over n, p of top_diff
+//   col = im2col(top_diff)
+//   W_diff += x * col^T (per group)      bottom_diff = W * col (per group)
+// Weights are C x num_output/group x kh x kw and the bias num_output (Caffe's
+// layout, so .caffemodel files load).
+#include <algorithm>
+
+#include "dlcaffe/layer_registry.hpp"
+#include "layers/base_convolution.hpp"
+
+namespace dlcaffe {
+
+class DeconvolutionLayer : public BaseConvolutionLayer {
+ public:
+  using BaseConvolutionLayer::BaseConvolutionLayer;
+  const char* type() const override { return "Deconvolution"; }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    for (size_t i = 0; i < bottom.size(); ++i) {
+      for (int n0 = 0; n0 < num_; n0 += chunk_) {
+        const int images = std::min(chunk_, num_ - n0);
+        const long long columns = 1LL * images * column_area();
+        BufferPtr x = Scratch(channels_ * columns);
+        BufferPtr col = Scratch(column_rows() * columns);
+        ToColumnOrder(bottom[i]->data(), n0, images, x->mem());
+        WeightTransposedTimesColumns(x->mem(), images, col->mem());
+        Col2im(col->mem(), n0, images, top[i]->data());
+      }
+      if (bias_term_) AddBias(top[i]->data());
+    }
+  }
+
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    const bool weight_grad = param_propagate_down(0);
+    const bool bias_grad = bias_term_ && param_propagate_down(1);
+    for (size_t i = 0; i < top.size(); ++i) {
+      if (bias_grad) AccumulateBiasDiff(top[i]->diff());
+      if (!weight_grad && !propagate_down[i]) continue;
+      for (int n0 = 0; n0 < num_; n0 += chunk_) {
+        const int images = std::min(chunk_, num_ - n0);
+        const long long columns = 1LL * images * column_area();
+        BufferPtr col = Scratch(column_rows() * columns);
+        BufferPtr x = Scratch(channels_ * columns);
+        Im2col(top[i]->diff(), n0, images, col->mem());
+        if (weight_grad) {
+          ToColumnOrder(bottom[i]->data(), n0, images, x->mem());
+          AccumulateWeightDiff(x->mem(), col->mem(), images);
+        }
+        if (propagate_down[i]) {
+          WeightTimesCol(col->mem(), images, x->mem());
+          FromColumnOrder(x->mem(), n0, images, false, bottom[i]->diff());
+        }
+      }
+    }
+  }
+
+ protected:
+  bool reverse_dimensions() const override { return true; }
+
+  std::vector<int> OutputShape(const Blob& bottom) const override {
+    std::vector<int> extent(num_spatial_axes_), output(num_spatial_axes_);
+    bool empty = false;
+    for (int a = 0; a < num_spatial_axes_; ++a) {
+      extent[a] = dilation_[a] * (kernel_shape_[a] - 1) + 1;
+      output[a] = stride_[a] * (input_shape_[a] - 1) + extent[a] - 2 * pad_[a];
+      empty = empty || output[a] <= 0;
+    }
+    DLC_REQUIRE(!empty, Where() << "input " << bottom.shape_string() << " with a "
+                                << Join(kernel_shape_) << " kernel (dilated extent "
+                                << Join(extent) << "), stride " << Join(stride_)
+                                << " and pad " << Join(pad_) << " gives an empty output "
+                                << Join(output));
+    return output;
+  }
+};
+
+REGISTER_LAYER_CLASS(Deconvolution);
+
+}  // namespace dlcaffe
