@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "dlcaffe/context.hpp"
@@ -29,6 +30,9 @@ DEFINE_string(snapshot, "", "Optional; the snapshot solver state to resume train
 DEFINE_string(weights, "", "Optional; the pretrained weights to initialize finetuning, "
                            "separated by ','. Cannot be set simultaneously with snapshot.");
 DEFINE_int32(iterations, 50, "The number of iterations to run.");
+DEFINE_int32(warmup, 5, "bench: untimed iterations before the timed ones.");
+DEFINE_string(mode, "forward", "bench: 'forward' (copy in + forward + result back) or "
+                               "'train' (copy in + forward + backward + Adam update).");
 DEFINE_string(sigint_effect, "stop", "Optional; action to take when a SIGINT signal is "
                                      "received: snapshot, stop or none.");
 DEFINE_string(sighup_effect, "snapshot", "Optional; action to take when a SIGHUP signal is "
@@ -232,6 +236,75 @@ int Time() {
   return 0;
 }
 
+// The speed benchmark used against other frameworks (issue 5): the whole
+// step a user pays for, pipelined with no wait between layers, mean over
+// --iterations after --warmup. forward: host->device copy of the input batch,
+// forward, output back to the host. train: copy of data and labels, forward,
+// backward and an Adam update, all on the device.
+int Bench() {
+  DLC_REQUIRE(!FLAGS_model.empty(), "bench needs --model=net.prototxt");
+  DLC_REQUIRE(FLAGS_iterations > 0 && FLAGS_warmup >= 0, "--iterations must be positive");
+  DLC_REQUIRE(FLAGS_mode == "forward" || FLAGS_mode == "train",
+              "--mode must be forward or train, got '" << FLAGS_mode << "'");
+  auto ctx = MakeContext();
+  const bool train = FLAGS_mode == "train";
+  caffe::NetParameter net_param;
+  ReadProtoFromTextFile(FLAGS_model, &net_param);
+  UpgradeNetAsNeeded(FLAGS_model, &net_param);
+  std::unique_ptr<Net> net_holder;
+  std::unique_ptr<Solver> solver;
+  if (train) {
+    caffe::SolverParameter param;
+    *param.mutable_net_param() = net_param;
+    param.set_type("Adam");
+    param.set_base_lr(1e-4f);
+    param.set_lr_policy("fixed");
+    param.set_momentum(0.9f);
+    param.set_display(0);
+    param.set_snapshot_after_train(false);
+    solver = SolverRegistry::Create(param, *ctx);
+  } else {
+    net_param.mutable_state()->set_phase(caffe::TEST);
+    net_holder = std::make_unique<Net>(net_param, *ctx);
+  }
+  Net& net = train ? solver->net() : *net_holder;
+  DLC_REQUIRE(!net.input_blobs().empty(), FLAGS_model << ": bench needs a net fed by an "
+                                                         "Input layer (data, and label for train)");
+  // Host batches made once: uniform pixels, labels in range of the output.
+  std::vector<std::vector<float>> host_inputs;
+  Rng rng(1);
+  for (size_t i = 0; i < net.input_blobs().size(); ++i) {
+    Blob* blob = net.input_blobs()[i];
+    std::vector<float> values(blob->count());
+    const bool labels = i > 0;
+    for (float& v : values)
+      v = labels ? static_cast<float>(rng() % 1000) : std::uniform_real_distribution<float>(-1, 1)(rng);
+    host_inputs.push_back(std::move(values));
+  }
+  std::vector<float> output(net.output_blobs().empty() ? 0 : net.output_blobs()[0]->count());
+  auto iteration = [&] {
+    for (size_t i = 0; i < host_inputs.size(); ++i)
+      net.input_blobs()[i]->WriteData(host_inputs[i]);
+    if (train) {
+      solver->StepWithoutSync();
+    } else {
+      net.ForwardNoLoss();
+      if (!output.empty())
+        ctx->Read(net.output_blobs()[0]->data(), 0, output.size() * sizeof(float), output.data());
+    }
+  };
+  for (int i = 0; i < FLAGS_warmup; ++i) iteration();
+  ctx->Finish();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < FLAGS_iterations; ++i) iteration();
+  ctx->Finish();
+  const double ms = MsSince(start) / FLAGS_iterations;
+  std::cout << "bench " << net.name() << " " << FLAGS_mode << " " << ms << " ms/iter ("
+            << net.input_blobs()[0]->shape_string() << ", " << FLAGS_iterations
+            << " iterations after " << FLAGS_warmup << " warm-up)" << std::endl;
+  return 0;
+}
+
 int DeviceQuery() {
   const auto devices = ListDevices();
   DLC_REQUIRE(!devices.empty(), "no OpenCL device found; install an OpenCL driver, "
@@ -265,7 +338,8 @@ int main(int argc, char** argv) {
       "  train           train or finetune a model\n"
       "  test            score a model\n"
       "  device_query    show OpenCL devices\n"
-      "  time            benchmark model execution time");
+      "  time            benchmark model execution time\n"
+      "  bench           time whole steps: --mode=forward|train (for comparisons)");
   gflags::SetVersionString("0.1");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
@@ -274,11 +348,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::map<std::string, int (*)()> commands = {
-      {"train", Train}, {"test", Test}, {"time", Time}, {"device_query", DeviceQuery}};
+      {"train", Train}, {"test", Test}, {"time", Time}, {"bench", Bench},
+      {"device_query", DeviceQuery}};
   auto it = commands.find(argv[1]);
   if (it == commands.end()) {
     std::cerr << "dlcaffe: unknown command '" << argv[1]
-              << "' (commands: train, test, time, device_query)\n";
+              << "' (commands: train, test, time, bench, device_query)\n";
     return 1;
   }
   try {

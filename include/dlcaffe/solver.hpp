@@ -26,6 +26,9 @@ class Solver {
   void Solve(const std::string& resume_file = "");
   // Runs `iters` iterations.
   void Step(int iters);
+  // One training iteration without reading anything back to the host (no
+  // loss, no display, no tests, no snapshots): what a benchmark times.
+  void StepWithoutSync();
   // Restores iteration, weights and the solver's history from a .solverstate.
   void Restore(const std::string& state_file);
   // Writes <prefix>_iter_N.caffemodel and .solverstate.

@@ -171,6 +171,16 @@ void Solver::Step(int iters) {
   }
 }
 
+void Solver::StepWithoutSync() {
+  net_->ClearParamDiffs();
+  for (int i = 0; i < param_.iter_size(); ++i) {
+    net_->ForwardNoLoss();
+    net_->Backward();
+  }
+  ApplyUpdate();
+  ++iter_;
+}
+
 void Solver::DisplayOutputs() {
   int score_index = 0;
   for (size_t j = 0; j < net_->output_blobs().size(); ++j) {

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The five benchmark nets (models/bench/, torchvision's architectures) timed
+# with `dlcaffe bench`: forward = copy in + forward + result back; train = copy
+# in + forward + backward + Adam update; mean over ITERS after WARMUP.
+# With TORCH_REF set to a command that prints torch_ref.py's JSON (e.g.
+# "python3 .gpu/torch_ref.py --batch 16 --tf32 0"), PyTorch runs in the same
+# command and the table gets the ratios and their geometric means.
+#
+#   BATCH=16 ITERS=20 WARMUP=5 DLCAFFE=build/tools/dlcaffe bash bench/bench_nets.sh
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+dlcaffe="${DLCAFFE:-build/tools/dlcaffe}"
+batch="${BATCH:-16}"
+iters="${ITERS:-20}"
+warmup="${WARMUP:-5}"
+nets="${NETS:-alexnet resnet18 resnet50 vgg16 mobilenet_v2}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+echo "device: $("$dlcaffe" device_query 2>&1 | grep -m1 'Name:' | sed 's/.*Name: //'), batch $batch"
+for net in $nets; do
+  for kind in deploy train; do
+    # The nets are written for batch 16: the first dim of each input shape.
+    sed "s/dim: 16\b/dim: $batch/" "models/bench/${net}_${kind}.prototxt" > "$work/${net}_${kind}.prototxt"
+  done
+  fwd=$("$dlcaffe" bench --model="$work/${net}_deploy.prototxt" --mode=forward \
+        --iterations="$iters" --warmup="$warmup" 2>/dev/null | awk '/^bench/ {print $4}')
+  trn=$("$dlcaffe" bench --model="$work/${net}_train.prototxt" --mode=train \
+        --iterations="$iters" --warmup="$warmup" 2>/dev/null | awk '/^bench/ {print $4}')
+  echo "$net $fwd $trn" | tee -a "$work/dlcaffe.txt"
+done
+
+if [ -n "${TORCH_REF:-}" ]; then
+  $TORCH_REF --batch "$batch" --nets "$(echo $nets | tr ' ' ',')" | tail -1 > "$work/torch.json"
+  python3 - "$work/dlcaffe.txt" "$work/torch.json" <<'PY'
+import json, math, sys
+ours = {l.split()[0]: (float(l.split()[1]), float(l.split()[2])) for l in open(sys.argv[1])}
+ref = json.load(open(sys.argv[2]))["results"]
+print("| net | dlcaffe fwd ms | torch fwd ms | speed ratio fwd | dlcaffe train ms | torch train ms | speed ratio train |")
+print("|---|---|---|---|---|---|---|")
+rf, rt = [], []
+for net, (f, t) in ours.items():
+    r = ref[net]
+    tf = r.get("forward_ms", r.get("fwd_ms", r.get("forward")))
+    tt = r.get("train_ms", r.get("train"))
+    rf.append(tf / f); rt.append(tt / t)
+    print(f"| {net} | {f:.2f} | {tf:.2f} | {tf / f:.2f} | {t:.2f} | {tt:.2f} | {tt / t:.2f} |")
+g = lambda v: math.exp(sum(map(math.log, v)) / len(v))
+print(f"| geometric mean | | | {g(rf):.2f} | | | {g(rt):.2f} |")
+PY
+fi
