@@ -124,6 +124,26 @@ TEST(DlcaffeCli, KernelThatFailsToBuildShowsTheBuildLog) {
   EXPECT_TRUE(Contains(r.output, "Build log")) << r.output;
 }
 
+TEST(DlcaffeCli, BenchTimesForwardAndTrainingSteps) {
+  Result forward = RunDlcaffe(
+      "bench --model=models/lenet/lenet.prototxt --mode=forward --iterations=2 --warmup=1");
+  ASSERT_EQ(forward.exit_code, 0) << forward.output;
+  EXPECT_TRUE(Contains(forward.output, "bench LeNet forward ")) << forward.output;
+  const std::string train_net = WriteTemp("bench_train.prototxt", R"(
+    name: 'tiny'
+    layer { name: 'in' type: 'Input' top: 'data' top: 'label'
+            input_param { shape { dim: 3 dim: 5 } shape { dim: 3 } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip'
+            inner_product_param { num_output: 1000 } }
+    layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' })");
+  Result train =
+      RunDlcaffe("bench --model=" + train_net + " --mode=train --iterations=2 --warmup=1");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  EXPECT_TRUE(Contains(train.output, "bench tiny train ")) << train.output;
+  ExpectCleanError(RunDlcaffe("bench --model=models/lenet/lenet.prototxt --mode=fast"),
+                   "--mode");
+}
+
 TEST(DlcaffeCli, TimePrintsCaffesBenchmarkLines) {
   Result r = RunDlcaffe("time --model=models/cifar10_quick/cifar10_quick.prototxt --iterations=2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
