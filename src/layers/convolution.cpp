@@ -15,6 +15,7 @@
 // layout, so .caffemodel files load as they are. Several bottom/top pairs
 // share the weights, as in Caffe.
 #include <algorithm>
+#include <sstream>
 
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/base_convolution.hpp"
@@ -27,6 +28,17 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   const char* type() const override { return "Convolution"; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    if (Depthwise()) {
+      for (size_t i = 0; i < bottom.size(); ++i) {
+        const int count = top[i]->count();
+        cl_mem bias = bias_term_ ? blobs_[1]->data() : blobs_[0]->data();
+        ctx_->Launch1D(ctx_->Kernel("depthwise_convolution.cl", DepthwiseOptions(),
+                                    "depthwise_forward"),
+                       count, count, bottom[i]->data(), blobs_[0]->data(), bias,
+                       (int)bias_term_, top[i]->data());
+      }
+      return;
+    }
     for (size_t i = 0; i < bottom.size(); ++i) {
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
@@ -47,6 +59,10 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     for (size_t i = 0; i < top.size(); ++i) {
       if (bias_grad) AccumulateBiasDiff(top[i]->diff());
       if (!weight_grad && !propagate_down[i]) continue;
+      if (Depthwise()) {
+        DepthwiseBackward(top[i], bottom[i], weight_grad, propagate_down[i]);
+        continue;
+      }
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
         const long long columns = 1LL * images * column_area();
@@ -67,6 +83,45 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 
  protected:
   bool reverse_dimensions() const override { return false; }
+
+ private:
+  // Depthwise 2-D convolution (one filter per channel, as MobileNets use)
+  // runs as direct kernels: im2col + a GEMM per channel would launch
+  // hundreds of tiny GEMMs.
+  bool Depthwise() const {
+    return num_spatial_axes_ == 2 && channel_axis_ == 1 && group_ == channels_ &&
+           num_output_ == channels_ && group_ > 1;
+  }
+
+  std::string DepthwiseOptions() const {
+    std::ostringstream s;
+    s << "-DC=" << channels_ << " -DH=" << input_shape_[0] << " -DW=" << input_shape_[1]
+      << " -DHO=" << output_shape_[0] << " -DWO=" << output_shape_[1]
+      << " -DKH=" << kernel_shape_[0] << " -DKW=" << kernel_shape_[1] << " -DSH=" << stride_[0]
+      << " -DSW=" << stride_[1] << " -DPH=" << pad_[0] << " -DPW=" << pad_[1]
+      << " -DDH=" << dilation_[0] << " -DDW=" << dilation_[1];
+    return s.str();
+  }
+
+  void DepthwiseBackward(Blob* top, Blob* bottom, bool weight_grad, bool data_grad) {
+    const std::string options = DepthwiseOptions();
+    if (weight_grad) {
+      const size_t group = 64;
+      const size_t weights = static_cast<size_t>(blobs_[0]->count());
+      ctx_->Launch(ctx_->Kernel("depthwise_convolution.cl", options,
+                                "depthwise_backward_weight"),
+                   NDRange(weights * group), NDRange(group), num_, bottom->data(),
+                   top->diff(), blobs_[0]->diff(), LocalMemory{group * sizeof(float)});
+    }
+    if (data_grad) {
+      const int count = bottom->count();
+      ctx_->Launch1D(ctx_->Kernel("depthwise_convolution.cl", options,
+                                  "depthwise_backward_data"),
+                     count, count, top->diff(), blobs_[0]->data(), bottom->diff());
+    }
+  }
+
+ protected:
 
   std::vector<int> OutputShape(const Blob& bottom) const override {
     return ConvolutionOutputShape(bottom);

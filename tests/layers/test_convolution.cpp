@@ -206,6 +206,39 @@ TEST_P(ConvolutionTest, GradientGroupsDilationRectangular) {
   CheckConvGradient(c);
 }
 
+// Depthwise (group == channels == num_output) runs as direct kernels.
+TEST_P(ConvolutionTest, DepthwiseForwardAndGradient) {
+  ConvCase c = Case(2, 5, 9, 7, 5, 3);
+  c.group = 5;
+  c.pad_h = 1;
+  c.pad_w = 2;
+  c.stride_h = 2;
+  c.dilation_w = 2;
+  CheckForward(c);
+  CheckConvGradient(c);
+  ConvCase rect = Case(3, 3, 13, 6, 3, 3);
+  rect.kernel_w = 2;
+  rect.group = 3;
+  rect.bias = false;
+  rect.stride_w = 3;
+  CheckForward(rect);
+  CheckConvGradient(rect);
+  // The weight gradient accumulates: two backward passes give twice one.
+  Blob bottom(TestContext(), {c.num, c.channels, c.height, c.width}), top(TestContext());
+  FillUniform(&bottom, -1.f, 1.f, 21);
+  auto layer = MakeLayer(c.Prototxt());
+  layer->SetUp({&bottom}, {&top});
+  layer->Forward({&bottom}, {&top});
+  FillUniform(&top, -1.f, 1.f, 22);
+  top.WriteDiff(top.ReadData());
+  layer->blobs()[0]->SetDiff(0.f);
+  layer->Backward({&top}, {true}, {&bottom});
+  const std::vector<float> once = layer->blobs()[0]->ReadDiff();
+  layer->Backward({&top}, {true}, {&bottom});
+  const std::vector<float> twice = layer->blobs()[0]->ReadDiff();
+  for (size_t i = 0; i < once.size(); ++i) EXPECT_NEAR(twice[i], 2 * once[i], 1e-5) << i;
+}
+
 TEST_P(ConvolutionTest, GradientNoBias) {
   ConvCase c = Case(1, 2, 5, 5, 3, 3);
   c.bias = false;
