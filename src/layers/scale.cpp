@@ -8,6 +8,7 @@
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
+#include "layers/broadcast_shape.hpp"
 
 namespace dlcaffe {
 
@@ -22,16 +23,8 @@ class ScaleLayer : public Layer {
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::ScaleParameter& p = param_.scale_param();
     if (bottom.size() == 1 && blobs_.empty()) {
-      const Blob& x = *bottom[0];
-      const int axis = x.CanonicalAxisIndex(p.axis());
-      const int num_axes = p.num_axes();
-      DLC_REQUIRE(num_axes >= -1, Where() << "num_axes must be -1 or more, got " << num_axes);
-      DLC_REQUIRE(num_axes == -1 || x.num_axes() >= axis + num_axes,
-                  Where() << "a scale of " << num_axes << " axes from axis " << axis
-                          << " extends past the input " << x.shape_string());
-      const auto first = x.shape().begin() + axis;
-      const auto last = num_axes == -1 ? x.shape().end() : first + num_axes;
-      blobs_.push_back(std::make_shared<Blob>(*ctx_, std::vector<int>(first, last)));
+      blobs_.push_back(std::make_shared<Blob>(
+          *ctx_, BroadcastShape(*bottom[0], p.axis(), p.num_axes(), "scale", Where())));
       caffe::FillerParameter filler = p.filler();
       if (!p.has_filler()) {  // identity by default
         filler.set_type("constant");
