@@ -19,4 +19,37 @@ inline uint hash_uint(uint x) {
 inline float uniform_from_hash(const uint seed, const uint index) {
   return (float)(hash_uint(seed ^ hash_uint(index)) >> 8) * (1.0f / 16777216.0f);
 }
+
+// Caffe's LossParameter.NormalizationMode, as loss layers pass it.
+#define NORMALIZE_FULL 0
+#define NORMALIZE_VALID 1
+#define NORMALIZE_BATCH_SIZE 2
+#define NORMALIZE_NONE 3
+
+// Caffe's normalizer: what the summed loss is divided by, at least 1.
+inline float loss_normalizer(const int normalization, const int count, const int valid,
+                             const int outer) {
+  float norm = 1.f;
+  if (normalization == NORMALIZE_FULL) norm = (float)count;
+  else if (normalization == NORMALIZE_VALID) norm = (float)valid;
+  else if (normalization == NORMALIZE_BATCH_SIZE) norm = (float)outer;
+  return fmax(norm, 1.f);
+}
+
+// The end of a loss indexed by labels: the loss, or NaN with the first label
+// out of range (position first_bad; INT_MAX for none) recorded for the
+// host's lazy check (src/layers/late_label_check.hpp).
+inline void write_label_loss(const int first_bad, const float value,
+                             __global const float* label, __global float* loss,
+                             __global int* label_error) {
+  if (first_bad == INT_MAX) {
+    loss[0] = value;
+    return;
+  }
+  loss[0] = NAN;
+  if (label_error[0] < 0) {
+    label_error[0] = first_bad;
+    label_error[1] = as_int(label[first_bad]);
+  }
+}
 #endif

@@ -39,16 +39,7 @@ void hinge_loss_forward(const int num, const int dim, const int squared,
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid != 0) return;
-  const int first_bad = bad_part[0];
-  if (first_bad == INT_MAX) {
-    loss[0] = loss_part[0] / num;
-  } else {
-    loss[0] = NAN;
-    if (label_error[0] < 0) {
-      label_error[0] = first_bad;
-      label_error[1] = as_int(label[first_bad]);
-    }
-  }
+  write_label_loss(bad_part[0], loss_part[0] / num, label, loss, label_error);
 }
 
 // d loss / d x = t * [m > 0] (L1) or 2 t m (L2), times loss_weight / num;

@@ -6,12 +6,6 @@
 #define LOSS_GROUP 128
 #define LOG_THRESHOLD 1e-20f  // Caffe's kLOG_THRESHOLD
 
-// LossParameter.NormalizationMode values.
-#define NORMALIZE_FULL 0
-#define NORMALIZE_VALID 1
-#define NORMALIZE_BATCH_SIZE 2
-#define NORMALIZE_NONE 3
-
 // One work-group writes the 0-d loss and the normalizer for backward. A
 // label outside [0, L) (and not ignored) makes the loss NaN and is recorded
 // in label_error = {position, label bits} unless one is recorded already.
@@ -56,22 +50,9 @@ void infogain_loss_forward(const int outer, const int num_labels, const int inne
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid != 0) return;
-  float norm = 1.f;
-  if (normalization == NORMALIZE_FULL) norm = (float)positions;
-  else if (normalization == NORMALIZE_VALID) norm = (float)valid_part[0];
-  else if (normalization == NORMALIZE_BATCH_SIZE) norm = (float)outer;
-  norm = fmax(norm, 1.f);
+  const float norm = loss_normalizer(normalization, positions, valid_part[0], outer);
   normalizer[0] = norm;
-  const int first_bad = bad_part[0];
-  if (first_bad == INT_MAX) {
-    loss[0] = loss_part[0] / norm;
-  } else {
-    loss[0] = NAN;
-    if (label_error[0] < 0) {
-      label_error[0] = first_bad;
-      label_error[1] = as_int(label[first_bad]);
-    }
-  }
+  write_label_loss(bad_part[0], loss_part[0] / norm, label, loss, label_error);
 }
 
 // sum_rows[l] = sum_j H[l, j].

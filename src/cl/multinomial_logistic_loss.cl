@@ -37,16 +37,7 @@ void multinomial_logistic_loss_forward(const int num, const int dim,
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid != 0) return;
-  const int first_bad = bad_part[0];
-  if (first_bad == INT_MAX) {
-    loss[0] = loss_part[0] / num;
-  } else {
-    loss[0] = NAN;
-    if (label_error[0] < 0) {
-      label_error[0] = first_bad;
-      label_error[1] = as_int(label[first_bad]);
-    }
-  }
+  write_label_loss(bad_part[0], loss_part[0] / num, label, loss, label_error);
 }
 
 // d loss / d p[n, label_n] = -loss_weight / num / max(p, 1e-20), zero

@@ -5,12 +5,6 @@
 
 #define LOSS_GROUP 128
 
-// LossParameter.NormalizationMode values.
-#define NORMALIZE_FULL 0
-#define NORMALIZE_VALID 1
-#define NORMALIZE_BATCH_SIZE 2
-#define NORMALIZE_NONE 3
-
 // One work-group writes the 0-d loss and the normalizer for backward.
 // Targets whose integer part is ignore_label are skipped.
 __kernel __attribute__((reqd_work_group_size(LOSS_GROUP, 1, 1)))
@@ -43,11 +37,7 @@ void sigmoid_cross_entropy_loss_forward(const int count, const int outer,
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid != 0) return;
-  float norm = 1.f;
-  if (normalization == NORMALIZE_FULL) norm = (float)count;
-  else if (normalization == NORMALIZE_VALID) norm = (float)valid_part[0];
-  else if (normalization == NORMALIZE_BATCH_SIZE) norm = (float)outer;
-  norm = fmax(norm, 1.f);
+  const float norm = loss_normalizer(normalization, count, valid_part[0], outer);
   normalizer[0] = norm;
   loss[0] = loss_part[0] / norm;
 }
