@@ -65,6 +65,13 @@ class Layer {
   virtual bool AutoTopBlobs() const { return false; }
   virtual bool AllowForceBackward(int bottom_index) const { return true; }
 
+  // Fusion of a following in-place ReLU (negative_slope 0): a layer that can
+  // clamp its single top at 0 as it writes it returns true, and the Net then
+  // sets fuse_relu for the passes that run both layers and skips the ReLU's
+  // forward (its backward runs as usual: it reads the clamped top).
+  virtual bool CanFuseRelu() const { return false; }
+  void set_fuse_relu(bool value) { fuse_relu_ = value; }
+
   bool param_propagate_down(int param_id) const {
     return param_id < (int)param_propagate_down_.size() &&
            param_propagate_down_[param_id];
@@ -72,6 +79,7 @@ class Layer {
   void set_param_propagate_down(int param_id, bool value);
 
  protected:
+  bool fuse_relu_ = false;
   // "layer 'conv1' (Convolution): " — the prefix of every error a layer throws.
   std::string Where() const;
 

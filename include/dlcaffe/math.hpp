@@ -28,6 +28,19 @@ struct GemmArgs {
   cl_mem C = nullptr;
   size_t c_offset = 0;
   int ldc = -1;
+  // Image-grouped axes, for NCHW blobs read or written as one matrix over a
+  // batch of images: 0 is the plain layout; otherwise index q of the axis is
+  // at (q / group) * image + q % group (group consecutive indices per image,
+  // images `image` floats apart). A: its k axis (A untransposed only); B: its
+  // n axis, or its k axis when transposed; C: its n axis.
+  int a_group = 0, a_image = 0;
+  int b_group = 0, b_image = 0;
+  int c_group = 0, c_image = 0;
+  // Epilogue, after alpha and beta: C[m][n] += bias[bias_offset + m], then
+  // C = max(C, 0) if relu.
+  cl_mem bias = nullptr;
+  size_t bias_offset = 0;
+  bool relu = false;
 };
 void Gemm(Context& ctx, const GemmArgs& args);
 

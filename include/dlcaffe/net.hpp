@@ -41,6 +41,9 @@ class Net {
   // tops and parameters (forward) or of the diffs it wrote (backward). Reads
   // to the host, so only for debugging.
   void set_debug_info(bool value) { debug_info_ = value; }
+  // Whether layer `layer_id` applies the in-place ReLU after it in forward
+  // passes that run both (the ReLU's forward is then skipped).
+  bool fuses_relu_after(int layer_id) const { return relu_fusable_.at(layer_id); }
   bool debug_info() const { return debug_info_; }
   // The "[Update]" line for parameter `param_id` (after a solver's update).
   void UpdateDebugInfo(int param_id) const;
@@ -110,6 +113,7 @@ class Net {
                    int bottom_id, std::map<std::string, int>* available_blobs);
   void AppendParam(const caffe::LayerParameter& layer_param, int layer_id, int param_id);
   void ForwardDebugInfo(int layer_id) const;
+  void FindReluFusions();
   void BackwardDebugInfo(int layer_id) const;
 
   Context* ctx_;
@@ -119,6 +123,9 @@ class Net {
   std::vector<std::string> layer_names_;
   std::map<std::string, int> layer_names_index_;
   std::vector<bool> layer_need_backward_;
+  // relu_fusable_[i]: layer i clamps its top itself when layer i + 1 (an
+  // in-place ReLU on it) runs in the same pass (Layer::CanFuseRelu).
+  std::vector<bool> relu_fusable_;
   std::vector<std::shared_ptr<Blob>> blobs_;
   std::vector<std::string> blob_names_;
   std::map<std::string, int> blob_names_index_;

@@ -1,6 +1,7 @@
-// Layout and bias kernels around the convolution GEMMs. The GEMMs work in
-// "column order" [channels][images * area] over a chunk of images; the blobs
-// are NCHW. `nchw_off` (in floats) points at the chunk's first image.
+// Layout and bias kernels around the convolution GEMMs. On CPU-shaped
+// devices the GEMMs work in "column order" [channels][images * area] over a
+// chunk of images (GPU-shaped GEMMs read and write the NCHW blobs in place);
+// the blobs are NCHW. `nchw_off` (in floats) points at the chunk's first image.
 //
 // Two shapes of the same work (-DPLANES, as in im2col.cl):
 //   PLANES=0 (GPU): one work-item per element, 2-D range (n * area + p,
@@ -12,24 +13,21 @@
 #define PLANES 0
 #endif
 
-// top (NCHW) = columns + bias.
+// top (NCHW) = columns (the bias was added by the GEMM).
 __kernel void conv_columns_to_nchw(const int images, const int channels,
                                    const int area, __global const float* columns,
-                                   const int has_bias, __global const float* bias,
                                    __global float* y, const int nchw_off) {
 #if PLANES
   const int n = get_global_id(0), c = get_global_id(1);
   if (n >= images || c >= channels) return;
-  const float b = has_bias ? bias[c] : 0.f;
   __global const float* src = columns + (c * images + n) * area;
   __global float* dst = y + nchw_off + (n * channels + c) * area;
-  for (int p = 0; p < area; ++p) dst[p] = src[p] + b;
+  for (int p = 0; p < area; ++p) dst[p] = src[p];
 #else
   const int q = get_global_id(0), c = get_global_id(1);
   if (q >= images * area || c >= channels) return;
   const int n = q / area, p = q - n * area;
-  const float b = has_bias ? bias[c] : 0.f;
-  y[nchw_off + (n * channels + c) * area + p] = columns[c * images * area + q] + b;
+  y[nchw_off + (n * channels + c) * area + p] = columns[c * images * area + q];
 #endif
 }
 

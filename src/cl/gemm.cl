@@ -26,6 +26,10 @@
 //               a CPU compiles the GPU shape for testing.
 // The helpers (gemm_pack_panels, gemm_scale_c) need no defines.
 
+// Epilogue flags (a runtime argument): add bias[m] to row m, then clamp at 0.
+#define EPILOGUE_BIAS 1
+#define EPILOGUE_RELU 2
+
 #ifdef MR
 
 #ifndef NR
@@ -61,15 +65,26 @@
 #define VSTORE(v, i, p) GEMM_CAT(vstore, VW)(v, i, p)
 #endif
 
-// C[m, n..n+VW) = alpha * acc + beta * C for the columns in [n_lo, n_hi).
+// value + beta * *c (never reading *c when beta == 0) + bias, then ReLU.
+inline float finish(const float value, const float beta, __global const float* c,
+                    const float bias, const int epilogue) {
+  float r = (beta == 0.f ? value : fma(beta, *c, value)) + bias;
+  return (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r;
+}
+
+// C[m, n..n+VW) = alpha * acc + beta * C + bias (then ReLU) for the columns
+// in [n_lo, n_hi).
 inline void store_vector(__global float* C, const int ldc, const int m, const int n,
                          const int n_lo, const int n_hi, const float alpha,
-                         const float beta, const floatV acc) {
+                         const float beta, const floatV acc, const float bias,
+                         const int epilogue) {
   __global float* c = C + m * ldc + n;
   if (n >= n_lo && n + VW <= n_hi) {
-    const floatV r = alpha * acc;
-    if (beta == 0.f) VSTORE(r, 0, c);
-    else VSTORE(fma((floatV)beta, VLOAD(0, c), r), 0, c);
+    floatV r = alpha * acc;
+    if (beta != 0.f) r = fma((floatV)beta, VLOAD(0, c), r);
+    r += (floatV)bias;
+    if (epilogue & EPILOGUE_RELU) r = fmax(r, (floatV)0.f);
+    VSTORE(r, 0, c);
     return;
   }
 #if VW == 1
@@ -79,7 +94,7 @@ inline void store_vector(__global float* C, const int ldc, const int m, const in
   VSTORE(acc, 0, values);
 #endif
   for (int v = max(0, n_lo - n); v < min(VW, n_hi - n); ++v)
-    c[v] = beta == 0.f ? alpha * values[v] : fma(beta, c[v], alpha * values[v]);
+    c[v] = finish(alpha * values[v], beta, c + v, bias, epilogue);
 }
 
 #if USE_LOCAL
@@ -109,28 +124,48 @@ inline void store_vector(__global float* C, const int ldc, const int m, const in
 #define TN (WG_N * NR)
 #define THREADS (WG_M * WG_N)
 
+// Image-grouped operands (convolution's NCHW blobs read or written as one
+// matrix over the whole batch): with a group size G > 0, index q of the
+// grouped axis lives at (q / G) * S + q % G, i.e. G consecutive columns per
+// image, images S floats apart. G == 0 is the plain layout. The grouped axis
+// is k for A (A untransposed), n for B (B untransposed) or k (B transposed),
+// and n for C.
+inline int grouped(const int q, const int g, const int s) {
+  return g ? (q / g) * s + (q - (q / g) * g) : q;
+}
+
 #if TRANS_A
 #define A_AT(m, k) A[(k) * lda + (m)]
 #else
-#define A_AT(m, k) A[(m) * lda + (k)]
+#define A_AT(m, k) A[(m) * lda + grouped(k, a_group, a_image)]
 #endif
 #if TRANS_B
-#define B_AT(k, n) B[(n) * ldb + (k)]
+#define B_AT(k, n) B[(n) * ldb + grouped(k, b_group, b_image)]
 #else
-#define B_AT(k, n) B[(k) * ldb + (n)]
+#define B_AT(k, n) B[(k) * ldb + grouped(n, b_group, b_image)]
 #endif
 
+// Work-group z covers k in [z * k_per_slice, (z + 1) * k_per_slice) and
+// writes its tile at C + z * c_slice (split-K: the host sums the slices with
+// gemm_reduce_slices); with one slice, z is 0 and k runs over all of K.
+// Epilogue (runtime flags, EPILOGUE_*): C = alpha * AB + beta * C + bias[m],
+// then max(0, .).
 __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
     const int M, const int N, const int K, const float alpha,
     __global const float* A, const int a_off, const int lda,
     __global const float* B, const int b_off, const int ldb, const float beta,
-    __global float* C, const int c_off, const int ldc) {
+    __global float* C, const int c_off, const int ldc,
+    const int a_group, const int a_image, const int b_group, const int b_image,
+    const int c_group, const int c_image, const int k_per_slice, const int c_slice,
+    __global const float* bias, const int bias_off, const int epilogue) {
   // k-major tiles: a work-item reads As[k][ty + i*WG_M] and Bs[k][(tx + j*WG_N)*VW].
   __local float As[TK][TM];
   __local float Bs[TK][TN];
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int tid = ty * WG_N + tx;
   const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
+  const int slice = get_group_id(2);
+  const int k_begin = slice * k_per_slice, k_end = min(K, k_begin + k_per_slice);
   A += a_off;
   B += b_off;
 
@@ -140,7 +175,7 @@ LOCAL_UNROLL
 LOCAL_UNROLL
     for (int j = 0; j < NV; ++j) acc[i][j] = (floatV)0.f;
 
-  for (int k0 = 0; k0 < K; k0 += TK) {
+  for (int k0 = k_begin; k0 < k_end; k0 += TK) {
     // Each work-item loads a strided share; consecutive ids read consecutive
     // addresses of the source matrix.
     for (int e = tid; e < TM * TK; e += THREADS) {
@@ -150,7 +185,7 @@ LOCAL_UNROLL
       const int kk = e % TK, mm = e / TK;
 #endif
       const int m = m0 + mm, k = k0 + kk;
-      As[kk][mm] = (m < M && k < K) ? A_AT(m, k) : 0.f;
+      As[kk][mm] = (m < M && k < k_end) ? A_AT(m, k) : 0.f;
     }
     for (int e = tid; e < TN * TK; e += THREADS) {
 #if TRANS_B
@@ -159,7 +194,7 @@ LOCAL_UNROLL
       const int nn = e % TN, kk = e / TN;
 #endif
       const int n = n0 + nn, k = k0 + kk;
-      Bs[kk][nn] = (n < N && k < K) ? B_AT(k, n) : 0.f;
+      Bs[kk][nn] = (n < N && k < k_end) ? B_AT(k, n) : 0.f;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int kk = 0; kk < TK; ++kk) {
@@ -176,15 +211,31 @@ LOCAL_UNROLL
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 
-  C += c_off;
+  C += c_off + slice * c_slice;
 LOCAL_UNROLL
   for (int i = 0; i < MR; ++i) {
     const int m = m0 + ty + i * WG_M;
     if (m < M) {
+      const float row_bias = (epilogue & EPILOGUE_BIAS) ? bias[bias_off + m] : 0.f;
 LOCAL_UNROLL
       for (int j = 0; j < NV; ++j) {
         const int n = n0 + (tx + j * WG_N) * VW;
-        if (n < N) store_vector(C, ldc, m, n, 0, N, alpha, beta, acc[i][j]);
+        if (n >= N) continue;
+        if (c_group == 0) {
+          store_vector(C, ldc, m, n, 0, N, alpha, beta, acc[i][j], row_bias, epilogue);
+        } else {
+          // Grouped C: an image boundary may fall inside the vector.
+#if VW == 1
+          const float values[1] = {acc[i][j]};
+#else
+          float values[VW];
+          VSTORE(acc[i][j], 0, values);
+#endif
+          for (int v = 0; v < VW && n + v < N; ++v) {
+            __global float* c = C + m * ldc + grouped(n + v, c_group, c_image);
+            *c = finish(alpha * values[v], beta, c, row_bias, epilogue);
+          }
+        }
       }
     }
   }
@@ -226,7 +277,8 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
                          __global const float* A, const int a_off, const int lda,
                          __global const float* B, const int b_off, const int ldb,
                          const float beta, __global float* C, const int c_off,
-                         const int ldc) {
+                         const int ldc, __global const float* bias, const int bias_off,
+                         const int epilogue) {
   const int mb = get_global_id(0), nb = get_global_id(1);
   const int m0 = mb * MR, n0 = nb * NR;
   if (m0 >= M || n0 >= N) return;
@@ -267,11 +319,13 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
 
   C += c_off;
   const int rows = min(MR, M - m0), cols = min(NR, N - n0);
-  for (int i = 0; i < rows; ++i)
+  for (int i = 0; i < rows; ++i) {
+    const float row_bias = (epilogue & EPILOGUE_BIAS) ? bias[bias_off + m0 + i] : 0.f;
     for (int j = 0; j < cols; ++j) {
       __global float* c = C + (m0 + i) * ldc + n0 + j;
-      *c = beta == 0.f ? alpha * sums[i][j] : fma(beta, *c, alpha * sums[i][j]);
+      *c = finish(alpha * sums[i][j], beta, c, row_bias, epilogue);
     }
+  }
 }
 
 #else  // CPU shape, outer-product form
@@ -300,7 +354,8 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
                          const int a_block, __global const float* B, const int b_off,
                          const int ldb, const int b_block, const int b_cols,
                          const float beta, __global float* C, const int c_off,
-                         const int ldc) {
+                         const int ldc, __global const float* bias, const int bias_off,
+                         const int epilogue) {
   const int mb = get_global_id(0), nb = get_global_id(1);
   const int m0 = mb * MR, n0 = nb * NR;
   if (m0 >= M || n0 >= N) return;
@@ -341,9 +396,12 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
     for (int j = 0; j < NV; ++j) result[i][j] = acc[i][j];
   C += c_off;
   const int rows = min(MR, M - m0);
-  for (int i = 0; i < rows; ++i)
+  for (int i = 0; i < rows; ++i) {
+    const float row_bias = (epilogue & EPILOGUE_BIAS) ? bias[bias_off + m0 + i] : 0.f;
     for (int j = 0; j < NV; ++j)
-      store_vector(C, ldc, m0 + i, n0 - shift + j * VW, n0, N, alpha, beta, result[i][j]);
+      store_vector(C, ldc, m0 + i, n0 - shift + j * VW, n0, N, alpha, beta, result[i][j],
+                   row_bias, epilogue);
+  }
 }
 
 #endif  // USE_LOCAL
@@ -388,12 +446,37 @@ __kernel void gemm_pack_panels(const int rows, const int K, const int width,
   }
 }
 
-// C = beta * C over an M x N window (K == 0 or alpha == 0); beta == 0 writes
-// zeros without reading C.
+// C = beta * C + bias (then ReLU) over an M x N window, C possibly grouped
+// (K == 0 or alpha == 0); beta == 0 never reads C.
 __kernel void gemm_scale_c(const int M, const int N, const float beta,
-                           __global float* C, const int c_off, const int ldc) {
+                           __global float* C, const int c_off, const int ldc,
+                           const int c_group, const int c_image,
+                           __global const float* bias, const int bias_off,
+                           const int epilogue) {
   const int n = get_global_id(0), m = get_global_id(1);
   if (m >= M || n >= N) return;
-  __global float* c = C + c_off + m * ldc + n;
-  *c = beta == 0.f ? 0.f : beta * *c;
+  const int col = c_group ? (n / c_group) * c_image + n % c_group : n;
+  __global float* c = C + c_off + m * ldc + col;
+  float r = beta == 0.f ? 0.f : beta * *c;
+  if (epilogue & EPILOGUE_BIAS) r += bias[bias_off + m];
+  *c = (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r;
+}
+
+// Split-K: C = alpha * (sum of the `slices` partial products, packed M x N
+// each) + beta * C + bias, then ReLU; C possibly grouped.
+__kernel void gemm_reduce_slices(const int M, const int N, const int slices,
+                                 __global const float* partial, const float alpha,
+                                 const float beta, __global float* C, const int c_off,
+                                 const int ldc, const int c_group, const int c_image,
+                                 __global const float* bias, const int bias_off,
+                                 const int epilogue) {
+  const int n = get_global_id(0), m = get_global_id(1);
+  if (m >= M || n >= N) return;
+  float sum = 0.f;
+  for (int s = 0; s < slices; ++s) sum += partial[(s * M + m) * N + n];
+  const int col = c_group ? (n / c_group) * c_image + n % c_group : n;
+  __global float* c = C + c_off + m * ldc + col;
+  float r = beta == 0.f ? alpha * sum : fma(beta, *c, alpha * sum);
+  if (epilogue & EPILOGUE_BIAS) r += bias[bias_off + m];
+  *c = (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r;
 }

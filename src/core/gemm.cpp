@@ -1,6 +1,7 @@
 // GEMM dispatch: picks a configuration of the kernel family in src/cl/gemm.cl
 // for the device and shape, packs operands where the configuration wants it
 // (into scratch from the buffer pool) and enqueues the kernels.
+#include <algorithm>
 #include <limits>
 #include <sstream>
 
@@ -15,7 +16,7 @@ std::string GemmConfig::Name() const {
   std::ostringstream s;
   if (use_local)
     s << "local wg" << wg_m << "x" << wg_n << " mr" << mr << " nr" << nr << " vw" << vw
-      << " tk" << tk;
+      << " tk" << tk << (k_slices ? " slices" + std::to_string(k_slices) : "");
   else if (dot_form)
     s << "register-dot mr" << mr << " nr" << nr << " vw" << vw;
   else
@@ -65,6 +66,17 @@ GemmConfig GpuShapedGemmConfig() {
   return c;
 }
 
+GemmConfig GpuNarrowGemmConfig() {
+  // 32 x 8 work-items of 2 x 4 outputs: 16 x 128 tiles. A 128-row tile would
+  // compute 8 rows of zeros per real one at M = 16.
+  GemmConfig c = GpuShapedGemmConfig();
+  c.wg_m = 8;
+  c.wg_n = 32;
+  c.mr = 2;
+  c.nr = 4;
+  return c;
+}
+
 namespace {
 
 // Register-tile heights the CPU shape picks from (each is one program build).
@@ -83,7 +95,8 @@ bool PrefersCpuShapedKernels(const DeviceInfo& device) {
 }
 
 GemmConfig ChooseGemmConfig(const DeviceInfo& device, const GemmArgs& args) {
-  if (!PrefersCpuShapedKernels(device)) return GpuShapedGemmConfig();
+  if (!PrefersCpuShapedKernels(device))
+    return args.M <= 32 ? GpuNarrowGemmConfig() : GpuShapedGemmConfig();
   const bool ta = args.trans_a == Transpose::kYes, tb = args.trans_b == Transpose::kYes;
   // C = A * B^T: the outer-product tiles need B^T copied into panels, a copy
   // as large as B that only a tall product amortises; below that, dot
@@ -123,6 +136,10 @@ std::vector<GemmConfig> GemmConfigFamily() {
     }
   family.push_back(DotFormGemmConfig());
   family.push_back(GpuShapedGemmConfig());
+  family.push_back(GpuNarrowGemmConfig());
+  GemmConfig sliced = GpuShapedGemmConfig();
+  sliced.k_slices = 3;
+  family.push_back(sliced);
   return family;
 }
 
@@ -161,45 +178,104 @@ BufferPtr PackPanels(Context& ctx, int rows, int K, int width, cl_mem X, int x_o
 
 }  // namespace
 
-void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& c) {
+namespace {
+
+// One past the highest offset a grouped (or plain, group == 0) axis of
+// `count` indices reaches.
+size_t AxisExtent(int count, int group, int image) {
+  if (count == 0) return 0;
+  if (group == 0) return size_t(count);
+  return size_t((count - 1) / group) * image + (count - 1) % group + 1;
+}
+
+// Split-K: how many k slices a GPU-shaped product runs in. Enough
+// work-groups for two per compute unit, each slice at least 8 k-tiles
+// deep, the scratch for the partial products at most 2^25 floats.
+int KSlices(const DeviceInfo& device, const GemmConfig& c, int M, int N, int K) {
+  if (c.k_slices > 0) return c.k_slices;
+  const long long tiles =
+      1LL * CeilDiv(M, c.wg_m * c.mr) * CeilDiv(N, c.wg_n * c.nr);
+  const long long target = 2LL * std::max(1, device.compute_units);
+  if (tiles >= target) return 1;
+  long long slices = (target + tiles - 1) / tiles;
+  slices = std::min<long long>(slices, CeilDiv(K, c.tk) / 8);
+  slices = std::min<long long>(slices, (1LL << 25) / std::max(1LL, 1LL * M * N));
+  return static_cast<int>(std::max(1LL, slices));
+}
+
+}  // namespace
+
+void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
   const int M = g.M, N = g.N, K = g.K;
   DLC_REQUIRE(M >= 0 && N >= 0 && K >= 0,
               "Gemm: negative size M=" << M << " N=" << N << " K=" << K);
+  const bool grouped = g.a_group || g.b_group || g.c_group;
+  DLC_REQUIRE(g.a_group >= 0 && g.b_group >= 0 && g.c_group >= 0 && !(ta && g.a_group),
+              "Gemm: image grouping needs positive groups and an untransposed A");
+  // Only the GPU shape reads grouped operands; it is correct on any device.
+  const GemmConfig c = grouped && !chosen.use_local ? GpuShapedGemmConfig() : chosen;
   const int lda = g.lda >= 0 ? g.lda : (ta ? M : K);
   const int ldb = g.ldb >= 0 ? g.ldb : (tb ? K : N);
   const int ldc = g.ldc >= 0 ? g.ldc : N;
-  DLC_REQUIRE(lda >= (ta ? M : K) && ldb >= (tb ? K : N) && ldc >= N,
+  DLC_REQUIRE(lda >= (ta ? M : (g.a_group ? std::min(K, g.a_group) : K)) &&
+                  ldb >= (tb ? (g.b_group ? std::min(K, g.b_group) : K)
+                             : (g.b_group ? std::min(N, g.b_group) : N)) &&
+                  ldc >= (g.c_group ? std::min(N, g.c_group) : N),
               "Gemm: leading dimension too small (M=" << M << " N=" << N << " K=" << K
                                                         << " lda=" << lda << " ldb=" << ldb
                                                         << " ldc=" << ldc << ")");
   if (M == 0 || N == 0) return;
   // The kernels index with 32-bit ints.
-  const auto end = [](size_t offset, int rows, int cols, int ld) {
-    return rows == 0 || cols == 0 ? offset : offset + size_t(rows - 1) * ld + cols;
+  const auto end = [](size_t offset, int rows, size_t row_extent, int ld) {
+    return rows == 0 || row_extent == 0 ? offset : offset + size_t(rows - 1) * ld + row_extent;
   };
   const size_t kIndexLimit = size_t(std::numeric_limits<int>::max());
-  DLC_REQUIRE(end(g.a_offset, ta ? K : M, ta ? M : K, lda) <= kIndexLimit &&
-                  end(g.b_offset, tb ? N : K, tb ? K : N, ldb) <= kIndexLimit &&
-                  end(g.c_offset, M, N, ldc) <= kIndexLimit,
+  const size_t a_end = ta ? end(g.a_offset, K, size_t(M), lda)
+                          : end(g.a_offset, M, AxisExtent(K, g.a_group, g.a_image), lda);
+  const size_t b_end = tb ? end(g.b_offset, N, AxisExtent(K, g.b_group, g.b_image), ldb)
+                          : end(g.b_offset, K, AxisExtent(N, g.b_group, g.b_image), ldb);
+  const size_t c_end = end(g.c_offset, M, AxisExtent(N, g.c_group, g.c_image), ldc);
+  DLC_REQUIRE(a_end <= kIndexLimit && b_end <= kIndexLimit && c_end <= kIndexLimit,
               "Gemm: a matrix reaches past 2^31 floats (M=" << M << " N=" << N << " K=" << K
                                                              << ")");
   const int a_off = static_cast<int>(g.a_offset), b_off = static_cast<int>(g.b_offset),
             c_off = static_cast<int>(g.c_offset);
+  const int epilogue = (g.bias ? 1 : 0) | (g.relu ? 2 : 0);  // EPILOGUE_* in gemm.cl
+  cl_mem bias = g.bias ? g.bias : g.C;
+  const int bias_off = static_cast<int>(g.bias_offset);
 
   if (K == 0 || g.alpha == 0.f) {
     ctx.Launch(ctx.Kernel("gemm.cl", "", "gemm_scale_c"),
                NDRange(RoundUp(N, 8), RoundUp(M, 8)), NDRange(8, 8), M, N, g.beta, g.C,
-               c_off, ldc);
+               c_off, ldc, g.c_group, g.c_image, bias, bias_off, epilogue);
     return;
   }
 
   if (c.use_local) {
     const int tile_m = c.wg_m * c.mr, tile_n = c.wg_n * c.nr;
-    ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx.info(), c, ta, tb), "gemm_tiled"),
-               NDRange(CeilDiv(N, tile_n) * c.wg_n, CeilDiv(M, tile_m) * c.wg_m),
-               NDRange(c.wg_n, c.wg_m), M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
-               g.beta, g.C, c_off, ldc);
+    const int slices = KSlices(ctx.info(), c, M, N, K);
+    const int k_per_slice = RoundUp(CeilDiv(K, slices), c.tk);
+    const int used_slices = CeilDiv(K, k_per_slice);
+    const NDRange global(CeilDiv(N, tile_n) * c.wg_n, CeilDiv(M, tile_m) * c.wg_m,
+                         used_slices);
+    const NDRange local(c.wg_n, c.wg_m, 1);
+    cl_kernel kernel = ctx.Kernel("gemm.cl", Defines(ctx.info(), c, ta, tb), "gemm_tiled");
+    if (used_slices == 1) {
+      ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
+                 g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, g.b_image,
+                 g.c_group, g.c_image, K, 0, bias, bias_off, epilogue);
+      return;
+    }
+    // Each slice's plain product into scratch, then one pass sums them into C.
+    BufferPtr partial = ctx.Allocate(sizeof(float) * size_t(used_slices) * M * N);
+    ctx.Launch(kernel, global, local, M, N, K, 1.f, g.A, a_off, lda, g.B, b_off, ldb, 0.f,
+               partial->mem(), 0, N, g.a_group, g.a_image, g.b_group, g.b_image, 0, 0,
+               k_per_slice, M * N, bias, bias_off, 0);
+    ctx.Launch(ctx.Kernel("gemm.cl", "", "gemm_reduce_slices"),
+               NDRange(RoundUp(N, 32), RoundUp(M, 8)), NDRange(32, 8), M, N, used_slices,
+               partial->mem(), g.alpha, g.beta, g.C, c_off, ldc, g.c_group, g.c_image, bias,
+               bias_off, epilogue);
     return;
   }
 
@@ -210,7 +286,8 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& c) {
   if (c.dot_form) {
     ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx.info(), c, ta, tb), "gemm_tiled"),
                NDRange(CeilDiv(M, c.mr), CeilDiv(N, c.nr)), NDRange(1, 1), M, N, K, g.alpha,
-               g.A, a_off, lda, g.B, b_off, ldb, g.beta, g.C, c_off, ldc);
+               g.A, a_off, lda, g.B, b_off, ldb, g.beta, g.C, c_off, ldc, bias, bias_off,
+               epilogue);
     return;
   }
 
@@ -245,7 +322,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& c) {
   ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx.info(), c, trans_a_k, false), "gemm_tiled"),
              NDRange(CeilDiv(M, mr), CeilDiv(N, nr)), NDRange(1, 1), M, N, K, g.alpha, A,
              a_off_k, lda_k, a_block, B, b_off_k, ldb_k, b_block, b_cols, g.beta, g.C,
-             c_off, ldc);
+             c_off, ldc, bias, bias_off, epilogue);
 }
 
 void Gemm(Context& ctx, const GemmArgs& args) {

@@ -26,6 +26,11 @@ struct GemmConfig {
   // CPU shape for C = A * B^T only: MR x NR dot products, VW lanes along k,
   // both operands read in place.
   bool dot_form = false;
+  // GPU shape: slices of k computed by separate work-groups into scratch and
+  // summed by a second kernel (split-K), so that a product with few tiles
+  // and a long k still fills the device. 0: chosen from the tile count and
+  // the device's compute units.
+  int k_slices = 0;
 
   // Whether this configuration handles these transposes.
   bool Supports(Transpose trans_a, Transpose trans_b) const;
@@ -42,6 +47,9 @@ bool PrefersCpuShapedKernels(const DeviceInfo& device);
 // to the problem).
 GemmConfig CpuShapedGemmConfig();
 GemmConfig GpuShapedGemmConfig();
+// The GPU shape for a short op(A) (M <= 32: fully connected layers at small
+// batch): 16 x 128 tiles.
+GemmConfig GpuNarrowGemmConfig();
 GemmConfig DotFormGemmConfig();
 
 // The configuration for this device and problem. Decided from the device's

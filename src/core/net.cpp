@@ -1,5 +1,6 @@
 #include "dlcaffe/net.hpp"
 
+#include <cstdlib>
 #include <glog/logging.h>
 
 #include <set>
@@ -196,6 +197,7 @@ void Net::Init(const caffe::NetParameter& in_param) {
   }
   for (size_t i = 0; i < blob_names_.size(); ++i) blob_names_index_[blob_names_[i]] = (int)i;
   ShareWeights();
+  FindReluFusions();
   LOG(INFO) << "Network '" << name_ << "' initialized: " << num_layers << " layers, "
             << blobs_.size() << " blobs, " << learnable_params_.size()
             << " learnable parameter blobs";
@@ -336,14 +338,41 @@ void Net::Reshape() {
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
 }
 
+// An in-place ReLU with negative_slope 0 right after a layer that can clamp
+// its one top: the pair's forward is one kernel. DLCAFFE_FUSION=off keeps
+// every layer separate (tests compare both).
+void Net::FindReluFusions() {
+  relu_fusable_.assign(layers_.size(), false);
+  const char* setting = std::getenv("DLCAFFE_FUSION");
+  if (setting && std::string(setting) == "off") return;
+  for (size_t i = 0; i + 1 < layers_.size(); ++i) {
+    const Layer& next = *layers_[i + 1];
+    relu_fusable_[i] = layers_[i]->CanFuseRelu() && top_vecs_[i].size() == 1 &&
+                       std::string(next.type()) == "ReLU" &&
+                       next.layer_param().relu_param().negative_slope() == 0.f &&
+                       bottom_vecs_[i + 1][0] == top_vecs_[i][0] &&
+                       top_vecs_[i + 1][0] == top_vecs_[i][0];
+  }
+}
+
 void Net::ForwardFromTo(int start, int end) {
   CHECK_GE(start, 0);
   CHECK_LT(end, (int)layers_.size());
+  bool clamped = false;  // the previous layer applied this ReLU
   for (int i = start; i <= end; ++i) {
     // As Caffe's Layer::Forward: shapes follow the bottoms every pass.
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+    if (clamped) {
+      clamped = false;
+      if (debug_info_) ForwardDebugInfo(i);
+      continue;
+    }
+    // Debug output shows each layer's own top, as Caffe's does.
+    const bool fuse = relu_fusable_[i] && i < end && !debug_info_;
+    layers_[i]->set_fuse_relu(fuse);
     layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
     if (debug_info_) ForwardDebugInfo(i);
+    clamped = fuse;
   }
 }
 

@@ -115,6 +115,13 @@ void BaseConvolutionLayer::SetUpGeometry(const Blob& bottom) {
     planes_ = value == "planes";
   }
   options_ = planes_ ? "-DPLANES=1" : "-DPLANES=0";
+  in_place_ = !planes_;
+}
+
+bool BaseConvolutionLayer::Pointwise() const {
+  for (int d = 0; d < num_spatial_axes_; ++d)
+    if (kernel_shape_[d] != 1 || stride_[d] != 1 || pad_[d] != 0) return false;
+  return true;
 }
 
 // One value for every axis, one per axis, or (2-D only) the _h/_w pair:
@@ -264,6 +271,53 @@ void BaseConvolutionLayer::Col2im(cl_mem col, int n0, int images, cl_mem image) 
                dilation_[1], column_shape_[0], column_shape_[1], col, image, image_off);
 }
 
+BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ColumnSide(cl_mem blob, int n0,
+                                                                   int images, bool read,
+                                                                   BufferPtr& scratch) {
+  MatrixView v;
+  if (in_place_) {
+    v.mem = blob;
+    v.offset = size_t(n0) * column_channels_ * column_area();
+    v.ld = v.group = column_area();
+    v.image = column_channels_ * column_area();
+    return v;
+  }
+  if (!scratch) scratch = Scratch(1LL * column_channels_ * images * column_area());
+  if (read) ToColumnOrder(blob, n0, images, scratch->mem());
+  v.mem = scratch->mem();
+  v.ld = images * column_area();
+  return v;
+}
+
+void BaseConvolutionLayer::StoreColumnSide(const MatrixView& view, cl_mem blob, int n0,
+                                           int images) {
+  if (view.mem != blob) FromColumnOrder(view.mem, n0, images, blob);
+}
+
+BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ImageColumns(cl_mem blob, int n0,
+                                                                     int images, bool fill,
+                                                                     BufferPtr& scratch) {
+  MatrixView v;
+  if (in_place_ && Pointwise()) {
+    // im2col of a 1x1 unpadded stride-1 kernel is the image itself.
+    v.mem = blob;
+    v.offset = size_t(n0) * image_channels_ * image_area();
+    v.ld = v.group = image_area();
+    v.image = image_channels_ * image_area();
+    return v;
+  }
+  if (!scratch) scratch = Scratch(1LL * column_rows() * images * column_area());
+  if (fill) Im2col(blob, n0, images, scratch->mem());
+  v.mem = scratch->mem();
+  v.ld = images * column_area();
+  return v;
+}
+
+void BaseConvolutionLayer::StoreImageColumns(const MatrixView& view, cl_mem blob, int n0,
+                                             int images) {
+  if (view.mem != blob) Col2im(view.mem, n0, images, blob);
+}
+
 void BaseConvolutionLayer::ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns) {
   ctx_->Launch(ctx_->Kernel("convolution.cl", options_, "conv_nchw_to_columns"),
                LayoutRange(images, column_channels_, images * column_area()), LayoutGroup(),
@@ -271,38 +325,97 @@ void BaseConvolutionLayer::ToColumnOrder(cl_mem blob, int n0, int images, cl_mem
                n0 * column_channels_ * column_area(), columns);
 }
 
-void BaseConvolutionLayer::FromColumnOrder(cl_mem columns, int n0, int images, bool bias,
+void BaseConvolutionLayer::FromColumnOrder(cl_mem columns, int n0, int images,
                                            cl_mem blob) {
-  cl_mem bias_mem = bias ? blobs_[1]->data() : columns;
   ctx_->Launch(ctx_->Kernel("convolution.cl", options_, "conv_columns_to_nchw"),
                LayoutRange(images, column_channels_, images * column_area()), LayoutGroup(),
-               images, column_channels_, column_area(), columns, bias ? 1 : 0, bias_mem,
-               blob, n0 * column_channels_ * column_area());
+               images, column_channels_, column_area(), columns, blob,
+               n0 * column_channels_ * column_area());
 }
 
-void BaseConvolutionLayer::WeightTimesCol(cl_mem col, int images, cl_mem columns) {
-  const int n = images * column_area();
-  for (int g = 0; g < group_; ++g)
-    Gemm(*ctx_, Transpose::kNo, Transpose::kNo, outputs_per_group(), n, rows_per_group(), 1.f,
-         blobs_[0]->data(), weight_offset(g), col, size_t(g) * rows_per_group() * n, 0.f,
-         columns, size_t(g) * outputs_per_group() * n);
+namespace {
+
+// GemmArgs' operand fields from a view; `grouped_axis` says whether the
+// view's column index is the axis GemmArgs groups for that operand.
+void SetA(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
+  g.A = v.mem;
+  g.a_offset = v.offset;
+  g.lda = v.ld;
+  g.a_group = v.group;
+  g.a_image = v.image;
+}
+void SetB(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
+  g.B = v.mem;
+  g.b_offset = v.offset;
+  g.ldb = v.ld;
+  g.b_group = v.group;
+  g.b_image = v.image;
+}
+void SetC(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
+  g.C = v.mem;
+  g.c_offset = v.offset;
+  g.ldc = v.ld;
+  g.c_group = v.group;
+  g.c_image = v.image;
 }
 
-void BaseConvolutionLayer::WeightTransposedTimesColumns(cl_mem columns, int images,
-                                                        cl_mem col) {
-  const int n = images * column_area();
-  for (int g = 0; g < group_; ++g)
-    Gemm(*ctx_, Transpose::kYes, Transpose::kNo, rows_per_group(), n, outputs_per_group(),
-         1.f, blobs_[0]->data(), weight_offset(g), columns,
-         size_t(g) * outputs_per_group() * n, 0.f, col, size_t(g) * rows_per_group() * n);
+}  // namespace
+
+BaseConvolutionLayer::MatrixView BaseConvolutionLayer::Weights(bool diff) const {
+  MatrixView v;
+  v.mem = diff ? blobs_[0]->diff() : blobs_[0]->data();
+  v.ld = rows_per_group();
+  return v;
 }
 
-void BaseConvolutionLayer::AccumulateWeightDiff(cl_mem columns, cl_mem col, int images) {
-  const int n = images * column_area();
-  for (int g = 0; g < group_; ++g)
-    Gemm(*ctx_, Transpose::kNo, Transpose::kYes, outputs_per_group(), rows_per_group(), n,
-         1.f, columns, size_t(g) * outputs_per_group() * n, col,
-         size_t(g) * rows_per_group() * n, 1.f, blobs_[0]->diff(), weight_offset(g));
+void BaseConvolutionLayer::WeightTimesCol(const MatrixView& col, int images,
+                                          const MatrixView& columns, bool bias, bool relu) {
+  for (int g = 0; g < group_; ++g) {
+    GemmArgs a;
+    a.M = outputs_per_group();
+    a.N = images * column_area();
+    a.K = rows_per_group();
+    SetA(a, Weights(false).Rows(g * outputs_per_group()));
+    SetB(a, col.Rows(g * rows_per_group()));
+    SetC(a, columns.Rows(g * outputs_per_group()));
+    if (bias) {
+      a.bias = blobs_[1]->data();
+      a.bias_offset = size_t(g) * outputs_per_group();
+    }
+    a.relu = relu;
+    Gemm(*ctx_, a);
+  }
+}
+
+void BaseConvolutionLayer::WeightTransposedTimesColumns(const MatrixView& columns,
+                                                        int images, const MatrixView& col) {
+  for (int g = 0; g < group_; ++g) {
+    GemmArgs a;
+    a.trans_a = Transpose::kYes;
+    a.M = rows_per_group();
+    a.N = images * column_area();
+    a.K = outputs_per_group();
+    SetA(a, Weights(false).Rows(g * outputs_per_group()));
+    SetB(a, columns.Rows(g * outputs_per_group()));
+    SetC(a, col.Rows(g * rows_per_group()));
+    Gemm(*ctx_, a);
+  }
+}
+
+void BaseConvolutionLayer::AccumulateWeightDiff(const MatrixView& columns,
+                                                const MatrixView& col, int images) {
+  for (int g = 0; g < group_; ++g) {
+    GemmArgs a;
+    a.trans_b = Transpose::kYes;
+    a.M = outputs_per_group();
+    a.N = rows_per_group();
+    a.K = images * column_area();
+    a.beta = 1.f;
+    SetA(a, columns.Rows(g * outputs_per_group()));
+    SetB(a, col.Rows(g * rows_per_group()));
+    SetC(a, Weights(true).Rows(g * outputs_per_group()));
+    Gemm(*ctx_, a);
+  }
 }
 
 void BaseConvolutionLayer::AccumulateBiasDiff(cl_mem diff) {

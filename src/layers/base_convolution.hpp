@@ -21,9 +21,13 @@
 // kernels (a CPU and a GPU shape); any other count, or force_nd_im2col, the
 // N-d ones (Caffe's im2col_nd).
 //
-// Column order: the GEMMs work on [channels][images * area] over a chunk of
-// images (the whole batch unless its column buffer would pass
-// ColumnFloatLimit()); the blobs are N x C x spatial.
+// The GEMMs work on [channels][images * area] matrices over a chunk of images
+// (the whole batch unless its column buffer would pass ColumnFloatLimit());
+// the blobs are N x C x spatial. On a GPU-shaped device the GEMM reads and
+// writes the column-side blob in place as an image-grouped matrix (GemmArgs),
+// and a 1x1, stride 1, unpadded kernel reads the image side in place too (no
+// im2col); on a CPU-shaped device they go through "column order" copies,
+// which its GEMM kernels stream faster.
 #pragma once
 #include <string>
 #include <vector>
@@ -38,6 +42,19 @@ class BaseConvolutionLayer : public Layer {
   int MinBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
   bool EqualNumBottomTopBlobs() const override { return true; }
+
+  // A GEMM operand: rows of `ld` floats from `offset` of `mem`, its column
+  // index image-grouped (GemmArgs) when group > 0.
+  struct MatrixView {
+    cl_mem mem = nullptr;
+    size_t offset = 0;
+    int ld = 0, group = 0, image = 0;
+    MatrixView Rows(int first_row) const {
+      MatrixView v = *this;
+      v.offset += size_t(first_row) * ld;
+      return v;
+    }
+  };
 
   // SetUpGeometry, then num_output, group and the parameter blobs.
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
@@ -60,23 +77,39 @@ class BaseConvolutionLayer : public Layer {
   std::vector<int> ConvolutionOutputShape(const Blob& bottom) const;
 
   // --- The pieces Forward/Backward are built from, per chunk of `images`
-  // --- images starting at image n0. `col` buffers are [column_rows()] x
+  // --- images starting at image n0. `col` matrices are [column_rows()] x
   // --- [images * column_area()], column-side ones [column_channels_] x
   // --- [images * column_area()].
+  // The column-side blob `blob` as a GEMM operand: the blob itself (GPU
+  // shape) or a column-order copy in `scratch` (allocated if null), filled
+  // from the blob when `read`.
+  MatrixView ColumnSide(cl_mem blob, int n0, int images, bool read, BufferPtr& scratch);
+  // After a GEMM wrote `view` of ColumnSide(blob, ...): copies it into the
+  // blob unless it is the blob.
+  void StoreColumnSide(const MatrixView& view, cl_mem blob, int n0, int images);
+  // The image-side blob's columns: the blob itself (1x1 unpadded stride-1
+  // kernel, GPU shape) or a col buffer in `scratch`, filled by im2col when
+  // `fill`.
+  MatrixView ImageColumns(cl_mem blob, int n0, int images, bool fill, BufferPtr& scratch);
+  // After a GEMM wrote `view` of ImageColumns(blob, ...): blob (=) = col2im
+  // of it unless it is the blob.
+  void StoreImageColumns(const MatrixView& view, cl_mem blob, int n0, int images);
   // col = im2col of the image-side blob `image`.
   void Im2col(cl_mem image, int n0, int images, cl_mem col);
   // image (=) = col2im(col).
   void Col2im(cl_mem col, int n0, int images, cl_mem image);
   // Column-side blob `blob` -> column order.
   void ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns);
-  // Column order -> column-side blob `blob` (=), adding the bias if `bias`.
-  void FromColumnOrder(cl_mem columns, int n0, int images, bool bias, cl_mem blob);
-  // columns = W * col, per group.
-  void WeightTimesCol(cl_mem col, int images, cl_mem columns);
+  // Column order -> column-side blob `blob` (=).
+  void FromColumnOrder(cl_mem columns, int n0, int images, cl_mem blob);
+  // columns = W * col (+ bias, then ReLU if `relu`), per group.
+  void WeightTimesCol(const MatrixView& col, int images, const MatrixView& columns,
+                      bool bias, bool relu);
   // col = W^T * columns, per group.
-  void WeightTransposedTimesColumns(cl_mem columns, int images, cl_mem col);
+  void WeightTransposedTimesColumns(const MatrixView& columns, int images,
+                                    const MatrixView& col);
   // W_diff += columns * col^T, per group.
-  void AccumulateWeightDiff(cl_mem columns, cl_mem col, int images);
+  void AccumulateWeightDiff(const MatrixView& columns, const MatrixView& col, int images);
   // bias_diff += sum over images and positions of the top diff `diff`.
   void AccumulateBiasDiff(cl_mem diff);
   // top[n][c][p] += bias[c] over the whole batch.
@@ -118,14 +151,17 @@ class BaseConvolutionLayer : public Layer {
 
   int rows_per_group() const { return column_rows() / group_; }
   int outputs_per_group() const { return column_channels_ / group_; }
-  size_t weight_offset(int g) const {
-    return size_t(g) * outputs_per_group() * rows_per_group();
-  }
+  // The weights (or their diff) as [column_channels_] x [rows_per_group()].
+  MatrixView Weights(bool diff) const;
 
   bool nd_ = false;      // the N-d im2col kernels
   BufferPtr geometry_;   // their shapes (im2col.cl)
   std::vector<int> written_geometry_;  // what geometry_ holds
   bool planes_ = false;  // 2-D and layout kernels: a plane per work-item (CPU shape)
+  // GEMMs on the blobs in place (GPU shape): the column side always, the
+  // image side for a pointwise kernel.
+  bool in_place_ = false;
+  bool Pointwise() const;
   std::string options_;  // their -D options
 };
 

@@ -3,12 +3,12 @@
 //
 // Forward, for a chunk of images (the whole batch unless its column buffer
 // would pass the limit; see base_convolution.hpp):
-//   im2col over the chunk -> col [C*kh*kw][n*Ho*Wo]            (pool buffer)
-//   per group g: out_g = W_g [Cout/g x C/g*kh*kw] * col_g       (one GEMM)
-//   out [Cout][n*Ho*Wo] -> top NCHW, adding the bias
+//   im2col over the chunk -> col [C*kh*kw][n*Ho*Wo]   (none for 1x1 on a GPU)
+//   per group g: out_g = W_g [Cout/g x C/g*kh*kw] * col_g + bias  (one GEMM)
+//   out [Cout][n*Ho*Wo] is the top itself (GPU) or copied into it (CPU)
 // Backward:
 //   bias_diff += sum over n, p of top_diff                       (whole batch)
-//   top_diff chunk -> dy [Cout][n*Ho*Wo]
+//   dy [Cout][n*Ho*Wo] = top_diff (GPU: in place; CPU: a copy)
 //   per group: W_diff_g += dy_g * col_g^T                        (im2col again)
 //              col_g = W_g^T * dy_g, then col2im -> bottom_diff  (gather, =)
 // Weights are num_output x C/group x kh x kw and the bias num_output, Caffe's
@@ -26,6 +26,8 @@ class ConvolutionLayer : public BaseConvolutionLayer {
  public:
   using BaseConvolutionLayer::BaseConvolutionLayer;
   const char* type() const override { return "Convolution"; }
+  // The GEMM's epilogue clamps (not the depthwise kernels).
+  bool CanFuseRelu() const override { return !Depthwise(); }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     if (Depthwise()) {
@@ -42,12 +44,12 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     for (size_t i = 0; i < bottom.size(); ++i) {
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
-        const long long columns = 1LL * images * column_area();
-        BufferPtr col = Scratch(column_rows() * columns);
-        BufferPtr out = Scratch(num_output_ * columns);
-        Im2col(bottom[i]->data(), n0, images, col->mem());
-        WeightTimesCol(col->mem(), images, out->mem());
-        FromColumnOrder(out->mem(), n0, images, bias_term_, top[i]->data());
+        BufferPtr col_scratch, out_scratch;
+        const MatrixView col =
+            ImageColumns(bottom[i]->data(), n0, images, true, col_scratch);
+        const MatrixView out = ColumnSide(top[i]->data(), n0, images, false, out_scratch);
+        WeightTimesCol(col, images, out, bias_term_, fuse_relu_);
+        StoreColumnSide(out, top[i]->data(), n0, images);
       }
     }
   }
@@ -65,17 +67,18 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       }
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
-        const long long columns = 1LL * images * column_area();
-        BufferPtr col = Scratch(column_rows() * columns);
-        BufferPtr dy = Scratch(num_output_ * columns);
-        ToColumnOrder(top[i]->diff(), n0, images, dy->mem());
+        BufferPtr col_scratch, dy_scratch;
+        const MatrixView dy = ColumnSide(top[i]->diff(), n0, images, true, dy_scratch);
         if (weight_grad) {
-          Im2col(bottom[i]->data(), n0, images, col->mem());
-          AccumulateWeightDiff(dy->mem(), col->mem(), images);
+          const MatrixView col =
+              ImageColumns(bottom[i]->data(), n0, images, true, col_scratch);
+          AccumulateWeightDiff(dy, col, images);
         }
         if (propagate_down[i]) {
-          WeightTransposedTimesColumns(dy->mem(), images, col->mem());
-          Col2im(col->mem(), n0, images, bottom[i]->diff());
+          const MatrixView col =
+              ImageColumns(bottom[i]->diff(), n0, images, false, col_scratch);
+          WeightTransposedTimesColumns(dy, images, col);
+          StoreImageColumns(col, bottom[i]->diff(), n0, images);
         }
       }
     }

@@ -4,7 +4,8 @@
 // forward, with the same ConvolutionParameter:
 //   out = stride * (in - 1) + dilation * (kernel - 1) + 1 - 2 * pad  (per axis)
 // Forward, per chunk of images:
-//   bottom -> x [C][n*H*W]; col = W^T * x (per group); col2im -> top; + bias
+//   x [C][n*H*W] = bottom (GPU: in place; CPU: a copy);
+//   col = W^T * x (per group); col2im -> top; + bias
 // Backward:
 //   bias_diff += sum over n, p of top_diff
 //   col = im2col(top_diff)
@@ -27,12 +28,11 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
     for (size_t i = 0; i < bottom.size(); ++i) {
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
-        const long long columns = 1LL * images * column_area();
-        BufferPtr x = Scratch(channels_ * columns);
-        BufferPtr col = Scratch(column_rows() * columns);
-        ToColumnOrder(bottom[i]->data(), n0, images, x->mem());
-        WeightTransposedTimesColumns(x->mem(), images, col->mem());
-        Col2im(col->mem(), n0, images, top[i]->data());
+        BufferPtr x_scratch, col_scratch;
+        const MatrixView x = ColumnSide(bottom[i]->data(), n0, images, true, x_scratch);
+        const MatrixView col = ImageColumns(top[i]->data(), n0, images, false, col_scratch);
+        WeightTransposedTimesColumns(x, images, col);
+        StoreImageColumns(col, top[i]->data(), n0, images);
       }
       if (bias_term_) AddBias(top[i]->data());
     }
@@ -47,17 +47,16 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
       if (!weight_grad && !propagate_down[i]) continue;
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
-        const long long columns = 1LL * images * column_area();
-        BufferPtr col = Scratch(column_rows() * columns);
-        BufferPtr x = Scratch(channels_ * columns);
-        Im2col(top[i]->diff(), n0, images, col->mem());
+        BufferPtr col_scratch, x_scratch;
+        const MatrixView col = ImageColumns(top[i]->diff(), n0, images, true, col_scratch);
         if (weight_grad) {
-          ToColumnOrder(bottom[i]->data(), n0, images, x->mem());
-          AccumulateWeightDiff(x->mem(), col->mem(), images);
+          const MatrixView x = ColumnSide(bottom[i]->data(), n0, images, true, x_scratch);
+          AccumulateWeightDiff(x, col, images);
         }
         if (propagate_down[i]) {
-          WeightTimesCol(col->mem(), images, x->mem());
-          FromColumnOrder(x->mem(), n0, images, false, bottom[i]->diff());
+          const MatrixView x = ColumnSide(bottom[i]->diff(), n0, images, false, x_scratch);
+          WeightTimesCol(col, images, x, false, false);
+          StoreColumnSide(x, bottom[i]->diff(), n0, images);
         }
       }
     }

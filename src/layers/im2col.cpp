@@ -32,7 +32,7 @@ class Im2colLayer : public BaseConvolutionLayer {
       const int images = std::min(chunk_, num_ - n0);
       BufferPtr col = Scratch(1LL * column_rows() * images * column_area());
       Im2col(bottom[0]->data(), n0, images, col->mem());
-      FromColumnOrder(col->mem(), n0, images, false, top[0]->data());
+      FromColumnOrder(col->mem(), n0, images, top[0]->data());
     }
   }
 

@@ -284,6 +284,150 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// Convolution's view of NCHW blobs: an axis of `images * group` indices
+// stored `group` per image, images `image` floats apart (GemmArgs' grouped
+// axes), and the bias + ReLU epilogue. Plain layouts have group 0.
+struct GroupedCase {
+  int M, N, K;
+  bool ta, tb;
+  int a_group, b_group, c_group;
+  bool bias, relu;
+  float alpha, beta;
+};
+
+// Where element (row, q) of a stored matrix lies: q is the grouped index.
+size_t GroupedAddress(int row, int q, int ld, int group, int image) {
+  return size_t(row) * ld + (group ? size_t(q / group) * image + q % group : size_t(q));
+}
+
+// A stored matrix of `rows` x `cols` whose column index may be grouped:
+// row stride group + 1 (or cols + 2), images rows * ld + 3 floats apart.
+struct StoredMatrix {
+  int rows, cols, group, ld, image;
+  std::vector<float> host;
+  BufferPtr buffer;
+  StoredMatrix(int rows_, int cols_, int group_) : rows(rows_), cols(cols_), group(group_) {
+    ld = group ? group + 1 : cols + 2;
+    image = group ? rows * ld + 3 : 0;
+    host.assign(GroupedAddress(rows - 1, cols - 1, ld, group, image) + 9, kSentinel);
+  }
+  float& at(int r, int q) { return host[GroupedAddress(r, q, ld, group, image)]; }
+};
+
+void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
+  Context& ctx = TestContext();
+  SCOPED_TRACE("M=" + std::to_string(t.M) + " N=" + std::to_string(t.N) + " K=" +
+               std::to_string(t.K) + " groups a/b/c " + std::to_string(t.a_group) + "/" +
+               std::to_string(t.b_group) + "/" + std::to_string(t.c_group) +
+               (t.bias ? " bias" : "") + (t.relu ? " relu" : "") +
+               (config ? " [" + config->Name() + "]" : " [dispatcher]"));
+  // Stored shapes: A is M x K (grouped along k) or K x M; B is K x N (grouped
+  // along n) or N x K (grouped along k); C is M x N (grouped along n).
+  StoredMatrix a(t.ta ? t.K : t.M, t.ta ? t.M : t.K, t.a_group);
+  StoredMatrix b(t.tb ? t.N : t.K, t.tb ? t.K : t.N, t.b_group);
+  StoredMatrix c(t.M, t.N, t.c_group);
+  std::mt19937 rng(t.M * 131 + t.N * 7 + t.K);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (StoredMatrix* x : {&a, &b, &c})
+    for (int r = 0; r < x->rows; ++r)
+      for (int q = 0; q < x->cols; ++q) x->at(r, q) = dist(rng);
+  std::vector<float> bias(t.M + 2);
+  for (float& v : bias) v = dist(rng);
+  const std::vector<float> c_before = c.host;
+  for (StoredMatrix* x : {&a, &b, &c}) {
+    x->buffer = ctx.Allocate(x->host.size() * sizeof(float));
+    ctx.Write(x->buffer->mem(), 0, x->host.size() * sizeof(float), x->host.data());
+  }
+  BufferPtr bias_buffer = ctx.Allocate(bias.size() * sizeof(float));
+  ctx.Write(bias_buffer->mem(), 0, bias.size() * sizeof(float), bias.data());
+
+  GemmArgs g;
+  g.trans_a = t.ta ? Transpose::kYes : Transpose::kNo;
+  g.trans_b = t.tb ? Transpose::kYes : Transpose::kNo;
+  g.M = t.M;
+  g.N = t.N;
+  g.K = t.K;
+  g.alpha = t.alpha;
+  g.beta = t.beta;
+  g.A = a.buffer->mem();
+  g.lda = a.ld;
+  g.a_group = t.a_group;
+  g.a_image = a.image;
+  g.B = b.buffer->mem();
+  g.ldb = b.ld;
+  g.b_group = t.b_group;
+  g.b_image = b.image;
+  g.C = c.buffer->mem();
+  g.ldc = c.ld;
+  g.c_group = t.c_group;
+  g.c_image = c.image;
+  if (t.bias) {
+    g.bias = bias_buffer->mem();
+    g.bias_offset = 2;
+  }
+  g.relu = t.relu;
+  if (config) GemmWithConfig(ctx, g, *config);
+  else Gemm(ctx, g);
+  std::vector<float> result(c.host.size());
+  ctx.Read(c.buffer->mem(), 0, result.size() * sizeof(float), result.data());
+
+  std::vector<bool> inside(result.size(), false);
+  int failures = 0;
+  for (int m = 0; m < t.M; ++m)
+    for (int n = 0; n < t.N; ++n) {
+      const size_t i = GroupedAddress(m, n, c.ld, c.group, c.image);
+      inside[i] = true;
+      double sum = 0, magnitude = 0;
+      for (int k = 0; k < t.K; ++k) {
+        const double av = t.ta ? a.at(k, m) : a.at(m, k);
+        const double bv = t.tb ? b.at(n, k) : b.at(k, n);
+        sum += av * bv;
+        magnitude += std::fabs(av * bv);
+      }
+      double expected = t.alpha * sum + t.beta * double(c_before[i]);
+      if (t.bias) expected += bias[2 + m];
+      if (t.relu) expected = std::max(expected, 0.0);
+      magnitude = std::fabs(t.alpha) * magnitude + std::fabs(t.beta * c_before[i]) +
+                  (t.bias ? std::fabs(bias[2 + m]) : 0.0);
+      const double tolerance =
+          (t.K + 3) * double(std::numeric_limits<float>::epsilon()) * magnitude + 1e-30;
+      if (!(std::fabs(result[i] - expected) <= tolerance)) {
+        ADD_FAILURE() << "C[" << m << "," << n << "] = " << result[i] << ", expected "
+                      << expected;
+        if (++failures >= 5) return;
+      }
+    }
+  for (size_t i = 0; i < result.size(); ++i) {
+    if (!inside[i]) {
+      ASSERT_EQ(result[i], c_before[i]) << "storage outside C changed at " << i;
+    }
+  }
+}
+
+// The three products of a convolution over a batch of 3 images of 7 pixels
+// (forward into an NCHW top with bias and ReLU, backward-data from an NCHW
+// top diff, weight gradient over both NCHW blobs, accumulating), then the
+// epilogue on plain layouts and with K = 0, through every configuration.
+const std::vector<GroupedCase> kGroupedCases = {
+    {13, 21, 20, false, false, 0, 7, 7, true, true, 1.f, 0.f},
+    {20, 21, 13, true, false, 0, 7, 0, false, false, 1.f, 0.f},
+    {13, 20, 21, false, true, 7, 7, 0, false, false, 1.f, 1.f},
+    {17, 45, 40, false, true, 0, 0, 0, true, true, -0.5f, 0.5f},
+    {33, 19, 5, true, false, 0, 0, 0, true, false, 1.f, 0.f},
+    {5, 14, 0, false, false, 0, 0, 7, true, true, 1.f, 0.5f},
+};
+
+TEST(Gemm, GroupedOperandsAndEpilogueInEveryConfiguration) {
+  const std::vector<GemmConfig> family = GemmConfigFamily();
+  for (const GroupedCase& t : kGroupedCases) {
+    RunGroupedCase(t, nullptr);
+    for (const GemmConfig& c : family)
+      if (c.Supports(t.ta ? Transpose::kYes : Transpose::kNo,
+                     t.tb ? Transpose::kYes : Transpose::kNo))
+        RunGroupedCase(t, &c);
+  }
+}
+
 // The dispatcher's own choice on this device, including the shapes the layers
 // use most (LeNet on MNIST at batch 64, scaled down in N to stay quick).
 TEST(Gemm, DispatcherMatchesReference) {

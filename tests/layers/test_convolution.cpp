@@ -206,6 +206,23 @@ TEST_P(ConvolutionTest, GradientGroupsDilationRectangular) {
   CheckConvGradient(c);
 }
 
+// A 1x1 unpadded stride-1 kernel: on the GPU shape ("elements") the GEMMs
+// read and write the blobs in place, with no im2col; grouped, over several
+// images, and in chunks.
+TEST_P(ConvolutionTest, PointwiseForwardAndGradient) {
+  ConvCase c = Case(3, 6, 5, 7, 4, 1);
+  c.group = 2;
+  CheckForward(c);
+  CheckConvGradient(c);
+  ConvCase single = Case(2, 3, 1, 1, 5, 1);  // fully connected on 1x1 images
+  CheckForward(single);
+  CheckConvGradient(single);
+  setenv("DLCAFFE_CONV_COLUMN_FLOATS", std::to_string(2 * 6 * 5 * 7).c_str(), 1);
+  CheckForward(c);
+  CheckConvGradient(c);
+  unsetenv("DLCAFFE_CONV_COLUMN_FLOATS");
+}
+
 // Depthwise (group == channels == num_output) runs as direct kernels.
 TEST_P(ConvolutionTest, DepthwiseForwardAndGradient) {
   ConvCase c = Case(2, 5, 9, 7, 5, 3);

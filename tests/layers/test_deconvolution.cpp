@@ -125,6 +125,14 @@ TEST_P(DeconvolutionTest, ForwardPlain) {
   CheckForward(Case(2, 5, 1, 13, 3, 2));
 }
 
+// 1x1 unpadded stride 1: on the GPU shape the GEMMs use the blobs in place.
+TEST_P(DeconvolutionTest, PointwiseForwardAndGradient) {
+  DeconvCase c = Case(3, 4, 5, 3, 6, 1);
+  c.group = 2;
+  CheckForward(c);
+  CheckDeconvGradient(c);
+}
+
 TEST_P(DeconvolutionTest, ForwardStridePadRectangular) {
   DeconvCase c = Case(3, 4, 5, 6, 3, 4);  // FCN-style 2x upsampling
   c.stride_h = c.stride_w = 2;
