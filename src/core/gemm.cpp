@@ -77,6 +77,14 @@ GemmConfig GpuNarrowGemmConfig() {
   return c;
 }
 
+GemmConfig GpuHalfHeightGemmConfig() {
+  // 16 x 16 work-items of 4 x 8 outputs: 64 x 128 tiles, for M = 64
+  // (convolutions with 64 output channels), which a 128-row tile half wastes.
+  GemmConfig c = GpuShapedGemmConfig();
+  c.mr = 4;
+  return c;
+}
+
 namespace {
 
 // Register-tile heights the CPU shape picks from (each is one program build).
@@ -95,8 +103,10 @@ bool PrefersCpuShapedKernels(const DeviceInfo& device) {
 }
 
 GemmConfig ChooseGemmConfig(const DeviceInfo& device, const GemmArgs& args) {
-  if (!PrefersCpuShapedKernels(device))
-    return args.M <= 32 ? GpuNarrowGemmConfig() : GpuShapedGemmConfig();
+  if (!PrefersCpuShapedKernels(device)) {
+    if (args.M <= 32) return GpuNarrowGemmConfig();
+    return args.M <= 64 ? GpuHalfHeightGemmConfig() : GpuShapedGemmConfig();
+  }
   const bool ta = args.trans_a == Transpose::kYes, tb = args.trans_b == Transpose::kYes;
   // C = A * B^T: the outer-product tiles need B^T copied into panels, a copy
   // as large as B that only a tall product amortises; below that, dot
@@ -137,6 +147,7 @@ std::vector<GemmConfig> GemmConfigFamily() {
   family.push_back(DotFormGemmConfig());
   family.push_back(GpuShapedGemmConfig());
   family.push_back(GpuNarrowGemmConfig());
+  family.push_back(GpuHalfHeightGemmConfig());
   GemmConfig sliced = GpuShapedGemmConfig();
   sliced.k_slices = 3;
   family.push_back(sliced);

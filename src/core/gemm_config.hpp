@@ -50,6 +50,8 @@ GemmConfig GpuShapedGemmConfig();
 // The GPU shape for a short op(A) (M <= 32: fully connected layers at small
 // batch): 16 x 128 tiles.
 GemmConfig GpuNarrowGemmConfig();
+// The GPU shape for 32 < M <= 64: 64 x 128 tiles.
+GemmConfig GpuHalfHeightGemmConfig();
 GemmConfig DotFormGemmConfig();
 
 // The configuration for this device and problem. Decided from the device's

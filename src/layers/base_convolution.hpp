@@ -137,6 +137,8 @@ class BaseConvolutionLayer : public Layer {
   // (LayerSetUp sets the channels).
   int image_channels_ = 0, column_channels_ = 0;
   std::vector<int> image_shape_, column_shape_;
+  bool planes_ = false;  // 2-D and layout kernels: a plane per work-item (CPU shape)
+  std::string options_;  // their -D options
 
  private:
   static long long ColumnFloatLimit();
@@ -157,12 +159,10 @@ class BaseConvolutionLayer : public Layer {
   bool nd_ = false;      // the N-d im2col kernels
   BufferPtr geometry_;   // their shapes (im2col.cl)
   std::vector<int> written_geometry_;  // what geometry_ holds
-  bool planes_ = false;  // 2-D and layout kernels: a plane per work-item (CPU shape)
   // GEMMs on the blobs in place (GPU shape): the column side always, the
   // image side for a pointwise kernel.
   bool in_place_ = false;
   bool Pointwise() const;
-  std::string options_;  // their -D options
 };
 
 }  // namespace dlcaffe

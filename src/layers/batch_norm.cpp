@@ -9,6 +9,7 @@
 // As in Caffe, the blobs get lr_mult 0 when the net gives no param spec.
 // Works in place.
 #include "dlcaffe/layer_registry.hpp"
+#include "layers/channel_sums.hpp"
 
 namespace dlcaffe {
 
@@ -55,6 +56,7 @@ class BatchNormLayer : public Layer {
     x_norm_.ReshapeLike(*bottom[0]);
     mean_.Reshape(std::vector<int>{channels_});
     stdev_.Reshape(std::vector<int>{channels_});
+    sums_.Reshape(std::vector<int>{2, channels_});
     num_ = bottom[0]->shape(0);
     spatial_ = num_ * channels_ > 0 ? bottom[0]->count() / (num_ * channels_) : 0;
   }
@@ -67,10 +69,13 @@ class BatchNormLayer : public Layer {
                      channels_, eps_, blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data(),
                      mean_.data(), stdev_.data());
     } else {
-      ctx_->Launch(ctx_->Kernel("batch_norm.cl", "", "batch_norm_batch_stats"),
-                   NDRange(channels_ * kGroup), NDRange(kGroup), num_, channels_, spatial_,
-                   fraction_, eps_, bottom[0]->data(), mean_.data(), stdev_.data(),
-                   blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data());
+      ChannelSums(*ctx_, ChannelSumKind::kMoments, num_, channels_, spatial_,
+                  bottom[0]->data(), nullptr, {sums_.data(), 0, false},
+                  {sums_.data(), channels_, false});
+      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_stats_from_sums"),
+                     channels_, channels_, num_ * spatial_, spatial_, fraction_, eps_,
+                     bottom[0]->data(), sums_.data(), mean_.data(), stdev_.data(),
+                     blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data());
     }
     ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_normalize"), count, count,
                    channels_, spatial_, bottom[0]->data(), mean_.data(), stdev_.data(),
@@ -87,21 +92,23 @@ class BatchNormLayer : public Layer {
                      count, channels_, spatial_, top[0]->diff(), stdev_.data(),
                      bottom[0]->diff());
     } else {
-      ctx_->Launch(ctx_->Kernel("batch_norm.cl", "", "batch_norm_backward_batch"),
-                   NDRange(channels_ * kGroup), NDRange(kGroup), num_, channels_, spatial_,
-                   x_norm_.data(), top[0]->diff(), stdev_.data(), bottom[0]->diff());
+      ChannelSums(*ctx_, ChannelSumKind::kProducts, num_, channels_, spatial_,
+                  top[0]->diff(), x_norm_.data(), {sums_.data(), 0, false},
+                  {sums_.data(), channels_, false});
+      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_backward_from_sums"),
+                     count, count, channels_, spatial_, num_ * spatial_, x_norm_.data(),
+                     top[0]->diff(), sums_.data(), stdev_.data(), bottom[0]->diff());
     }
   }
 
  private:
-  static constexpr size_t kGroup = 64;  // BN_GROUP in batch_norm.cl
-
   static int ChannelsOf(const Blob& b) { return b.num_axes() == 1 ? 1 : b.shape(1); }
 
   float fraction_ = 0.999f, eps_ = 1e-5f;
   bool use_global_stats_ = false;
   int channels_ = 0, num_ = 0, spatial_ = 0;
   Blob mean_{*ctx_}, stdev_{*ctx_};  // the statistics this pass uses
+  Blob sums_{*ctx_};  // per-channel sums (channel_sums.hpp): [first; second]
   Blob x_norm_{*ctx_};  // the normalized input, kept for backward (the top may change)
 };
 

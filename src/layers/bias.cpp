@@ -5,6 +5,7 @@
 // place.
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
+#include "layers/channel_sums.hpp"
 #include "dlcaffe/math.hpp"
 #include "layers/broadcast_shape.hpp"
 
@@ -63,11 +64,8 @@ class BiasLayer : public Layer {
     if (bias_dim_ == 0 || !(learned ? param_propagate_down(0) : bool(propagate_down[1]))) return;
     // A learned bias accumulates its gradient; bottom[1]'s is written.
     Blob& bias = learned ? *blobs_[0] : *bottom[1];
-    size_t group = 1;
-    while (group < 64 && group < size_t(outer_) * inner_) group *= 2;
-    ctx_->Launch(ctx_->Kernel("bias.cl", "", "bias_gradient"), NDRange(bias_dim_ * group),
-                 NDRange(group), outer_, bias_dim_, inner_, (int)learned, top[0]->diff(),
-                 bias.diff(), LocalMemory{group * sizeof(float)});
+    ChannelSums(*ctx_, ChannelSumKind::kProducts, outer_, bias_dim_, inner_, top[0]->diff(),
+                nullptr, {bias.diff(), 0, learned}, {});
   }
 
  private:

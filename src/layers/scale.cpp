@@ -9,6 +9,7 @@
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
 #include "layers/broadcast_shape.hpp"
+#include "layers/channel_sums.hpp"
 
 namespace dlcaffe {
 
@@ -80,26 +81,30 @@ class ScaleLayer : public Layer {
     const int count = bottom[0]->count();
     if (bottom[0] == top[0]) CopyFloats(*ctx_, count, bottom[0]->data(), 0, input_copy_.data(), 0);
     const Blob& scale = bottom.size() > 1 ? *bottom[1] : *blobs_[0];
+    // The bias term's blob has the scale's shape: one pass adds it.
+    const cl_mem bias = bias_layer_ ? blobs_[bias_param_id_]->data() : scale.data();
     ctx_->Launch1D(ctx_->Kernel("scale.cl", "", "scale_forward"), count, count, scale_dim_,
-                   inner_, bottom[0]->data(), scale.data(), top[0]->data());
-    if (bias_layer_) bias_layer_->Forward({top[0]}, {top[0]});
+                   inner_, bottom[0]->data(), scale.data(), bias_layer_ ? 1 : 0, bias,
+                   top[0]->data());
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     // Every gradient reads top's diff before bottom's (maybe the same) is written.
-    if (bias_layer_ && param_propagate_down(bias_param_id_))
-      bias_layer_->Backward({top[0]}, {false}, {top[0]});
+    const bool bias_grad = bias_layer_ && param_propagate_down(bias_param_id_);
     const bool learned = bottom.size() == 1;
     Blob& scale = learned ? *blobs_[0] : *bottom[1];
     if (scale_dim_ > 0 && (learned ? param_propagate_down(0) : bool(propagate_down[1]))) {
-      // A learned scale accumulates its gradient; bottom[1]'s is written.
+      // One reduction gives both: sum(dy) is the bias's gradient, sum(dy * x)
+      // the scale's. A learned scale accumulates its gradient; bottom[1]'s is
+      // written.
       const cl_mem x = bottom[0] == top[0] ? input_copy_.data() : bottom[0]->data();
-      size_t group = 1;
-      while (group < 64 && group < size_t(outer_) * inner_) group *= 2;
-      ctx_->Launch(ctx_->Kernel("scale.cl", "", "scale_gradient"), NDRange(scale_dim_ * group),
-                   NDRange(group), outer_, scale_dim_, inner_, (int)learned, top[0]->diff(), x,
-                   scale.diff(), LocalMemory{group * sizeof(float)});
+      ChannelSumTarget bias_target;
+      if (bias_grad) bias_target = {blobs_[bias_param_id_]->diff(), 0, true};
+      ChannelSums(*ctx_, ChannelSumKind::kProducts, outer_, scale_dim_, inner_,
+                  top[0]->diff(), x, bias_target, {scale.diff(), 0, learned});
+    } else if (bias_grad) {
+      bias_layer_->Backward({top[0]}, {false}, {top[0]});
     }
     if (propagate_down[0]) {
       const int count = bottom[0]->count();
