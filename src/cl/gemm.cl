@@ -123,6 +123,8 @@ inline void store_vector(__global float* C, const int ldc, const int m, const in
 #define TM (WG_M * MR)
 #define TN (WG_N * NR)
 #define THREADS (WG_M * WG_N)
+#define A_LOADS ((TM * TK + THREADS - 1) / THREADS)  // per work-item and tile
+#define B_LOADS ((TN * TK + THREADS - 1) / THREADS)
 
 // Image-grouped operands (convolution's NCHW blobs read or written as one
 // matrix over the whole batch): with a group size G > 0, index q of the
@@ -144,6 +146,36 @@ inline int grouped(const int q, const int g, const int s) {
 #else
 #define B_AT(k, n) B[(k) * ldb + grouped(n, b_group, b_image)]
 #endif
+
+// This work-item's share of the op(A) and op(B) tiles at depth kt, into
+// a_next / b_next (zeros outside the matrices and past k_end).
+#if TRANS_A
+#define A_TILE_POS(e, kk, mm) const int mm = (e) % TM, kk = (e) / TM
+#else
+#define A_TILE_POS(e, kk, mm) const int kk = (e) % TK, mm = (e) / TK
+#endif
+#if TRANS_B
+#define B_TILE_POS(e, kk, nn) const int kk = (e) % TK, nn = (e) / TK
+#else
+#define B_TILE_POS(e, kk, nn) const int nn = (e) % TN, kk = (e) / TN
+#endif
+#define LOAD_TILES(kt)                                                     \
+  do {                                                                     \
+    LOCAL_UNROLL                                                           \
+    for (int t = 0; t < A_LOADS; ++t) {                                    \
+      const int e = tid + t * THREADS;                                     \
+      A_TILE_POS(e, kk, mm);                                               \
+      const int m = m0 + mm, k = (kt) + kk;                                \
+      a_next[t] = (e < TM * TK && m < M && k < k_end) ? A_AT(m, k) : 0.f;  \
+    }                                                                      \
+    LOCAL_UNROLL                                                           \
+    for (int t = 0; t < B_LOADS; ++t) {                                    \
+      const int e = tid + t * THREADS;                                     \
+      B_TILE_POS(e, kk, nn);                                               \
+      const int n = n0 + nn, k = (kt) + kk;                                \
+      b_next[t] = (e < TN * TK && n < N && k < k_end) ? B_AT(k, n) : 0.f;  \
+    }                                                                      \
+  } while (0)
 
 // Work-group z covers k in [z * k_per_slice, (z + 1) * k_per_slice) and
 // writes its tile at C + z * c_slice (split-K: the host sums the slices with
@@ -175,28 +207,37 @@ LOCAL_UNROLL
 LOCAL_UNROLL
     for (int j = 0; j < NV; ++j) acc[i][j] = (floatV)0.f;
 
+  // Software pipelining: the next tile's share of this work-item is loaded
+  // into registers while the current one is multiplied out of __local
+  // memory. Each work-item loads a strided share; consecutive ids read
+  // consecutive addresses of the source matrix.
+  float a_next[A_LOADS], b_next[B_LOADS];
+  LOAD_TILES(k_begin);
   for (int k0 = k_begin; k0 < k_end; k0 += TK) {
-    // Each work-item loads a strided share; consecutive ids read consecutive
-    // addresses of the source matrix.
-    for (int e = tid; e < TM * TK; e += THREADS) {
+LOCAL_UNROLL
+    for (int t = 0; t < A_LOADS; ++t) {
+      const int e = tid + t * THREADS;
+      if (e < TM * TK) {
 #if TRANS_A
-      const int mm = e % TM, kk = e / TM;
+        As[e / TM][e % TM] = a_next[t];
 #else
-      const int kk = e % TK, mm = e / TK;
+        As[e % TK][e / TK] = a_next[t];
 #endif
-      const int m = m0 + mm, k = k0 + kk;
-      As[kk][mm] = (m < M && k < k_end) ? A_AT(m, k) : 0.f;
+      }
     }
-    for (int e = tid; e < TN * TK; e += THREADS) {
+LOCAL_UNROLL
+    for (int t = 0; t < B_LOADS; ++t) {
+      const int e = tid + t * THREADS;
+      if (e < TN * TK) {
 #if TRANS_B
-      const int kk = e % TK, nn = e / TK;
+        Bs[e % TK][e / TK] = b_next[t];
 #else
-      const int nn = e % TN, kk = e / TN;
+        Bs[e / TN][e % TN] = b_next[t];
 #endif
-      const int n = n0 + nn, k = k0 + kk;
-      Bs[kk][nn] = (n < N && k < k_end) ? B_AT(k, n) : 0.f;
+      }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (k0 + TK < k_end) LOAD_TILES(k0 + TK);
     for (int kk = 0; kk < TK; ++kk) {
       floatV b[NV];
 LOCAL_UNROLL

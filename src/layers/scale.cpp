@@ -20,6 +20,7 @@ class ScaleLayer : public Layer {
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
+  bool CanFuseRelu() const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::ScaleParameter& p = param_.scale_param();
@@ -85,7 +86,7 @@ class ScaleLayer : public Layer {
     const cl_mem bias = bias_layer_ ? blobs_[bias_param_id_]->data() : scale.data();
     ctx_->Launch1D(ctx_->Kernel("scale.cl", "", "scale_forward"), count, count, scale_dim_,
                    inner_, bottom[0]->data(), scale.data(), bias_layer_ ? 1 : 0, bias,
-                   top[0]->data());
+                   fuse_relu_ ? 1 : 0, top[0]->data());
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,

@@ -227,20 +227,12 @@ TEST(Net, FanOutAccumulatesGradients) {
   for (int i = 0; i < N * D; ++i) EXPECT_NEAR(got[i], dx[i], 1e-4) << "element " << i;
 }
 
-// Convolution + in-place ReLU run as one kernel: the top must equal
-// max(0, convolution) (the convolution alone is what a pass ending at it
-// computes) and the gradients must equal those of the separate layers.
-TEST(Net, ConvolutionFusesTheInPlaceReluAfterIt) {
-  const std::string text = R"(
-    force_backward: true
-    layer { name: 'in' type: 'Input' top: 'x' top: 't'
-            input_param { shape { dim: 2 dim: 3 dim: 5 dim: 7 } shape { dim: 2 dim: 4 dim: 5 dim: 7 } } }
-    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'y'
-            convolution_param { num_output: 4 kernel_size: 3 pad: 1
-                                weight_filler { type: 'gaussian' std: 0.5 }
-                                bias_filler { type: 'gaussian' std: 0.5 } } }
-    layer { name: 'relu' type: 'ReLU' bottom: 'y' top: 'y' }
-    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'y' bottom: 't' top: 'l' })";
+// A layer + the in-place ReLU after it run as one kernel: the top must equal
+// max(0, layer output) (what a pass ending at the layer computes) and the
+// gradients must equal those of the separate layers. The producer is layer 1
+// of `text`, named `producer`, with two parameter blobs.
+void CheckReluFusion(const std::string& text, const std::string& producer) {
+  SCOPED_TRACE(producer);
   Net fused(NetFromText(text), TestContext());
   setenv("DLCAFFE_FUSION", "off", 1);
   Net separate(NetFromText(text), TestContext());
@@ -248,14 +240,14 @@ TEST(Net, ConvolutionFusesTheInPlaceReluAfterIt) {
   ASSERT_TRUE(fused.fuses_relu_after(1));
   ASSERT_FALSE(separate.fuses_relu_after(1));
   for (int p = 0; p < 2; ++p)
-    separate.layer_by_name("conv")->blobs()[p]->WriteData(
-        fused.layer_by_name("conv")->blobs()[p]->ReadData());
+    separate.layer_by_name(producer)->blobs()[p]->WriteData(
+        fused.layer_by_name(producer)->blobs()[p]->ReadData());
   for (Net* net : {&fused, &separate}) {
     FillGaussian(net->blob_by_name("x").get(), 0, 1, 7);
     FillGaussian(net->blob_by_name("t").get(), 0, 1, 8);
   }
 
-  fused.ForwardFromTo(0, 1);  // the convolution alone
+  fused.ForwardFromTo(0, 1);  // the producer alone
   const std::vector<float> pre_relu = fused.blob_by_name("y")->ReadData();
   const float loss = fused.ForwardBackward();
   const std::vector<float> y = fused.blob_by_name("y")->ReadData();
@@ -270,9 +262,41 @@ TEST(Net, ConvolutionFusesTheInPlaceReluAfterIt) {
   const std::vector<float> dx = fused.blob_by_name("x")->ReadDiff(),
                            dx_ref = separate.blob_by_name("x")->ReadDiff();
   for (size_t i = 0; i < dx.size(); ++i) EXPECT_NEAR(dx[i], dx_ref[i], 1e-5) << "x diff " << i;
-  const std::vector<float> dw = fused.layer_by_name("conv")->blobs()[0]->ReadDiff(),
-                           dw_ref = separate.layer_by_name("conv")->blobs()[0]->ReadDiff();
-  for (size_t i = 0; i < dw.size(); ++i) EXPECT_NEAR(dw[i], dw_ref[i], 1e-4) << "w diff " << i;
+  for (int p = 0; p < 2; ++p) {
+    const std::vector<float> dw = fused.layer_by_name(producer)->blobs()[p]->ReadDiff(),
+                             dw_ref = separate.layer_by_name(producer)->blobs()[p]->ReadDiff();
+    for (size_t i = 0; i < dw.size(); ++i)
+      EXPECT_NEAR(dw[i], dw_ref[i], 1e-4) << "param " << p << " diff " << i;
+  }
+}
+
+TEST(Net, ConvolutionFusesTheInPlaceReluAfterIt) {
+  CheckReluFusion(R"(
+    force_backward: true
+    layer { name: 'in' type: 'Input' top: 'x' top: 't'
+            input_param { shape { dim: 2 dim: 3 dim: 5 dim: 7 } shape { dim: 2 dim: 4 dim: 5 dim: 7 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'y'
+            convolution_param { num_output: 4 kernel_size: 3 pad: 1
+                                weight_filler { type: 'gaussian' std: 0.5 }
+                                bias_filler { type: 'gaussian' std: 0.5 } } }
+    layer { name: 'relu' type: 'ReLU' bottom: 'y' top: 'y' }
+    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'y' bottom: 't' top: 'l' })",
+                  "conv");
+}
+
+// ResNet's BatchNorm -> Scale -> ReLU: the Scale (in place, with its bias)
+// applies the ReLU.
+TEST(Net, ScaleFusesTheInPlaceReluAfterIt) {
+  CheckReluFusion(R"(
+    force_backward: true
+    layer { name: 'in' type: 'Input' top: 'x' top: 't'
+            input_param { shape { dim: 3 dim: 4 dim: 5 dim: 3 } shape { dim: 3 dim: 4 dim: 5 dim: 3 } } }
+    layer { name: 'scale' type: 'Scale' bottom: 'x' top: 'y'
+            scale_param { bias_term: true filler { type: 'gaussian' std: 1 }
+                          bias_filler { type: 'gaussian' std: 1 } } }
+    layer { name: 'relu' type: 'ReLU' bottom: 'y' top: 'y' }
+    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'y' bottom: 't' top: 'l' })",
+                  "scale");
 }
 
 TEST(Net, SharedParametersShareDataAndAccumulateDiffs) {
