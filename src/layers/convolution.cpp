@@ -31,13 +31,19 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     if (Depthwise()) {
+      cl_kernel kernel =
+          ctx_->Kernel("depthwise_convolution.cl", DepthwiseOptions(), "depthwise_forward");
+      cl_mem bias = bias_term_ ? blobs_[1]->data() : blobs_[0]->data();
       for (size_t i = 0; i < bottom.size(); ++i) {
         const int count = top[i]->count();
-        cl_mem bias = bias_term_ ? blobs_[1]->data() : blobs_[0]->data();
-        ctx_->Launch1D(ctx_->Kernel("depthwise_convolution.cl", DepthwiseOptions(),
-                                    "depthwise_forward"),
-                       count, count, bottom[i]->data(), blobs_[0]->data(), bias,
-                       (int)bias_term_, top[i]->data());
+        if (planes_) {  // a work-item per (image, channel) plane
+          const int planes = count / (output_shape_[0] * output_shape_[1]);
+          ctx_->Launch(kernel, NDRange(planes), NDRange(1), planes, bottom[i]->data(),
+                       blobs_[0]->data(), bias, (int)bias_term_, top[i]->data());
+        } else {
+          ctx_->Launch1D(kernel, count, count, bottom[i]->data(), blobs_[0]->data(), bias,
+                         (int)bias_term_, top[i]->data());
+        }
       }
       return;
     }
@@ -98,8 +104,8 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 
   std::string DepthwiseOptions() const {
     std::ostringstream s;
-    s << "-DC=" << channels_ << " -DH=" << input_shape_[0] << " -DW=" << input_shape_[1]
-      << " -DHO=" << output_shape_[0] << " -DWO=" << output_shape_[1]
+    s << options_ << " -DC=" << channels_ << " -DH=" << input_shape_[0]
+      << " -DW=" << input_shape_[1] << " -DHO=" << output_shape_[0] << " -DWO=" << output_shape_[1]
       << " -DKH=" << kernel_shape_[0] << " -DKW=" << kernel_shape_[1] << " -DSH=" << stride_[0]
       << " -DSW=" << stride_[1] << " -DPH=" << pad_[0] << " -DPW=" << pad_[1]
       << " -DDH=" << dilation_[0] << " -DDW=" << dilation_[1];
@@ -109,18 +115,26 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   void DepthwiseBackward(Blob* top, Blob* bottom, bool weight_grad, bool data_grad) {
     const std::string options = DepthwiseOptions();
     if (weight_grad) {
-      const size_t group = 64;
-      const size_t weights = static_cast<size_t>(blobs_[0]->count());
+      // CPU: a work-item per channel; GPU: a work-group per weight.
+      const size_t group = planes_ ? 1 : 64;
+      const size_t range = planes_ ? static_cast<size_t>(channels_)
+                                   : static_cast<size_t>(blobs_[0]->count()) * group;
       ctx_->Launch(ctx_->Kernel("depthwise_convolution.cl", options,
                                 "depthwise_backward_weight"),
-                   NDRange(weights * group), NDRange(group), num_, bottom->data(),
-                   top->diff(), blobs_[0]->diff(), LocalMemory{group * sizeof(float)});
+                   NDRange(range), NDRange(group), num_, bottom->data(), top->diff(),
+                   blobs_[0]->diff(), LocalMemory{group * sizeof(float)});
     }
     if (data_grad) {
+      cl_kernel kernel =
+          ctx_->Kernel("depthwise_convolution.cl", options, "depthwise_backward_data");
       const int count = bottom->count();
-      ctx_->Launch1D(ctx_->Kernel("depthwise_convolution.cl", options,
-                                  "depthwise_backward_data"),
-                     count, count, top->diff(), blobs_[0]->data(), bottom->diff());
+      if (planes_) {  // a work-item per (image, channel) input plane
+        const int planes = count / (input_shape_[0] * input_shape_[1]);
+        ctx_->Launch(kernel, NDRange(planes), NDRange(1), planes, top->diff(),
+                     blobs_[0]->data(), bottom->diff());
+      } else {
+        ctx_->Launch1D(kernel, count, count, top->diff(), blobs_[0]->data(), bottom->diff());
+      }
     }
   }
 

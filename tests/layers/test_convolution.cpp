@@ -256,6 +256,42 @@ TEST_P(ConvolutionTest, DepthwiseForwardAndGradient) {
   for (size_t i = 0; i < once.size(); ++i) EXPECT_NEAR(twice[i], 2 * once[i], 1e-5) << i;
 }
 
+// Depthwise as MobileNets use it (stride 1, pad 1) on an odd shape, and rows
+// wide enough for the CPU kernels' 16- and 8-wide column runs plus scalar
+// edges and tails, at strides 1, 2 and 3 (each has its own vector loads).
+TEST_P(ConvolutionTest, DepthwiseStridesAndWideRows) {
+  ConvCase odd = Case(3, 4, 13, 7, 4, 3);
+  odd.group = 4;
+  odd.pad_h = odd.pad_w = 1;
+  CheckForward(odd);
+  CheckConvGradient(odd);
+  ConvCase s1 = Case(3, 2, 7, 29, 2, 3);  // interior columns 1..27: 16 + 8 + 3
+  s1.group = 2;
+  s1.pad_h = s1.pad_w = 1;
+  CheckForward(s1);
+  CheckConvGradient(s1);
+  ConvCase s1rows = s1;  // rows strided and dilated, columns stride 1
+  s1rows.num = 2;
+  s1rows.stride_h = 2;
+  s1rows.dilation_h = 2;
+  CheckForward(s1rows);
+  CheckConvGradient(s1rows);
+  ConvCase s2 = Case(2, 3, 5, 53, 3, 3);  // 27 outputs, interior 1..25: 16 + 8 + 1
+  s2.group = 3;
+  s2.pad_h = s2.pad_w = 1;
+  s2.stride_h = s2.stride_w = 2;
+  s2.bias = false;
+  CheckForward(s2);
+  CheckConvGradient(s2);
+  ConvCase s3 = Case(1, 2, 4, 80, 2, 3);  // 27 outputs, interior 1..25
+  s3.group = 2;
+  s3.pad_w = 2;
+  s3.stride_w = 3;
+  s3.dilation_w = 2;
+  CheckForward(s3);
+  CheckConvGradient(s3);
+}
+
 TEST_P(ConvolutionTest, GradientNoBias) {
   ConvCase c = Case(1, 2, 5, 5, 3, 3);
   c.bias = false;
