@@ -41,6 +41,10 @@ struct GemmArgs {
   cl_mem bias = nullptr;
   size_t bias_offset = 0;
   bool relu = false;
+  // Batched form: `batch` independent products, matrix i of each operand at
+  // its offset + i * its batch stride (floats); the bias is shared.
+  int batch = 1;
+  size_t a_batch_stride = 0, b_batch_stride = 0, c_batch_stride = 0;
 };
 void Gemm(Context& ctx, const GemmArgs& args);
 

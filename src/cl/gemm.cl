@@ -177,9 +177,11 @@ inline int grouped(const int q, const int g, const int s) {
     }                                                                      \
   } while (0)
 
-// Work-group z covers k in [z * k_per_slice, (z + 1) * k_per_slice) and
-// writes its tile at C + z * c_slice (split-K: the host sums the slices with
-// gemm_reduce_slices); with one slice, z is 0 and k runs over all of K.
+// Work-group z computes product z / slices of a batch (operands at their
+// offset + that index times their batch stride) over k in [s * k_per_slice,
+// (s + 1) * k_per_slice), s = z % slices, and writes its tile at
+// C + s * c_slice (split-K: the host sums the slices with
+// gemm_reduce_slices); with one slice, k runs over all of K.
 // Epilogue (runtime flags, EPILOGUE_*): C = alpha * AB + beta * C + bias[m],
 // then max(0, .).
 __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
@@ -188,7 +190,8 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
     __global const float* B, const int b_off, const int ldb, const float beta,
     __global float* C, const int c_off, const int ldc,
     const int a_group, const int a_image, const int b_group, const int b_image,
-    const int c_group, const int c_image, const int k_per_slice, const int c_slice,
+    const int c_group, const int c_image, const int slices, const int k_per_slice,
+    const int c_slice, const int a_batch, const int b_batch, const int c_batch,
     __global const float* bias, const int bias_off, const int epilogue) {
   // k-major tiles: a work-item reads As[k][ty + i*WG_M] and Bs[k][(tx + j*WG_N)*VW].
   __local float As[TK][TM];
@@ -196,10 +199,10 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int tid = ty * WG_N + tx;
   const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
-  const int slice = get_group_id(2);
+  const int product = get_group_id(2) / slices, slice = get_group_id(2) % slices;
   const int k_begin = slice * k_per_slice, k_end = min(K, k_begin + k_per_slice);
-  A += a_off;
-  B += b_off;
+  A += a_off + product * a_batch;
+  B += b_off + product * b_batch;
 
   floatV acc[MR][NV];
 LOCAL_UNROLL
@@ -252,7 +255,7 @@ LOCAL_UNROLL
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 
-  C += c_off + slice * c_slice;
+  C += c_off + product * c_batch + slice * c_slice;
 LOCAL_UNROLL
   for (int i = 0; i < MR; ++i) {
     const int m = m0 + ty + i * WG_M;
@@ -504,19 +507,21 @@ __kernel void gemm_scale_c(const int M, const int N, const float beta,
 }
 
 // Split-K: C = alpha * (sum of the `slices` partial products, packed M x N
-// each) + beta * C + bias, then ReLU; C possibly grouped.
+// each) + beta * C + bias, then ReLU; C possibly grouped. Dimension 2 runs
+// over the products of a batch (their slices consecutive in `partial`).
 __kernel void gemm_reduce_slices(const int M, const int N, const int slices,
                                  __global const float* partial, const float alpha,
                                  const float beta, __global float* C, const int c_off,
                                  const int ldc, const int c_group, const int c_image,
-                                 __global const float* bias, const int bias_off,
-                                 const int epilogue) {
-  const int n = get_global_id(0), m = get_global_id(1);
+                                 const int c_batch, __global const float* bias,
+                                 const int bias_off, const int epilogue) {
+  const int n = get_global_id(0), m = get_global_id(1), product = get_global_id(2);
   if (m >= M || n >= N) return;
+  partial += product * slices * M * N;
   float sum = 0.f;
   for (int s = 0; s < slices; ++s) sum += partial[(s * M + m) * N + n];
   const int col = c_group ? (n / c_group) * c_image + n % c_group : n;
-  __global float* c = C + c_off + m * ldc + col;
+  __global float* c = C + c_off + product * c_batch + m * ldc + col;
   float r = beta == 0.f ? alpha * sum : fma(beta, *c, alpha * sum);
   if (epilogue & EPILOGUE_BIAS) r += bias[bias_off + m];
   *c = (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r;

@@ -202,15 +202,15 @@ size_t AxisExtent(int count, int group, int image) {
 // Split-K: how many k slices a GPU-shaped product runs in. Enough
 // work-groups for two per compute unit, each slice at least 8 k-tiles
 // deep, the scratch for the partial products at most 2^25 floats.
-int KSlices(const DeviceInfo& device, const GemmConfig& c, int M, int N, int K) {
+int KSlices(const DeviceInfo& device, const GemmConfig& c, int M, int N, int K, int batch) {
   if (c.k_slices > 0) return c.k_slices;
   const long long tiles =
-      1LL * CeilDiv(M, c.wg_m * c.mr) * CeilDiv(N, c.wg_n * c.nr);
+      1LL * CeilDiv(M, c.wg_m * c.mr) * CeilDiv(N, c.wg_n * c.nr) * batch;
   const long long target = 2LL * std::max(1, device.compute_units);
   if (tiles >= target) return 1;
   long long slices = (target + tiles - 1) / tiles;
   slices = std::min<long long>(slices, CeilDiv(K, c.tk) / 8);
-  slices = std::min<long long>(slices, (1LL << 25) / std::max(1LL, 1LL * M * N));
+  slices = std::min<long long>(slices, (1LL << 25) / std::max(1LL, 1LL * M * N * batch));
   return static_cast<int>(std::max(1LL, slices));
 }
 
@@ -219,13 +219,28 @@ int KSlices(const DeviceInfo& device, const GemmConfig& c, int M, int N, int K) 
 void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
   const int M = g.M, N = g.N, K = g.K;
-  DLC_REQUIRE(M >= 0 && N >= 0 && K >= 0,
-              "Gemm: negative size M=" << M << " N=" << N << " K=" << K);
+  DLC_REQUIRE(M >= 0 && N >= 0 && K >= 0 && g.batch >= 0,
+              "Gemm: negative size M=" << M << " N=" << N << " K=" << K
+                                       << " batch=" << g.batch);
   const bool grouped = g.a_group || g.b_group || g.c_group;
   DLC_REQUIRE(g.a_group >= 0 && g.b_group >= 0 && g.c_group >= 0 && !(ta && g.a_group),
               "Gemm: image grouping needs positive groups and an untransposed A");
   // Only the GPU shape reads grouped operands; it is correct on any device.
   const GemmConfig c = grouped && !chosen.use_local ? GpuShapedGemmConfig() : chosen;
+  if (g.batch == 0) return;
+  if (g.batch > 1 && !(c.use_local && K > 0 && g.alpha != 0.f)) {
+    // Only the GPU shape runs a batch in one launch; the others (and C = beta
+    // * C) run its products one by one.
+    GemmArgs one = g;
+    one.batch = 1;
+    for (int i = 0; i < g.batch; ++i) {
+      one.a_offset = g.a_offset + i * g.a_batch_stride;
+      one.b_offset = g.b_offset + i * g.b_batch_stride;
+      one.c_offset = g.c_offset + i * g.c_batch_stride;
+      GemmWithConfig(ctx, one, c);
+    }
+    return;
+  }
   const int lda = g.lda >= 0 ? g.lda : (ta ? M : K);
   const int ldb = g.ldb >= 0 ? g.ldb : (tb ? K : N);
   const int ldc = g.ldc >= 0 ? g.ldc : N;
@@ -242,11 +257,15 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     return rows == 0 || row_extent == 0 ? offset : offset + size_t(rows - 1) * ld + row_extent;
   };
   const size_t kIndexLimit = size_t(std::numeric_limits<int>::max());
-  const size_t a_end = ta ? end(g.a_offset, K, size_t(M), lda)
-                          : end(g.a_offset, M, AxisExtent(K, g.a_group, g.a_image), lda);
-  const size_t b_end = tb ? end(g.b_offset, N, AxisExtent(K, g.b_group, g.b_image), ldb)
-                          : end(g.b_offset, K, AxisExtent(N, g.b_group, g.b_image), ldb);
-  const size_t c_end = end(g.c_offset, M, AxisExtent(N, g.c_group, g.c_image), ldc);
+  // Offsets of the batch's last product.
+  const size_t a_last = g.a_offset + size_t(g.batch - 1) * g.a_batch_stride,
+               b_last = g.b_offset + size_t(g.batch - 1) * g.b_batch_stride,
+               c_last = g.c_offset + size_t(g.batch - 1) * g.c_batch_stride;
+  const size_t a_end = ta ? end(a_last, K, size_t(M), lda)
+                          : end(a_last, M, AxisExtent(K, g.a_group, g.a_image), lda);
+  const size_t b_end = tb ? end(b_last, N, AxisExtent(K, g.b_group, g.b_image), ldb)
+                          : end(b_last, K, AxisExtent(N, g.b_group, g.b_image), ldb);
+  const size_t c_end = end(c_last, M, AxisExtent(N, g.c_group, g.c_image), ldc);
   DLC_REQUIRE(a_end <= kIndexLimit && b_end <= kIndexLimit && c_end <= kIndexLimit,
               "Gemm: a matrix reaches past 2^31 floats (M=" << M << " N=" << N << " K=" << K
                                                              << ")");
@@ -265,28 +284,36 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
 
   if (c.use_local) {
     const int tile_m = c.wg_m * c.mr, tile_n = c.wg_n * c.nr;
-    const int slices = KSlices(ctx.info(), c, M, N, K);
+    const int slices = KSlices(ctx.info(), c, M, N, K, g.batch);
     const int k_per_slice = RoundUp(CeilDiv(K, slices), c.tk);
     const int used_slices = CeilDiv(K, k_per_slice);
     const NDRange global(CeilDiv(N, tile_n) * c.wg_n, CeilDiv(M, tile_m) * c.wg_m,
-                         used_slices);
+                         size_t(used_slices) * g.batch);
     const NDRange local(c.wg_n, c.wg_m, 1);
     cl_kernel kernel = ctx.Kernel("gemm.cl", Defines(ctx.info(), c, ta, tb), "gemm_tiled");
+    const int a_batch = static_cast<int>(g.a_batch_stride),
+              b_batch = static_cast<int>(g.b_batch_stride);
     if (used_slices == 1) {
       ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
                  g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, g.b_image,
-                 g.c_group, g.c_image, K, 0, bias, bias_off, epilogue);
+                 g.c_group, g.c_image, 1, K, 0, a_batch, b_batch,
+                 static_cast<int>(g.c_batch_stride), bias, bias_off, epilogue);
       return;
     }
-    // Each slice's plain product into scratch, then one pass sums them into C.
-    BufferPtr partial = ctx.Allocate(sizeof(float) * size_t(used_slices) * M * N);
+    // Each slice's plain product into scratch (per product of the batch,
+    // its slices consecutive), then one pass sums them into C.
+    const size_t slice_floats = size_t(M) * N;
+    DLC_REQUIRE(slice_floats * used_slices * g.batch <= kIndexLimit,
+                "Gemm: split-K scratch past 2^31 floats");
+    BufferPtr partial = ctx.Allocate(sizeof(float) * slice_floats * used_slices * g.batch);
     ctx.Launch(kernel, global, local, M, N, K, 1.f, g.A, a_off, lda, g.B, b_off, ldb, 0.f,
                partial->mem(), 0, N, g.a_group, g.a_image, g.b_group, g.b_image, 0, 0,
-               k_per_slice, M * N, bias, bias_off, 0);
+               used_slices, k_per_slice, M * N, a_batch, b_batch, used_slices * M * N, bias,
+               bias_off, 0);
     ctx.Launch(ctx.Kernel("gemm.cl", "", "gemm_reduce_slices"),
-               NDRange(RoundUp(N, 32), RoundUp(M, 8)), NDRange(32, 8), M, N, used_slices,
-               partial->mem(), g.alpha, g.beta, g.C, c_off, ldc, g.c_group, g.c_image, bias,
-               bias_off, epilogue);
+               NDRange(RoundUp(N, 32), RoundUp(M, 8), g.batch), NDRange(32, 8, 1), M, N,
+               used_slices, partial->mem(), g.alpha, g.beta, g.C, c_off, ldc, g.c_group,
+               g.c_image, static_cast<int>(g.c_batch_stride), bias, bias_off, epilogue);
     return;
   }
 

@@ -293,6 +293,7 @@ struct GroupedCase {
   int a_group, b_group, c_group;
   bool bias, relu;
   float alpha, beta;
+  int batch = 1;  // products, each operand's matrices `stride` floats apart
 };
 
 // Where element (row, q) of a stored matrix lies: q is the grouped index.
@@ -300,18 +301,25 @@ size_t GroupedAddress(int row, int q, int ld, int group, int image) {
   return size_t(row) * ld + (group ? size_t(q / group) * image + q % group : size_t(q));
 }
 
-// A stored matrix of `rows` x `cols` whose column index may be grouped:
-// row stride group + 1 (or cols + 2), images rows * ld + 3 floats apart.
+// `batch` stored matrices of `rows` x `cols` whose column index may be
+// grouped: row stride group + 1 (or cols + 2), images rows * ld + 3 floats
+// apart, matrices `stride` floats apart with sentinels between them.
 struct StoredMatrix {
   int rows, cols, group, ld, image;
+  size_t stride;
   std::vector<float> host;
   BufferPtr buffer;
-  StoredMatrix(int rows_, int cols_, int group_) : rows(rows_), cols(cols_), group(group_) {
+  StoredMatrix(int rows_, int cols_, int group_, int batch)
+      : rows(rows_), cols(cols_), group(group_) {
     ld = group ? group + 1 : cols + 2;
     image = group ? rows * ld + 3 : 0;
-    host.assign(GroupedAddress(rows - 1, cols - 1, ld, group, image) + 9, kSentinel);
+    stride = GroupedAddress(rows - 1, cols - 1, ld, group, image) + 9;
+    host.assign(stride * batch, kSentinel);
   }
-  float& at(int r, int q) { return host[GroupedAddress(r, q, ld, group, image)]; }
+  size_t address(int i, int r, int q) const {
+    return i * stride + GroupedAddress(r, q, ld, group, image);
+  }
+  float& at(int i, int r, int q) { return host[address(i, r, q)]; }
 };
 
 void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
@@ -320,17 +328,19 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
                std::to_string(t.K) + " groups a/b/c " + std::to_string(t.a_group) + "/" +
                std::to_string(t.b_group) + "/" + std::to_string(t.c_group) +
                (t.bias ? " bias" : "") + (t.relu ? " relu" : "") +
+               " batch " + std::to_string(t.batch) +
                (config ? " [" + config->Name() + "]" : " [dispatcher]"));
   // Stored shapes: A is M x K (grouped along k) or K x M; B is K x N (grouped
   // along n) or N x K (grouped along k); C is M x N (grouped along n).
-  StoredMatrix a(t.ta ? t.K : t.M, t.ta ? t.M : t.K, t.a_group);
-  StoredMatrix b(t.tb ? t.N : t.K, t.tb ? t.K : t.N, t.b_group);
-  StoredMatrix c(t.M, t.N, t.c_group);
+  StoredMatrix a(t.ta ? t.K : t.M, t.ta ? t.M : t.K, t.a_group, t.batch);
+  StoredMatrix b(t.tb ? t.N : t.K, t.tb ? t.K : t.N, t.b_group, t.batch);
+  StoredMatrix c(t.M, t.N, t.c_group, t.batch);
   std::mt19937 rng(t.M * 131 + t.N * 7 + t.K);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (StoredMatrix* x : {&a, &b, &c})
-    for (int r = 0; r < x->rows; ++r)
-      for (int q = 0; q < x->cols; ++q) x->at(r, q) = dist(rng);
+    for (int i = 0; i < t.batch; ++i)
+      for (int r = 0; r < x->rows; ++r)
+        for (int q = 0; q < x->cols; ++q) x->at(i, r, q) = dist(rng);
   std::vector<float> bias(t.M + 2);
   for (float& v : bias) v = dist(rng);
   const std::vector<float> c_before = c.host;
@@ -366,6 +376,10 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
     g.bias_offset = 2;
   }
   g.relu = t.relu;
+  g.batch = t.batch;
+  g.a_batch_stride = a.stride;
+  g.b_batch_stride = b.stride;
+  g.c_batch_stride = c.stride;
   if (config) GemmWithConfig(ctx, g, *config);
   else Gemm(ctx, g);
   std::vector<float> result(c.host.size());
@@ -373,30 +387,33 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
 
   std::vector<bool> inside(result.size(), false);
   int failures = 0;
-  for (int m = 0; m < t.M; ++m)
-    for (int n = 0; n < t.N; ++n) {
-      const size_t i = GroupedAddress(m, n, c.ld, c.group, c.image);
-      inside[i] = true;
-      double sum = 0, magnitude = 0;
-      for (int k = 0; k < t.K; ++k) {
-        const double av = t.ta ? a.at(k, m) : a.at(m, k);
-        const double bv = t.tb ? b.at(n, k) : b.at(k, n);
-        sum += av * bv;
-        magnitude += std::fabs(av * bv);
+  for (int p = 0; p < t.batch; ++p) {
+    for (int m = 0; m < t.M; ++m)
+      for (int n = 0; n < t.N; ++n) {
+        const size_t i = c.address(p, m, n);
+        inside[i] = true;
+        double sum = 0, magnitude = 0;
+        for (int k = 0; k < t.K; ++k) {
+          const double av = t.ta ? a.at(p, k, m) : a.at(p, m, k);
+          const double bv = t.tb ? b.at(p, n, k) : b.at(p, k, n);
+          sum += av * bv;
+          magnitude += std::fabs(av * bv);
+        }
+        double expected = t.alpha * sum + t.beta * double(c_before[i]);
+        if (t.bias) expected += bias[2 + m];
+        if (t.relu) expected = std::max(expected, 0.0);
+        magnitude = std::fabs(t.alpha) * magnitude + std::fabs(t.beta * c_before[i]) +
+                    (t.bias ? std::fabs(bias[2 + m]) : 0.0);
+        const double tolerance =
+            (t.K + 3) * double(std::numeric_limits<float>::epsilon()) * magnitude + 1e-30;
+        if (!(std::fabs(result[i] - expected) <= tolerance)) {
+          ADD_FAILURE() << "C" << p << "[" << m << "," << n << "] = " << result[i]
+                        << ", expected "
+                        << expected;
+          if (++failures >= 5) return;
+        }
       }
-      double expected = t.alpha * sum + t.beta * double(c_before[i]);
-      if (t.bias) expected += bias[2 + m];
-      if (t.relu) expected = std::max(expected, 0.0);
-      magnitude = std::fabs(t.alpha) * magnitude + std::fabs(t.beta * c_before[i]) +
-                  (t.bias ? std::fabs(bias[2 + m]) : 0.0);
-      const double tolerance =
-          (t.K + 3) * double(std::numeric_limits<float>::epsilon()) * magnitude + 1e-30;
-      if (!(std::fabs(result[i] - expected) <= tolerance)) {
-        ADD_FAILURE() << "C[" << m << "," << n << "] = " << result[i] << ", expected "
-                      << expected;
-        if (++failures >= 5) return;
-      }
-    }
+  }
   for (size_t i = 0; i < result.size(); ++i) {
     if (!inside[i]) {
       ASSERT_EQ(result[i], c_before[i]) << "storage outside C changed at " << i;
@@ -407,7 +424,8 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
 // The three products of a convolution over a batch of 3 images of 7 pixels
 // (forward into an NCHW top with bias and ReLU, backward-data from an NCHW
 // top diff, weight gradient over both NCHW blobs, accumulating), then the
-// epilogue on plain layouts and with K = 0, through every configuration.
+// epilogue on plain layouts and with K = 0, then batches of products (as
+// Winograd's 36 per tile), through every configuration.
 const std::vector<GroupedCase> kGroupedCases = {
     {13, 21, 20, false, false, 0, 7, 7, true, true, 1.f, 0.f},
     {20, 21, 13, true, false, 0, 7, 0, false, false, 1.f, 0.f},
@@ -415,6 +433,9 @@ const std::vector<GroupedCase> kGroupedCases = {
     {17, 45, 40, false, true, 0, 0, 0, true, true, -0.5f, 0.5f},
     {33, 19, 5, true, false, 0, 0, 0, true, false, 1.f, 0.f},
     {5, 14, 0, false, false, 0, 0, 7, true, true, 1.f, 0.5f},
+    {13, 29, 37, false, false, 0, 0, 0, true, false, 1.f, 0.f, 5},
+    {9, 21, 200, true, true, 0, 0, 7, false, true, 0.5f, 1.f, 3},
+    {6, 10, 0, false, false, 0, 0, 0, true, false, 1.f, 0.5f, 2},
 };
 
 TEST(Gemm, GroupedOperandsAndEpilogueInEveryConfiguration) {
