@@ -29,6 +29,10 @@ DEFINE_string(device, "", "OpenCL device (ocl:P:D or flat index)");
 DEFINE_string(config, "auto", "auto (the dispatcher's choice), cpu, dot (C = A B^T only) or gpu");
 DEFINE_int32(mr, 0, "override the register block rows (register shape)");
 DEFINE_int32(nr, 0, "override the register block columns (register shape)");
+DEFINE_int32(wg_m, 0, "override the work-group rows (GPU shape)");
+DEFINE_int32(wg_n, 0, "override the work-group columns (GPU shape)");
+DEFINE_int32(tk, 0, "override the k depth of a __local tile (GPU shape)");
+DEFINE_int32(k_slices, -1, "override the split-K slices (GPU shape; 0 = automatic)");
 DEFINE_int32(pack_a, -1, "override packing of A (0/1, register shape)");
 DEFINE_int32(pack_b, -1, "override packing of B (0/1, register shape)");
 DEFINE_int32(iterations, 10, "timed calls per shape");
@@ -110,6 +114,10 @@ int main(int argc, char** argv) {
       else DLC_REQUIRE(FLAGS_config == "auto", "--config must be auto, cpu, dot or gpu");
       if (FLAGS_mr > 0) config.mr = FLAGS_mr;
       if (FLAGS_nr > 0) config.nr = FLAGS_nr;
+      if (FLAGS_wg_m > 0) config.wg_m = FLAGS_wg_m;
+      if (FLAGS_wg_n > 0) config.wg_n = FLAGS_wg_n;
+      if (FLAGS_tk > 0) config.tk = FLAGS_tk;
+      if (FLAGS_k_slices >= 0) config.k_slices = FLAGS_k_slices;
       if (FLAGS_pack_a >= 0) config.pack_a = FLAGS_pack_a != 0;
       if (FLAGS_pack_b >= 0) config.pack_b = FLAGS_pack_b != 0;
 

@@ -120,35 +120,60 @@ inline void store_vector(__global float* C, const int ldc, const int m, const in
 #define LOCAL_UNROLL
 #endif
 
+#ifndef GROUP_A
+#define GROUP_A 0
+#endif
+#ifndef GROUP_B
+#define GROUP_B 0
+#endif
+#ifndef GROUP_C
+#define GROUP_C 0
+#endif
+
 #define TM (WG_M * MR)
 #define TN (WG_N * NR)
 #define THREADS (WG_M * WG_N)
 #define A_LOADS ((TM * TK + THREADS - 1) / THREADS)  // per work-item and tile
 #define B_LOADS ((TN * TK + THREADS - 1) / THREADS)
+// __local rows are padded: where a tile is stored k-contiguous from global
+// memory, a warp writes down a column, which without padding hits one bank.
+#define A_ROW (TM + 4)
+#define B_ROW (TN + (VW > 4 ? VW : 4))
 
 // Image-grouped operands (convolution's NCHW blobs read or written as one
 // matrix over the whole batch): with a group size G > 0, index q of the
 // grouped axis lives at (q / G) * S + q % G, i.e. G consecutive columns per
 // image, images S floats apart. G == 0 is the plain layout. The grouped axis
 // is k for A (A untransposed), n for B (B untransposed) or k (B transposed),
-// and n for C.
+// and n for C. GROUP_A/B/C (compile time) say which operands are grouped,
+// so plain ones pay no division.
 inline int grouped(const int q, const int g, const int s) {
-  return g ? (q / g) * s + (q - (q / g) * g) : q;
+  return (q / g) * s + (q - (q / g) * g);
 }
+#if GROUP_A
+#define A_K(k) grouped(k, a_group, a_image)
+#else
+#define A_K(k) (k)
+#endif
+#if GROUP_B
+#define B_Q(q) grouped(q, b_group, b_image)
+#else
+#define B_Q(q) (q)
+#endif
 
 #if TRANS_A
 #define A_AT(m, k) A[(k) * lda + (m)]
 #else
-#define A_AT(m, k) A[(m) * lda + grouped(k, a_group, a_image)]
+#define A_AT(m, k) A[(m) * lda + A_K(k)]
 #endif
 #if TRANS_B
-#define B_AT(k, n) B[(n) * ldb + grouped(k, b_group, b_image)]
+#define B_AT(k, n) B[(n) * ldb + B_Q(k)]
 #else
-#define B_AT(k, n) B[(k) * ldb + grouped(n, b_group, b_image)]
+#define B_AT(k, n) B[(k) * ldb + B_Q(n)]
 #endif
 
-// This work-item's share of the op(A) and op(B) tiles at depth kt, into
-// a_next / b_next (zeros outside the matrices and past k_end).
+// Where load e of a tile goes: consecutive e read consecutive addresses of
+// the source matrix.
 #if TRANS_A
 #define A_TILE_POS(e, kk, mm) const int mm = (e) % TM, kk = (e) / TM
 #else
@@ -159,6 +184,8 @@ inline int grouped(const int q, const int g, const int s) {
 #else
 #define B_TILE_POS(e, kk, nn) const int nn = (e) % TN, kk = (e) / TN
 #endif
+// This work-item's share of the op(A) and op(B) tiles at depth kt, into
+// registers a_next / b_next (zeros outside the matrices and past k_end).
 #define LOAD_TILES(kt)                                                     \
   do {                                                                     \
     LOCAL_UNROLL                                                           \
@@ -176,6 +203,24 @@ inline int grouped(const int q, const int g, const int s) {
       b_next[t] = (e < TN * TK && n < N && k < k_end) ? B_AT(k, n) : 0.f;  \
     }                                                                      \
   } while (0)
+// ... and from the registers into __local buffer `buf` (k-major tiles).
+#define STORE_TILES(buf)                                                   \
+  do {                                                                     \
+    __local float* as = (__local float*)As[buf];                           \
+    __local float* bs = (__local float*)Bs[buf];                           \
+    LOCAL_UNROLL                                                           \
+    for (int t = 0; t < A_LOADS; ++t) {                                    \
+      const int e = tid + t * THREADS;                                     \
+      A_TILE_POS(e, kk, mm);                                               \
+      if (e < TM * TK) as[kk * A_ROW + mm] = a_next[t];                    \
+    }                                                                      \
+    LOCAL_UNROLL                                                           \
+    for (int t = 0; t < B_LOADS; ++t) {                                    \
+      const int e = tid + t * THREADS;                                     \
+      B_TILE_POS(e, kk, nn);                                               \
+      if (e < TN * TK) bs[kk * B_ROW + nn] = b_next[t];                    \
+    }                                                                      \
+  } while (0)
 
 // Work-group z computes product z / slices of a batch (operands at their
 // offset + that index times their batch stride) over k in [s * k_per_slice,
@@ -184,6 +229,13 @@ inline int grouped(const int q, const int g, const int s) {
 // gemm_reduce_slices); with one slice, k runs over all of K.
 // Epilogue (runtime flags, EPILOGUE_*): C = alpha * AB + beta * C + bias[m],
 // then max(0, .).
+//
+// Work-item (tx, ty) owns rows ty * MR .. ty * MR + MR - 1 of the tile (read
+// from __local memory as float4s) and the vectors tx + j * WG_N of each row
+// (so neighbouring work-items read and store neighbouring addresses).
+// Tiles are double-buffered in __local memory: the next one is loaded into
+// registers while the current one is multiplied, then stored into the other
+// buffer, one barrier per tile.
 __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
     const int M, const int N, const int K, const float alpha,
     __global const float* A, const int a_off, const int lda,
@@ -193,9 +245,8 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
     const int c_group, const int c_image, const int slices, const int k_per_slice,
     const int c_slice, const int a_batch, const int b_batch, const int c_batch,
     __global const float* bias, const int bias_off, const int epilogue) {
-  // k-major tiles: a work-item reads As[k][ty + i*WG_M] and Bs[k][(tx + j*WG_N)*VW].
-  __local float As[TK][TM];
-  __local float Bs[TK][TN];
+  __local float4 As[2][TK][A_ROW / 4];
+  __local floatV Bs[2][TK][B_ROW / VW];
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int tid = ty * WG_N + tx;
   const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
@@ -210,76 +261,62 @@ LOCAL_UNROLL
 LOCAL_UNROLL
     for (int j = 0; j < NV; ++j) acc[i][j] = (floatV)0.f;
 
-  // Software pipelining: the next tile's share of this work-item is loaded
-  // into registers while the current one is multiplied out of __local
-  // memory. Each work-item loads a strided share; consecutive ids read
-  // consecutive addresses of the source matrix.
   float a_next[A_LOADS], b_next[B_LOADS];
   LOAD_TILES(k_begin);
+  STORE_TILES(0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  int buf = 0;
   for (int k0 = k_begin; k0 < k_end; k0 += TK) {
+    const bool more = k0 + TK < k_end;
+    if (more) LOAD_TILES(k0 + TK);
 LOCAL_UNROLL
-    for (int t = 0; t < A_LOADS; ++t) {
-      const int e = tid + t * THREADS;
-      if (e < TM * TK) {
-#if TRANS_A
-        As[e / TM][e % TM] = a_next[t];
-#else
-        As[e % TK][e / TK] = a_next[t];
-#endif
-      }
-    }
-LOCAL_UNROLL
-    for (int t = 0; t < B_LOADS; ++t) {
-      const int e = tid + t * THREADS;
-      if (e < TN * TK) {
-#if TRANS_B
-        Bs[e % TK][e / TK] = b_next[t];
-#else
-        Bs[e / TN][e % TN] = b_next[t];
-#endif
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (k0 + TK < k_end) LOAD_TILES(k0 + TK);
     for (int kk = 0; kk < TK; ++kk) {
       floatV b[NV];
 LOCAL_UNROLL
-      for (int j = 0; j < NV; ++j) b[j] = VLOAD(tx + j * WG_N, &Bs[kk][0]);
+      for (int j = 0; j < NV; ++j) b[j] = Bs[buf][kk][tx + j * WG_N];
+      float a[MR];
+#if MR % 4 == 0
 LOCAL_UNROLL
-      for (int i = 0; i < MR; ++i) {
-        const floatV a = (floatV)As[kk][ty + i * WG_M];
+      for (int v = 0; v < MR / 4; ++v) vstore4(As[buf][kk][ty * (MR / 4) + v], v, a);
+#else
 LOCAL_UNROLL
-        for (int j = 0; j < NV; ++j) acc[i][j] = fma(a, b[j], acc[i][j]);
-      }
+      for (int i = 0; i < MR; ++i) a[i] = ((__local float*)As[buf][kk])[ty * MR + i];
+#endif
+LOCAL_UNROLL
+      for (int i = 0; i < MR; ++i)
+LOCAL_UNROLL
+        for (int j = 0; j < NV; ++j) acc[i][j] = fma((floatV)a[i], b[j], acc[i][j]);
     }
+    if (more) STORE_TILES(buf ^ 1);
     barrier(CLK_LOCAL_MEM_FENCE);
+    buf ^= 1;
   }
 
   C += c_off + product * c_batch + slice * c_slice;
 LOCAL_UNROLL
   for (int i = 0; i < MR; ++i) {
-    const int m = m0 + ty + i * WG_M;
+    const int m = m0 + ty * MR + i;
     if (m < M) {
       const float row_bias = (epilogue & EPILOGUE_BIAS) ? bias[bias_off + m] : 0.f;
 LOCAL_UNROLL
       for (int j = 0; j < NV; ++j) {
         const int n = n0 + (tx + j * WG_N) * VW;
         if (n >= N) continue;
-        if (c_group == 0) {
-          store_vector(C, ldc, m, n, 0, N, alpha, beta, acc[i][j], row_bias, epilogue);
-        } else {
-          // Grouped C: an image boundary may fall inside the vector.
+#if GROUP_C
+        // Grouped C: an image boundary may fall inside the vector.
 #if VW == 1
-          const float values[1] = {acc[i][j]};
+        const float values[1] = {acc[i][j]};
 #else
-          float values[VW];
-          VSTORE(acc[i][j], 0, values);
+        float values[VW];
+        VSTORE(acc[i][j], 0, values);
 #endif
-          for (int v = 0; v < VW && n + v < N; ++v) {
-            __global float* c = C + m * ldc + grouped(n + v, c_group, c_image);
-            *c = finish(alpha * values[v], beta, c, row_bias, epilogue);
-          }
+        for (int v = 0; v < VW && n + v < N; ++v) {
+          __global float* c = C + m * ldc + grouped(n + v, c_group, c_image);
+          *c = finish(alpha * values[v], beta, c, row_bias, epilogue);
         }
+#else
+        store_vector(C, ldc, m, n, 0, N, alpha, beta, acc[i][j], row_bias, epilogue);
+#endif
       }
     }
   }

@@ -53,6 +53,9 @@ GemmConfig GpuNarrowGemmConfig();
 // The GPU shape for 32 < M <= 64: 64 x 128 tiles.
 GemmConfig GpuHalfHeightGemmConfig();
 GemmConfig DotFormGemmConfig();
+// GPU shapes that only a tuner picks (fastest for some shapes, slower for
+// others).
+std::vector<GemmConfig> GpuTuningVariants();
 
 // The configuration for this device and problem. Decided from the device's
 // properties (type, kind of local memory) and the shape, never from the
