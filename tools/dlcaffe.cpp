@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "../src/core/gemm_tuning.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/io.hpp"
@@ -305,6 +306,51 @@ int Bench() {
   return 0;
 }
 
+// Records the GEMM products of one forward and backward pass of --model,
+// times every tested kernel configuration on each, and stores the winners for
+// this device and driver (used by every later run on it).
+int Tune() {
+  DLC_REQUIRE(!FLAGS_model.empty(), "tune needs --model=net.prototxt");
+  // A tuning run times each candidate over a few calls, not --iterations' 50.
+  const int iterations =
+      gflags::GetCommandLineFlagInfoOrDie("iterations").is_default ? 5 : FLAGS_iterations;
+  DLC_REQUIRE(iterations > 0, "--iterations must be positive");
+  auto ctx = MakeContext();
+  caffe::NetParameter net_param;
+  ReadProtoFromTextFile(FLAGS_model, &net_param);
+  UpgradeNetAsNeeded(FLAGS_model, &net_param);
+  net_param.mutable_state()->set_phase(PhaseFromFlag(caffe::TRAIN));
+  Net net(net_param, *ctx);
+  std::vector<GemmArgs> products;
+  {
+    GemmRecording recording;
+    // Zeros are valid data and labels for any net; only the shapes matter.
+    for (Blob* input : net.input_blobs())
+      input->WriteData(std::vector<float>(input->count(), 0.f));
+    net.Forward();
+    net.Backward();
+    ctx->Finish();
+    products = recording.products();
+  }
+  LOG(INFO) << "tune: " << products.size() << " distinct GEMM products in " << FLAGS_model;
+  std::map<GemmShapeKey, GemmConfig> winners;
+  double rule_ms = 0, best_ms = 0;
+  for (const GemmArgs& product : products) {
+    const GemmTuning t = TuneGemm(*ctx, product, iterations);
+    winners[t.key] = t.best;
+    rule_ms += t.rule_ms;
+    best_ms += t.best_ms;
+    LOG(INFO) << "tune: M N K ta tb grouped batch = " << t.key.Text() << ": rule ["
+              << t.rule.Name() << "] " << t.rule_ms << " ms, best [" << t.best.Name() << "] "
+              << t.best_ms << " ms (" << t.candidates << " tried"
+              << (t.rejected ? ", " + std::to_string(t.rejected) + " rejected" : "") << ")";
+  }
+  StoreTunedGemmConfigs(ctx->info(), winners);
+  LOG(INFO) << "tune: one call of each product: " << rule_ms << " ms by the rule, " << best_ms
+            << " ms tuned; winners stored in " << GemmTuningFile(ctx->info());
+  return 0;
+}
+
 int DeviceQuery() {
   const auto devices = ListDevices();
   DLC_REQUIRE(!devices.empty(), "no OpenCL device found; install an OpenCL driver, "
@@ -339,7 +385,9 @@ int main(int argc, char** argv) {
       "  test            score a model\n"
       "  device_query    show OpenCL devices\n"
       "  time            benchmark model execution time\n"
-      "  bench           time whole steps: --mode=forward|train (for comparisons)");
+      "  bench           time whole steps: --mode=forward|train (for comparisons)\n"
+      "  tune            measure the GEMM kernels for --model's shapes on this device\n"
+      "                  and keep the fastest (DLCAFFE_TUNING_CACHE=dir|off)");
   gflags::SetVersionString("0.1");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
@@ -349,11 +397,11 @@ int main(int argc, char** argv) {
   }
   const std::map<std::string, int (*)()> commands = {
       {"train", Train}, {"test", Test}, {"time", Time}, {"bench", Bench},
-      {"device_query", DeviceQuery}};
+      {"tune", Tune},   {"device_query", DeviceQuery}};
   auto it = commands.find(argv[1]);
   if (it == commands.end()) {
     std::cerr << "dlcaffe: unknown command '" << argv[1]
-              << "' (commands: train, test, time, bench, device_query)\n";
+              << "' (commands: train, test, time, bench, tune, device_query)\n";
     return 1;
   }
   try {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/gemm_config.hpp"
+#include "core/gemm_tuning.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/math.hpp"
@@ -115,6 +116,12 @@ bool PrefersCpuShapedKernels(const DeviceInfo& device) {
 }
 
 GemmConfig ChooseGemmConfig(const DeviceInfo& device, const GemmArgs& args) {
+  GemmConfig tuned;
+  if (LookupTunedGemmConfig(device, ShapeKeyOf(args), &tuned)) return tuned;
+  return RuleGemmConfig(device, args);
+}
+
+GemmConfig RuleGemmConfig(const DeviceInfo& device, const GemmArgs& args) {
   if (!PrefersCpuShapedKernels(device)) {
     if (args.M <= 32) return GpuNarrowGemmConfig();
     return args.M <= 64 ? GpuHalfHeightGemmConfig() : GpuShapedGemmConfig();
@@ -234,6 +241,29 @@ int KSlices(const DeviceInfo& device, const GemmConfig& c, int M, int N, int K, 
 
 }  // namespace
 
+GemmExtents OperandExtents(const GemmArgs& g) {
+  const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
+  const int M = g.M, N = g.N, K = g.K;
+  const int lda = g.lda >= 0 ? g.lda : (ta ? M : K);
+  const int ldb = g.ldb >= 0 ? g.ldb : (tb ? K : N);
+  const int ldc = g.ldc >= 0 ? g.ldc : N;
+  const auto end = [](size_t offset, int rows, size_t row_extent, int ld) {
+    return rows == 0 || row_extent == 0 ? 0 : offset + size_t(rows - 1) * ld + row_extent;
+  };
+  // Offsets of the batch's last product.
+  const size_t last = g.batch > 0 ? size_t(g.batch - 1) : 0;
+  const size_t a_last = g.a_offset + last * g.a_batch_stride,
+               b_last = g.b_offset + last * g.b_batch_stride,
+               c_last = g.c_offset + last * g.c_batch_stride;
+  GemmExtents e;
+  e.a = ta ? end(a_last, K, size_t(M), lda)
+           : end(a_last, M, AxisExtent(K, g.a_group, g.a_image), lda);
+  e.b = tb ? end(b_last, N, AxisExtent(K, g.b_group, g.b_image), ldb)
+           : end(b_last, K, AxisExtent(N, g.b_group, g.b_image), ldb);
+  e.c = end(c_last, M, AxisExtent(N, g.c_group, g.c_image), ldc);
+  return e;
+}
+
 void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
   const int M = g.M, N = g.N, K = g.K;
@@ -271,20 +301,9 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
                                                         << " ldc=" << ldc << ")");
   if (M == 0 || N == 0) return;
   // The kernels index with 32-bit ints.
-  const auto end = [](size_t offset, int rows, size_t row_extent, int ld) {
-    return rows == 0 || row_extent == 0 ? offset : offset + size_t(rows - 1) * ld + row_extent;
-  };
   const size_t kIndexLimit = size_t(std::numeric_limits<int>::max());
-  // Offsets of the batch's last product.
-  const size_t a_last = g.a_offset + size_t(g.batch - 1) * g.a_batch_stride,
-               b_last = g.b_offset + size_t(g.batch - 1) * g.b_batch_stride,
-               c_last = g.c_offset + size_t(g.batch - 1) * g.c_batch_stride;
-  const size_t a_end = ta ? end(a_last, K, size_t(M), lda)
-                          : end(a_last, M, AxisExtent(K, g.a_group, g.a_image), lda);
-  const size_t b_end = tb ? end(b_last, N, AxisExtent(K, g.b_group, g.b_image), ldb)
-                          : end(b_last, K, AxisExtent(N, g.b_group, g.b_image), ldb);
-  const size_t c_end = end(c_last, M, AxisExtent(N, g.c_group, g.c_image), ldc);
-  DLC_REQUIRE(a_end <= kIndexLimit && b_end <= kIndexLimit && c_end <= kIndexLimit,
+  const GemmExtents extents = OperandExtents(g);
+  DLC_REQUIRE(extents.a <= kIndexLimit && extents.b <= kIndexLimit && extents.c <= kIndexLimit,
               "Gemm: a matrix reaches past 2^31 floats (M=" << M << " N=" << N << " K=" << K
                                                              << ")");
   const int a_off = static_cast<int>(g.a_offset), b_off = static_cast<int>(g.b_offset),
@@ -386,6 +405,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
 }
 
 void Gemm(Context& ctx, const GemmArgs& args) {
+  if (GemmRecording* recording = ActiveGemmRecording()) recording->Record(args);
   GemmWithConfig(ctx, args, ChooseGemmConfig(ctx.info(), args));
 }
 

@@ -57,10 +57,20 @@ GemmConfig DotFormGemmConfig();
 // others).
 std::vector<GemmConfig> GpuTuningVariants();
 
-// The configuration for this device and problem. Decided from the device's
+// The built-in choice for this device and problem, from the device's
 // properties (type, kind of local memory) and the shape, never from the
-// vendor's name. The one place a tuner would replace.
+// vendor's name.
+GemmConfig RuleGemmConfig(const DeviceInfo& device, const GemmArgs& args);
+// What Gemm() runs: the winner `dlcaffe tune` measured for this device and
+// shape (core/gemm_tuning.hpp) if there is one, else the rule's choice.
 GemmConfig ChooseGemmConfig(const DeviceInfo& device, const GemmArgs& args);
+
+// How many floats of each buffer a product reaches, offsets included (the
+// last index + 1; 0 for an empty operand).
+struct GemmExtents {
+  size_t a = 0, b = 0, c = 0;
+};
+GemmExtents OperandExtents(const GemmArgs& args);
 
 // Every configuration ChooseGemmConfig can return, on any device (the tests
 // run them all).

@@ -1,5 +1,7 @@
 #include "dlcaffe/program_cache.hpp"
 
+#include "core/cache_files.hpp"
+
 #include <glog/logging.h>
 
 #include <cstdio>
@@ -15,14 +17,6 @@
 namespace dlcaffe {
 
 namespace {
-
-uint64_t Fnv1a(const std::string& text, uint64_t hash = 1469598103934665603ull) {
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
 
 // Source files may be read from disk instead of the embedded copies
 // (DLCAFFE_CL_DIR=path/to/src/cl), for kernel development without rebuilds.
@@ -40,30 +34,6 @@ std::string RawSource(const std::string& source) {
   DLC_REQUIRE(it != sources.end(), "no OpenCL source file '" << source
                                        << "' among the embedded kernels");
   return it->second;
-}
-
-std::string DiskCacheDir() {
-  const char* setting = std::getenv("DLCAFFE_KERNEL_CACHE");
-  if (setting) {
-    std::string s = setting;
-    if (s == "0" || s == "off" || s.empty()) return "";
-    return s;
-  }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"))
-    return std::string(xdg) + "/dlcaffe/kernels";
-  if (const char* home = std::getenv("HOME"))
-    return std::string(home) + "/.cache/dlcaffe/kernels";
-  return "";
-}
-
-bool MakeDirs(const std::string& path) {
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos == path.size() || path[pos] == '/') {
-      std::string prefix = path.substr(0, pos);
-      if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
-    }
-  }
-  return true;
 }
 
 std::string BuildLog(cl_program program, cl_device_id device) {
@@ -85,13 +55,8 @@ std::string ProgramCache::SourceText(const std::string& source) {
 ProgramCache::ProgramCache(cl_context context, cl_device_id device,
                            const DeviceInfo& info)
     : context_(context), device_(device) {
-  device_key_ = info.platform_name + "|" + info.name + "|" + info.version + "|" +
-                info.driver_version;
-  disk_dir_ = DiskCacheDir();
-  if (!disk_dir_.empty() && !MakeDirs(disk_dir_)) {
-    LOG(WARNING) << "kernel cache disabled: cannot create " << disk_dir_;
-    disk_dir_.clear();
-  }
+  device_key_ = DeviceCacheKey(info);
+  disk_dir_ = CacheDirectory("DLCAFFE_KERNEL_CACHE", "kernels");
 }
 
 ProgramCache::~ProgramCache() {

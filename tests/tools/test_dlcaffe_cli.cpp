@@ -144,6 +144,30 @@ TEST(DlcaffeCli, BenchTimesForwardAndTrainingSteps) {
                    "--mode");
 }
 
+TEST(DlcaffeCli, TuneStoresWinnersThatLaterRunsUse) {
+  const std::string cache = TempDir();
+  const std::string env = "DLCAFFE_TUNING_CACHE='" + cache + "'";
+  const std::string net = WriteTemp("tune.prototxt", R"(
+    name: 'tiny'
+    layer { name: 'in' type: 'Input' top: 'data' top: 'label'
+            input_param { shape { dim: 2 dim: 3 dim: 9 dim: 9 } shape { dim: 2 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'data' top: 'conv'
+            convolution_param { num_output: 5 kernel_size: 3 } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'conv' top: 'ip'
+            inner_product_param { num_output: 4 } }
+    layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' })");
+  Result tune = RunDlcaffe("tune --model=" + net + " --iterations=1", env);
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  EXPECT_TRUE(Contains(tune.output, "distinct GEMM products")) << tune.output;
+  EXPECT_TRUE(Contains(tune.output, "winners stored in " + cache + "/gemm-")) << tune.output;
+  // The convolution forward: 5 filters of 3 x 3 x 3 over 2 x 7 x 7 outputs.
+  EXPECT_TRUE(Contains(tune.output, "= 5 98 27 0 0 ")) << tune.output;
+  // A later run with the winners trains as before.
+  Result bench = RunDlcaffe("bench --model=" + net + " --mode=train --iterations=1 --warmup=0", env);
+  EXPECT_EQ(bench.exit_code, 0) << bench.output;
+  ExpectCleanError(RunDlcaffe("tune"), "--model");
+}
+
 TEST(DlcaffeCli, TimePrintsCaffesBenchmarkLines) {
   Result r = RunDlcaffe("time --model=models/cifar10_quick/cifar10_quick.prototxt --iterations=2");
   ASSERT_EQ(r.exit_code, 0) << r.output;

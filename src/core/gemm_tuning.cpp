@@ -1,0 +1,236 @@
+#include "core/gemm_tuning.hpp"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <tuple>
+
+#include "core/cache_files.hpp"
+#include "dlcaffe/error.hpp"
+#include "dlcaffe/io.hpp"
+
+namespace dlcaffe {
+
+std::string GemmShapeKey::Text() const {
+  std::ostringstream s;
+  s << M << " " << N << " " << K << " " << trans_a << " " << trans_b << " " << grouped << " "
+    << batch;
+  return s.str();
+}
+
+bool GemmShapeKey::operator<(const GemmShapeKey& o) const {
+  return std::tie(M, N, K, trans_a, trans_b, grouped, batch) <
+         std::tie(o.M, o.N, o.K, o.trans_a, o.trans_b, o.grouped, o.batch);
+}
+
+GemmShapeKey ShapeKeyOf(const GemmArgs& args) {
+  GemmShapeKey key;
+  key.M = args.M;
+  key.N = args.N;
+  key.K = args.K;
+  key.trans_a = args.trans_a == Transpose::kYes;
+  key.trans_b = args.trans_b == Transpose::kYes;
+  key.grouped = (args.a_group ? 1 : 0) | (args.b_group ? 2 : 0) | (args.c_group ? 4 : 0);
+  key.batch = args.batch;
+  return key;
+}
+
+namespace {
+
+using WinnerTable = std::map<GemmShapeKey, GemmConfig>;
+
+// The family member named `name`, the only configurations a file may name.
+bool FamilyMember(const std::string& name, GemmConfig* config) {
+  for (const GemmConfig& c : GemmConfigFamily())
+    if (c.Name() == name) {
+      *config = c;
+      return true;
+    }
+  return false;
+}
+
+// Lines "M N K ta tb grouped batch | configuration name"; '#' starts a comment.
+// Lines that do not parse or name no family member (a file from another
+// version) are skipped.
+WinnerTable ReadTable(const std::string& path) {
+  WinnerTable table;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t bar = line.find(" | ");
+    if (bar == std::string::npos) continue;
+    std::istringstream fields(line.substr(0, bar));
+    GemmShapeKey key;
+    if (!(fields >> key.M >> key.N >> key.K >> key.trans_a >> key.trans_b >> key.grouped >>
+          key.batch))
+      continue;
+    GemmConfig config;
+    if (FamilyMember(line.substr(bar + 3), &config)) table[key] = config;
+  }
+  return table;
+}
+
+std::mutex& TablesMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+// Each device's table, read from disk on first use.
+std::map<cl_device_id, WinnerTable>& Tables() {
+  static std::map<cl_device_id, WinnerTable> tables;
+  return tables;
+}
+
+thread_local GemmRecording* active_recording = nullptr;
+
+}  // namespace
+
+std::string GemmTuningFile(const DeviceInfo& device) {
+  const std::string dir = CacheDirectory("DLCAFFE_TUNING_CACHE", "tuning");
+  if (dir.empty()) return "";
+  char name[48];
+  std::snprintf(name, sizeof(name), "gemm-%016llx.txt",
+                static_cast<unsigned long long>(Fnv1a(DeviceCacheKey(device))));
+  return dir + "/" + name;
+}
+
+bool LookupTunedGemmConfig(const DeviceInfo& device, const GemmShapeKey& key,
+                           GemmConfig* config) {
+  std::lock_guard<std::mutex> lock(TablesMutex());
+  auto it = Tables().find(device.device_id);
+  if (it == Tables().end()) {
+    const std::string path = GemmTuningFile(device);
+    it = Tables().emplace(device.device_id, path.empty() ? WinnerTable() : ReadTable(path))
+             .first;
+  }
+  auto found = it->second.find(key);
+  if (found == it->second.end()) return false;
+  *config = found->second;
+  return true;
+}
+
+void StoreTunedGemmConfigs(const DeviceInfo& device, const WinnerTable& winners) {
+  const std::string path = GemmTuningFile(device);
+  DLC_REQUIRE(!path.empty(), "GEMM tuning results need a cache directory: "
+                             "DLCAFFE_TUNING_CACHE is off and no $XDG_CACHE_HOME or $HOME");
+  std::lock_guard<std::mutex> lock(TablesMutex());
+  WinnerTable table = ReadTable(path);
+  for (const auto& w : winners) table[w.first] = w.second;
+  std::ostringstream text;
+  text << "# dlcaffe GEMM tuning for " << DeviceCacheKey(device) << "\n"
+       << "# M N K trans_a trans_b grouped batch | configuration\n";
+  for (const auto& entry : table)
+    text << entry.first.Text() << " | " << entry.second.Name() << "\n";
+  WriteFileAtomically(path, text.str());
+  Tables()[device.device_id] = table;
+}
+
+GemmRecording::GemmRecording() {
+  CHECK(active_recording == nullptr) << "GEMM recordings do not nest";
+  active_recording = this;
+}
+
+GemmRecording::~GemmRecording() { active_recording = nullptr; }
+
+void GemmRecording::Record(const GemmArgs& args) {
+  if (seen_.emplace(ShapeKeyOf(args), products_.size()).second) products_.push_back(args);
+}
+
+GemmRecording* ActiveGemmRecording() { return active_recording; }
+
+namespace {
+
+BufferPtr RandomBuffer(Context& ctx, size_t floats, std::mt19937& rng) {
+  std::vector<float> values(std::max<size_t>(floats, 1));
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (float& v : values) v = dist(rng);
+  BufferPtr buffer = ctx.Allocate(values.size() * sizeof(float));
+  ctx.Write(buffer->mem(), 0, values.size() * sizeof(float), values.data());
+  return buffer;
+}
+
+// The configurations a tuner may try on this device: family members of the
+// device's shape (GPU-shaped or CPU-shaped) that compute these transposes.
+std::vector<GemmConfig> Candidates(const DeviceInfo& device, const GemmArgs& args) {
+  const bool gpu = !PrefersCpuShapedKernels(device);
+  const bool grouped = args.a_group || args.b_group || args.c_group;
+  std::vector<GemmConfig> candidates;
+  for (const GemmConfig& c : GemmConfigFamily()) {
+    // Grouped operands run the GPU shape on every device.
+    if (c.use_local != (gpu || grouped)) continue;
+    if (c.Supports(args.trans_a, args.trans_b)) candidates.push_back(c);
+  }
+  return candidates;
+}
+
+}  // namespace
+
+GemmTuning TuneGemm(Context& ctx, const GemmArgs& shape, int iterations) {
+  GemmTuning result;
+  result.key = ShapeKeyOf(shape);
+  result.rule = RuleGemmConfig(ctx.info(), shape);
+  std::mt19937 rng(5);
+  const GemmExtents extents = OperandExtents(shape);
+  BufferPtr a = RandomBuffer(ctx, extents.a, rng), b = RandomBuffer(ctx, extents.b, rng),
+            c = RandomBuffer(ctx, extents.c, rng);
+  BufferPtr bias = shape.bias ? RandomBuffer(ctx, shape.bias_offset + shape.M, rng) : nullptr;
+  GemmArgs args = shape;
+  args.A = a->mem();
+  args.B = b->mem();
+  args.C = c->mem();
+  args.beta = 0.f;  // every run writes the same C
+  if (bias) args.bias = bias->mem();
+
+  auto run = [&](const GemmConfig& config) {
+    std::vector<float> out(std::max<size_t>(extents.c, 1));
+    GemmWithConfig(ctx, args, config);  // builds the kernels
+    ctx.Read(args.C, 0, out.size() * sizeof(float), out.data());
+    double best = 1e30;
+    for (int round = 0; round < 3; ++round) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < iterations; ++i) GemmWithConfig(ctx, args, config);
+      ctx.Finish();
+      best = std::min(best, std::chrono::duration<double, std::milli>(
+                                std::chrono::steady_clock::now() - start)
+                                    .count() /
+                                iterations);
+    }
+    return std::make_pair(best, out);
+  };
+
+  const auto reference = run(result.rule);
+  result.rule_ms = result.best_ms = reference.first;
+  result.best = result.rule;
+  float largest = 0.f;
+  for (float v : reference.second) largest = std::max(largest, std::fabs(v));
+  for (const GemmConfig& candidate : Candidates(ctx.info(), shape)) {
+    if (candidate.Name() == result.rule.Name()) continue;
+    ++result.candidates;
+    const auto timed = run(candidate);
+    // Summation order differs between configurations; a wrong kernel errs
+    // by the size of the values.
+    float worst = 0.f;
+    for (size_t i = 0; i < timed.second.size(); ++i)
+      worst = std::max(worst, std::fabs(timed.second[i] - reference.second[i]));
+    if (!(worst <= 1e-3f * largest + 1e-6f)) {
+      LOG(WARNING) << "tune: " << candidate.Name() << " differs from " << result.rule.Name()
+                   << " by " << worst << " on " << result.key.Text() << "; not used";
+      ++result.rejected;
+      continue;
+    }
+    if (timed.first < result.best_ms) {
+      result.best_ms = timed.first;
+      result.best = candidate;
+    }
+  }
+  return result;
+}
+
+}  // namespace dlcaffe

@@ -1,0 +1,68 @@
+// GEMM configurations chosen by measurement: `dlcaffe tune` records the
+// products a net runs, times every configuration of the kernel family that
+// suits the device on each, and stores the winners in a file per device and
+// driver under the user's cache (DLCAFFE_TUNING_CACHE=dir, or off). Gemm()
+// then takes a stored winner before the built-in rule. Only members of
+// GemmConfigFamily() -- the configurations test_gemm proves -- are ever
+// stored or taken back. Internal to the library.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gemm_config.hpp"
+
+namespace dlcaffe {
+
+// What a tuned winner is keyed by: the product's sizes, transposes, which
+// operands are image-grouped (bits 1, 2, 4 for A, B, C) and batch count.
+struct GemmShapeKey {
+  int M = 0, N = 0, K = 0;
+  bool trans_a = false, trans_b = false;
+  int grouped = 0;
+  int batch = 1;
+  std::string Text() const;  // "M N K ta tb grouped batch"
+  bool operator<(const GemmShapeKey& other) const;
+};
+GemmShapeKey ShapeKeyOf(const GemmArgs& args);
+
+// The stored winner for this device and shape, if `dlcaffe tune` measured one.
+bool LookupTunedGemmConfig(const DeviceInfo& device, const GemmShapeKey& key,
+                           GemmConfig* config);
+// Adds (or replaces) winners in this device's file, written atomically.
+void StoreTunedGemmConfigs(const DeviceInfo& device,
+                           const std::map<GemmShapeKey, GemmConfig>& winners);
+// The file that holds this device's winners ("" if the cache is off).
+std::string GemmTuningFile(const DeviceInfo& device);
+
+// While alive, Gemm() (on this thread) also records the first arguments it
+// sees for each shape key.
+class GemmRecording {
+ public:
+  GemmRecording();
+  ~GemmRecording();
+  GemmRecording(const GemmRecording&) = delete;
+  GemmRecording& operator=(const GemmRecording&) = delete;
+  const std::vector<GemmArgs>& products() const { return products_; }
+  void Record(const GemmArgs& args);
+
+ private:
+  std::map<GemmShapeKey, size_t> seen_;
+  std::vector<GemmArgs> products_;
+};
+// The recording in force on this thread (null if none).
+GemmRecording* ActiveGemmRecording();
+
+struct GemmTuning {
+  GemmShapeKey key;
+  GemmConfig rule, best;             // the built-in rule's choice, the fastest
+  double rule_ms = 0, best_ms = 0;   // per call
+  int candidates = 0, rejected = 0;  // rejected: results differing from the rule's
+};
+// Times the rule's choice and every family member suited to the device on a
+// product shaped as `args` (its layout, over fresh buffers of random
+// values), `iterations` calls each after a warm-up call; a candidate whose
+// result differs from the rule's beyond rounding is rejected.
+GemmTuning TuneGemm(Context& ctx, const GemmArgs& args, int iterations);
+
+}  // namespace dlcaffe
