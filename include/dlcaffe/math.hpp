@@ -36,8 +36,12 @@ struct GemmArgs {
   int a_group = 0, a_image = 0;
   int b_group = 0, b_image = 0;
   int c_group = 0, c_image = 0;
-  // Epilogue, after alpha and beta: C[m][n] += bias[bias_offset + m], then
+  // Epilogue: row m of alpha * op(A) op(B) is scaled by
+  // row_scale[row_scale_offset + m] (a per-channel affine folded into a
+  // convolution), then after beta: C[m][n] += bias[bias_offset + m], then
   // C = max(C, 0) if relu.
+  cl_mem row_scale = nullptr;
+  size_t row_scale_offset = 0;
   cl_mem bias = nullptr;
   size_t bias_offset = 0;
   bool relu = false;

@@ -26,9 +26,11 @@
 //               a CPU compiles the GPU shape for testing.
 // The helpers (gemm_pack_panels, gemm_scale_c) need no defines.
 
-// Epilogue flags (a runtime argument): add bias[m] to row m, then clamp at 0.
+// Epilogue flags (a runtime argument): scale row m of the product by
+// row_scale[m], add bias[m], then clamp at 0.
 #define EPILOGUE_BIAS 1
 #define EPILOGUE_RELU 2
+#define EPILOGUE_ROW_SCALE 4
 
 #ifdef MR
 
@@ -227,8 +229,8 @@ inline int grouped(const int q, const int g, const int s) {
 // (s + 1) * k_per_slice), s = z % slices, and writes its tile at
 // C + s * c_slice (split-K: the host sums the slices with
 // gemm_reduce_slices); with one slice, k runs over all of K.
-// Epilogue (runtime flags, EPILOGUE_*): C = alpha * AB + beta * C + bias[m],
-// then max(0, .).
+// Epilogue (runtime flags, EPILOGUE_*): C = alpha * row_scale[m] * AB +
+// beta * C + bias[m], then max(0, .).
 //
 // Work-item (tx, ty) owns rows ty * MR .. ty * MR + MR - 1 of the tile (read
 // from __local memory as float4s) and the vectors tx + j * WG_N of each row
@@ -244,7 +246,8 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
     const int a_group, const int a_image, const int b_group, const int b_image,
     const int c_group, const int c_image, const int slices, const int k_per_slice,
     const int c_slice, const int a_batch, const int b_batch, const int c_batch,
-    __global const float* bias, const int bias_off, const int epilogue) {
+    __global const float* bias, const int bias_off,
+    __global const float* row_scale, const int row_scale_off, const int epilogue) {
   __local float4 As[2][TK][A_ROW / 4];
   __local floatV Bs[2][TK][B_ROW / VW];
   const int tx = get_local_id(0), ty = get_local_id(1);
@@ -298,6 +301,8 @@ LOCAL_UNROLL
     const int m = m0 + ty * MR + i;
     if (m < M) {
       const float row_bias = (epilogue & EPILOGUE_BIAS) ? bias[bias_off + m] : 0.f;
+      const float row_alpha =
+          (epilogue & EPILOGUE_ROW_SCALE) ? alpha * row_scale[row_scale_off + m] : alpha;
 LOCAL_UNROLL
       for (int j = 0; j < NV; ++j) {
         const int n = n0 + (tx + j * WG_N) * VW;
@@ -312,10 +317,10 @@ LOCAL_UNROLL
 #endif
         for (int v = 0; v < VW && n + v < N; ++v) {
           __global float* c = C + m * ldc + grouped(n + v, c_group, c_image);
-          *c = finish(alpha * values[v], beta, c, row_bias, epilogue);
+          *c = finish(row_alpha * values[v], beta, c, row_bias, epilogue);
         }
 #else
-        store_vector(C, ldc, m, n, 0, N, alpha, beta, acc[i][j], row_bias, epilogue);
+        store_vector(C, ldc, m, n, 0, N, row_alpha, beta, acc[i][j], row_bias, epilogue);
 #endif
       }
     }
@@ -359,6 +364,7 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
                          __global const float* B, const int b_off, const int ldb,
                          const float beta, __global float* C, const int c_off,
                          const int ldc, __global const float* bias, const int bias_off,
+                         __global const float* row_scale, const int row_scale_off,
                          const int epilogue) {
   const int mb = get_global_id(0), nb = get_global_id(1);
   const int m0 = mb * MR, n0 = nb * NR;
@@ -402,9 +408,11 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
   const int rows = min(MR, M - m0), cols = min(NR, N - n0);
   for (int i = 0; i < rows; ++i) {
     const float row_bias = (epilogue & EPILOGUE_BIAS) ? bias[bias_off + m0 + i] : 0.f;
+    const float row_alpha =
+        (epilogue & EPILOGUE_ROW_SCALE) ? alpha * row_scale[row_scale_off + m0 + i] : alpha;
     for (int j = 0; j < cols; ++j) {
       __global float* c = C + (m0 + i) * ldc + n0 + j;
-      *c = finish(alpha * sums[i][j], beta, c, row_bias, epilogue);
+      *c = finish(row_alpha * sums[i][j], beta, c, row_bias, epilogue);
     }
   }
 }
@@ -436,6 +444,7 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
                          const int ldb, const int b_block, const int b_cols,
                          const float beta, __global float* C, const int c_off,
                          const int ldc, __global const float* bias, const int bias_off,
+                         __global const float* row_scale, const int row_scale_off,
                          const int epilogue) {
   const int mb = get_global_id(0), nb = get_global_id(1);
   const int m0 = mb * MR, n0 = nb * NR;
@@ -479,8 +488,10 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
   const int rows = min(MR, M - m0);
   for (int i = 0; i < rows; ++i) {
     const float row_bias = (epilogue & EPILOGUE_BIAS) ? bias[bias_off + m0 + i] : 0.f;
+    const float row_alpha =
+        (epilogue & EPILOGUE_ROW_SCALE) ? alpha * row_scale[row_scale_off + m0 + i] : alpha;
     for (int j = 0; j < NV; ++j)
-      store_vector(C, ldc, m0 + i, n0 - shift + j * VW, n0, N, alpha, beta, result[i][j],
+      store_vector(C, ldc, m0 + i, n0 - shift + j * VW, n0, N, row_alpha, beta, result[i][j],
                    row_bias, epilogue);
   }
 }
@@ -543,15 +554,16 @@ __kernel void gemm_scale_c(const int M, const int N, const float beta,
   *c = (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r;
 }
 
-// Split-K: C = alpha * (sum of the `slices` partial products, packed M x N
-// each) + beta * C + bias, then ReLU; C possibly grouped. Dimension 2 runs
+// Split-K: C = alpha * row scale * (sum of the `slices` partial products,
+// packed M x N each) + beta * C + bias, then ReLU; C possibly grouped. Dimension 2 runs
 // over the products of a batch (their slices consecutive in `partial`).
 __kernel void gemm_reduce_slices(const int M, const int N, const int slices,
                                  __global const float* partial, const float alpha,
                                  const float beta, __global float* C, const int c_off,
                                  const int ldc, const int c_group, const int c_image,
                                  const int c_batch, __global const float* bias,
-                                 const int bias_off, const int epilogue) {
+                                 const int bias_off, __global const float* row_scale,
+                                 const int row_scale_off, const int epilogue) {
   const int n = get_global_id(0), m = get_global_id(1), product = get_global_id(2);
   if (m >= M || n >= N) return;
   partial += product * slices * M * N;
@@ -559,7 +571,9 @@ __kernel void gemm_reduce_slices(const int M, const int N, const int slices,
   for (int s = 0; s < slices; ++s) sum += partial[(s * M + m) * N + n];
   const int col = c_group ? (n / c_group) * c_image + n % c_group : n;
   __global float* c = C + c_off + product * c_batch + m * ldc + col;
-  float r = beta == 0.f ? alpha * sum : fma(beta, *c, alpha * sum);
+  const float row_alpha =
+      (epilogue & EPILOGUE_ROW_SCALE) ? alpha * row_scale[row_scale_off + m] : alpha;
+  float r = beta == 0.f ? row_alpha * sum : fma(beta, *c, row_alpha * sum);
   if (epilogue & EPILOGUE_BIAS) r += bias[bias_off + m];
   *c = (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r;
 }

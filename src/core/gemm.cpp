@@ -308,9 +308,11 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
                                                              << ")");
   const int a_off = static_cast<int>(g.a_offset), b_off = static_cast<int>(g.b_offset),
             c_off = static_cast<int>(g.c_offset);
-  const int epilogue = (g.bias ? 1 : 0) | (g.relu ? 2 : 0);  // EPILOGUE_* in gemm.cl
-  cl_mem bias = g.bias ? g.bias : g.C;
-  const int bias_off = static_cast<int>(g.bias_offset);
+  // EPILOGUE_* in gemm.cl; unused buffer arguments get C.
+  const int epilogue = (g.bias ? 1 : 0) | (g.relu ? 2 : 0) | (g.row_scale ? 4 : 0);
+  cl_mem bias = g.bias ? g.bias : g.C, row_scale = g.row_scale ? g.row_scale : g.C;
+  const int bias_off = static_cast<int>(g.bias_offset),
+            row_scale_off = static_cast<int>(g.row_scale_offset);
 
   if (K == 0 || g.alpha == 0.f) {
     ctx.Launch(ctx.Kernel("gemm.cl", "", "gemm_scale_c"),
@@ -338,7 +340,8 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
       ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
                  g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, g.b_image,
                  g.c_group, g.c_image, 1, K, 0, a_batch, b_batch,
-                 static_cast<int>(g.c_batch_stride), bias, bias_off, epilogue);
+                 static_cast<int>(g.c_batch_stride), bias, bias_off, row_scale, row_scale_off,
+                 epilogue);
       return;
     }
     // Each slice's plain product into scratch (per product of the batch,
@@ -350,11 +353,12 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     ctx.Launch(kernel, global, local, M, N, K, 1.f, g.A, a_off, lda, g.B, b_off, ldb, 0.f,
                partial->mem(), 0, N, g.a_group, g.a_image, g.b_group, g.b_image, 0, 0,
                used_slices, k_per_slice, M * N, a_batch, b_batch, used_slices * M * N, bias,
-               bias_off, 0);
+               bias_off, row_scale, row_scale_off, 0);
     ctx.Launch(ctx.Kernel("gemm.cl", "", "gemm_reduce_slices"),
                NDRange(RoundUp(N, 32), RoundUp(M, 8), g.batch), NDRange(32, 8, 1), M, N,
                used_slices, partial->mem(), g.alpha, g.beta, g.C, c_off, ldc, g.c_group,
-               g.c_image, static_cast<int>(g.c_batch_stride), bias, bias_off, epilogue);
+               g.c_image, static_cast<int>(g.c_batch_stride), bias, bias_off, row_scale,
+               row_scale_off, epilogue);
     return;
   }
 
@@ -366,7 +370,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx.info(), c, ta, tb), "gemm_tiled"),
                NDRange(CeilDiv(M, c.mr), CeilDiv(N, c.nr)), NDRange(1, 1), M, N, K, g.alpha,
                g.A, a_off, lda, g.B, b_off, ldb, g.beta, g.C, c_off, ldc, bias, bias_off,
-               epilogue);
+               row_scale, row_scale_off, epilogue);
     return;
   }
 
@@ -401,7 +405,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx.info(), c, trans_a_k, false), "gemm_tiled"),
              NDRange(CeilDiv(M, mr), CeilDiv(N, nr)), NDRange(1, 1), M, N, K, g.alpha, A,
              a_off_k, lda_k, a_block, B, b_off_k, ldb_k, b_block, b_cols, g.beta, g.C,
-             c_off, ldc, bias, bias_off, epilogue);
+             c_off, ldc, bias, bias_off, row_scale, row_scale_off, epilogue);
 }
 
 void Gemm(Context& ctx, const GemmArgs& args) {

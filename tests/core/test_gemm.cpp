@@ -294,6 +294,7 @@ struct GroupedCase {
   bool bias, relu;
   float alpha, beta;
   int batch = 1;  // products, each operand's matrices `stride` floats apart
+  bool row_scale = false;
 };
 
 // Where element (row, q) of a stored matrix lies: q is the grouped index.
@@ -328,7 +329,7 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
                std::to_string(t.K) + " groups a/b/c " + std::to_string(t.a_group) + "/" +
                std::to_string(t.b_group) + "/" + std::to_string(t.c_group) +
                (t.bias ? " bias" : "") + (t.relu ? " relu" : "") +
-               " batch " + std::to_string(t.batch) +
+               " batch " + std::to_string(t.batch) + (t.row_scale ? " row scale" : "") +
                (config ? " [" + config->Name() + "]" : " [dispatcher]"));
   // Stored shapes: A is M x K (grouped along k) or K x M; B is K x N (grouped
   // along n) or N x K (grouped along k); C is M x N (grouped along n).
@@ -341,15 +342,18 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
     for (int i = 0; i < t.batch; ++i)
       for (int r = 0; r < x->rows; ++r)
         for (int q = 0; q < x->cols; ++q) x->at(i, r, q) = dist(rng);
-  std::vector<float> bias(t.M + 2);
+  std::vector<float> bias(t.M + 2), row_scale(t.M + 1);
   for (float& v : bias) v = dist(rng);
+  for (float& v : row_scale) v = dist(rng);
   const std::vector<float> c_before = c.host;
   for (StoredMatrix* x : {&a, &b, &c}) {
     x->buffer = ctx.Allocate(x->host.size() * sizeof(float));
     ctx.Write(x->buffer->mem(), 0, x->host.size() * sizeof(float), x->host.data());
   }
-  BufferPtr bias_buffer = ctx.Allocate(bias.size() * sizeof(float));
+  BufferPtr bias_buffer = ctx.Allocate(bias.size() * sizeof(float)),
+            row_scale_buffer = ctx.Allocate(row_scale.size() * sizeof(float));
   ctx.Write(bias_buffer->mem(), 0, bias.size() * sizeof(float), bias.data());
+  ctx.Write(row_scale_buffer->mem(), 0, row_scale.size() * sizeof(float), row_scale.data());
 
   GemmArgs g;
   g.trans_a = t.ta ? Transpose::kYes : Transpose::kNo;
@@ -375,6 +379,10 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
     g.bias = bias_buffer->mem();
     g.bias_offset = 2;
   }
+  if (t.row_scale) {
+    g.row_scale = row_scale_buffer->mem();
+    g.row_scale_offset = 1;
+  }
   g.relu = t.relu;
   g.batch = t.batch;
   g.a_batch_stride = a.stride;
@@ -399,10 +407,11 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
           sum += av * bv;
           magnitude += std::fabs(av * bv);
         }
-        double expected = t.alpha * sum + t.beta * double(c_before[i]);
+        const double alpha = t.alpha * (t.row_scale ? row_scale[1 + m] : 1.f);
+        double expected = alpha * sum + t.beta * double(c_before[i]);
         if (t.bias) expected += bias[2 + m];
         if (t.relu) expected = std::max(expected, 0.0);
-        magnitude = std::fabs(t.alpha) * magnitude + std::fabs(t.beta * c_before[i]) +
+        magnitude = std::fabs(alpha) * magnitude + std::fabs(t.beta * c_before[i]) +
                     (t.bias ? std::fabs(bias[2 + m]) : 0.0);
         const double tolerance =
             (t.K + 3) * double(std::numeric_limits<float>::epsilon()) * magnitude + 1e-30;
@@ -425,7 +434,7 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
 // (forward into an NCHW top with bias and ReLU, backward-data from an NCHW
 // top diff, weight gradient over both NCHW blobs, accumulating), then the
 // epilogue on plain layouts and with K = 0, then batches of products (as
-// Winograd's 36 per tile), through every configuration.
+// Winograd's 36 per tile), then a per-row scale, through every configuration.
 const std::vector<GroupedCase> kGroupedCases = {
     {13, 21, 20, false, false, 0, 7, 7, true, true, 1.f, 0.f},
     {20, 21, 13, true, false, 0, 7, 0, false, false, 1.f, 0.f},
@@ -436,6 +445,12 @@ const std::vector<GroupedCase> kGroupedCases = {
     {13, 29, 37, false, false, 0, 0, 0, true, false, 1.f, 0.f, 5},
     {9, 21, 200, true, true, 0, 0, 7, false, true, 0.5f, 1.f, 3},
     {6, 10, 0, false, false, 0, 0, 0, true, false, 1.f, 0.5f, 2},
+    // A per-row scale (BatchNorm folded into a convolution): grouped and
+    // split over k, plain in every transpose.
+    {13, 21, 200, false, false, 0, 7, 7, true, true, 1.f, 0.f, 1, true},
+    {11, 19, 23, false, true, 0, 0, 0, true, false, -1.f, 0.5f, 1, true},
+    {11, 19, 23, true, false, 0, 0, 0, false, false, 1.f, 0.f, 2, true},
+    {11, 19, 23, true, true, 0, 0, 0, true, true, 1.f, 1.f, 1, true},
 };
 
 TEST(Gemm, GroupedOperandsAndEpilogueInEveryConfiguration) {
