@@ -2,6 +2,13 @@
 // y = (x - mean_c) / sqrt(var_c + eps). Statistics are either those of the
 // batch (and then folded into the running sums) or the running sums divided
 // by the running scale factor, read here on the device.
+//
+// The elementwise passes come in two shapes (CPU_SHAPE, channel_sums.hpp's
+// LaunchElementwise): a work-item per value (0, GPU), or a work-item per
+// chunk of `chunk` values swept row by row in float16 vectors (1, CPU).
+#ifndef CPU_SHAPE
+#define CPU_SHAPE 0
+#endif
 
 // Batch statistics from the per-channel sums of d = x - shift_c and d^2
 // (channel_sums.cl, kind moments; shift_c = x[c * spatial], the channel's
@@ -44,39 +51,87 @@ __kernel void batch_norm_global_stats(const int channels, const float eps,
   stdev[c] = sqrt(scale * var_sum[c] + eps);
 }
 
+// For the CPU shape: the values [begin, end) of chunk `get_global_id(0)`
+// (empty past the count).
+#define BN_CHUNK(count, chunk)                                  \
+  const int begin = (int)get_global_id(0) * (chunk);            \
+  const int end = min((count), begin + (chunk));
+
 // y and x_norm (the copy backward reads) = (x - mean) / stdev; y may alias x.
-__kernel void batch_norm_normalize(const int count, const int channels, const int spatial,
-                                   __global const float* x, __global const float* mean,
-                                   __global const float* stdev, __global float* y,
-                                   __global float* x_norm) {
+__kernel void batch_norm_normalize(const int count, const int chunk, const int channels,
+                                   const int spatial, __global const float* x,
+                                   __global const float* mean, __global const float* stdev,
+                                   __global float* y, __global float* x_norm) {
+#if CPU_SHAPE
+  BN_CHUNK(count, chunk)
+  for (int i = begin; i < end;) {  // one row (image, channel) at a time
+    const int row = i / spatial, row_end = min(end, (row + 1) * spatial);
+    const int c = row % channels;
+    const float mu = mean[c], sd = stdev[c];
+    for (; i + 16 <= row_end; i += 16) {
+      const float16 v = (vload16(0, x + i) - mu) / sd;
+      vstore16(v, 0, y + i);
+      vstore16(v, 0, x_norm + i);
+    }
+    for (; i < row_end; ++i) {
+      const float v = (x[i] - mu) / sd;
+      y[i] = v;
+      x_norm[i] = v;
+    }
+  }
+#else
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int c = (i / spatial) % channels;
   const float v = (x[i] - mean[c]) / stdev[c];
   y[i] = v;
   x_norm[i] = v;
+#endif
 }
 
 // Batch statistics: dx = (dy - mean(dy) - mean(dy * y) * y) / stdev, the
 // means from the per-channel sums of dy and dy * y (channel_sums.cl, kind
 // products) over m values. dx may alias dy.
-__kernel void batch_norm_backward_from_sums(const int count, const int channels,
-                                            const int spatial, const int m,
-                                            __global const float* x_norm,
+__kernel void batch_norm_backward_from_sums(const int count, const int chunk,
+                                            const int channels, const int spatial,
+                                            const int m, __global const float* x_norm,
                                             __global const float* dy,
                                             __global const float* sums,
                                             __global const float* stdev, __global float* dx) {
+#if CPU_SHAPE
+  BN_CHUNK(count, chunk)
+  for (int i = begin; i < end;) {
+    const int row = i / spatial, row_end = min(end, (row + 1) * spatial);
+    const int c = row % channels;
+    const float mean_dy = sums[c] / m, mean_dy_y = sums[channels + c] / m, sd = stdev[c];
+    for (; i + 16 <= row_end; i += 16)
+      vstore16((vload16(0, dy + i) - mean_dy - mean_dy_y * vload16(0, x_norm + i)) / sd, 0,
+               dx + i);
+    for (; i < row_end; ++i) dx[i] = (dy[i] - mean_dy - mean_dy_y * x_norm[i]) / sd;
+  }
+#else
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int c = (i / spatial) % channels;
   dx[i] = (dy[i] - sums[c] / m - sums[channels + c] / m * x_norm[i]) / stdev[c];
+#endif
 }
 
 // Global statistics are constants: dx = dy / stdev.
-__kernel void batch_norm_backward_global(const int count, const int channels,
+__kernel void batch_norm_backward_global(const int count, const int chunk, const int channels,
                                          const int spatial, __global const float* dy,
                                          __global const float* stdev, __global float* dx) {
+#if CPU_SHAPE
+  BN_CHUNK(count, chunk)
+  for (int i = begin; i < end;) {
+    const int row = i / spatial, row_end = min(end, (row + 1) * spatial);
+    const float sd = stdev[row % channels];
+    for (; i + 16 <= row_end; i += 16) vstore16(vload16(0, dy + i) / sd, 0, dx + i);
+    for (; i < row_end; ++i) dx[i] = dy[i] / sd;
+  }
+#else
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   dx[i] = dy[i] / stdev[(i / spatial) % channels];
+#endif
 }

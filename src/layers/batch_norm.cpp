@@ -64,22 +64,24 @@ class BatchNormLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = bottom[0]->count();
     if (count == 0) return;
+    const bool runs = UseChannelRuns(*ctx_);
+    const char* shape = ChannelShapeOption(runs);
     if (use_global_stats_) {
-      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_global_stats"), channels_,
+      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", shape, "batch_norm_global_stats"), channels_,
                      channels_, eps_, blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data(),
                      mean_.data(), stdev_.data());
     } else {
       ChannelSums(*ctx_, ChannelSumKind::kMoments, num_, channels_, spatial_,
                   bottom[0]->data(), nullptr, {sums_.data(), 0, false},
                   {sums_.data(), channels_, false});
-      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_stats_from_sums"),
+      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", shape, "batch_norm_stats_from_sums"),
                      channels_, channels_, num_ * spatial_, spatial_, fraction_, eps_,
                      bottom[0]->data(), sums_.data(), mean_.data(), stdev_.data(),
                      blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data());
     }
-    ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_normalize"), count, count,
-                   channels_, spatial_, bottom[0]->data(), mean_.data(), stdev_.data(),
-                   top[0]->data(), x_norm_.data());
+    LaunchElementwise(*ctx_, runs, ctx_->Kernel("batch_norm.cl", shape, "batch_norm_normalize"),
+                      count, channels_, spatial_, bottom[0]->data(), mean_.data(),
+                      stdev_.data(), top[0]->data(), x_norm_.data());
   }
 
   // The statistics get no gradient; only the input does.
@@ -87,17 +89,21 @@ class BatchNormLayer : public Layer {
                 const std::vector<Blob*>& bottom) override {
     const int count = bottom[0]->count();
     if (!propagate_down[0] || count == 0) return;
+    const bool runs = UseChannelRuns(*ctx_);
+    const char* shape = ChannelShapeOption(runs);
     if (use_global_stats_) {
-      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_backward_global"), count,
-                     count, channels_, spatial_, top[0]->diff(), stdev_.data(),
-                     bottom[0]->diff());
+      LaunchElementwise(*ctx_, runs,
+                        ctx_->Kernel("batch_norm.cl", shape, "batch_norm_backward_global"),
+                        count, channels_, spatial_, top[0]->diff(), stdev_.data(),
+                        bottom[0]->diff());
     } else {
       ChannelSums(*ctx_, ChannelSumKind::kProducts, num_, channels_, spatial_,
                   top[0]->diff(), x_norm_.data(), {sums_.data(), 0, false},
                   {sums_.data(), channels_, false});
-      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_backward_from_sums"),
-                     count, count, channels_, spatial_, num_ * spatial_, x_norm_.data(),
-                     top[0]->diff(), sums_.data(), stdev_.data(), bottom[0]->diff());
+      LaunchElementwise(*ctx_, runs,
+                        ctx_->Kernel("batch_norm.cl", shape, "batch_norm_backward_from_sums"),
+                        count, channels_, spatial_, num_ * spatial_, x_norm_.data(),
+                        top[0]->diff(), sums_.data(), stdev_.data(), bottom[0]->diff());
     }
   }
 

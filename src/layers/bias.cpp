@@ -52,8 +52,10 @@ class BiasLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = bottom[0]->count();
     const Blob& bias = bottom.size() > 1 ? *bottom[1] : *blobs_[0];
-    ctx_->Launch1D(ctx_->Kernel("bias.cl", "", "bias_forward"), count, count, bias_dim_,
-                   inner_, bottom[0]->data(), bias.data(), top[0]->data());
+    const bool runs = UseChannelRuns(*ctx_);
+    LaunchElementwise(*ctx_, runs,
+                      ctx_->Kernel("bias.cl", ChannelShapeOption(runs), "bias_forward"), count,
+                      bias_dim_, inner_, bottom[0]->data(), bias.data(), top[0]->data());
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,

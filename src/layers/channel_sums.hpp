@@ -1,12 +1,19 @@
 // Per-channel sums over an outer x channels x inner blob (src/cl/channel_sums.cl),
 // shared by the layers that reduce over all but the channel axis: BatchNorm's
-// statistics and gradient, Scale's and Bias's parameter gradients.
+// statistics and gradient, Scale's and Bias's parameter gradients; and the
+// launch of those layers' elementwise passes.
+//
+// These kernels' shape follows the device, as the GEMM's does
+// (PrefersCpuShapedKernels): on a CPU ("runs") a work-item sweeps long
+// contiguous runs in float16 vectors; on a GPU ("groups") many work-groups
+// share each channel and an elementwise pass takes a work-item per value.
+// DLCAFFE_CHANNEL_KERNELS=runs|groups forces one (the tests run both).
 #pragma once
 #include <CL/cl.h>
 
-namespace dlcaffe {
+#include "dlcaffe/context.hpp"
 
-class Context;
+namespace dlcaffe {
 
 enum class ChannelSumKind {
   kMoments,   // sums of a - shift_c and (a - shift_c)^2, shift_c = a[c * inner]
@@ -25,5 +32,32 @@ struct ChannelSumTarget {
 void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int inner,
                  cl_mem a, cl_mem b, const ChannelSumTarget& first,
                  const ChannelSumTarget& second);
+
+// Whether this device's per-channel kernels take the CPU shape ("runs").
+bool UseChannelRuns(Context& ctx);
+// The -D option that selects a shape in channel_sums.cl, batch_norm.cl,
+// scale.cl and bias.cl: "-DCPU_SHAPE=1" for runs, "-DCPU_SHAPE=0" for groups.
+const char* ChannelShapeOption(bool runs);
+
+// The floats one work-item of the CPU shape takes in an elementwise pass of
+// `count` floats (a multiple of 16).
+int ElementwiseChunk(int count);
+
+// Enqueues an elementwise pass over `count` floats: kernel(count, chunk,
+// args...) built with ChannelShapeOption(runs). Runs: work-item i takes the
+// floats [i * chunk, (i + 1) * chunk); groups: a work-item per float (chunk 1).
+template <typename... Args>
+void LaunchElementwise(Context& ctx, bool runs, cl_kernel kernel, int count,
+                       const Args&... args) {
+  if (count <= 0) return;
+  if (!runs) {
+    ctx.Launch1D(kernel, count, count, 1, args...);
+    return;
+  }
+  const size_t kGroup = 8;  // small work-groups: one item's loop is the work
+  const int chunk = ElementwiseChunk(count);
+  const size_t items = (size_t(count) + chunk - 1) / chunk;
+  ctx.Launch(kernel, NDRange(RoundUp(items, kGroup)), NDRange(kGroup), count, chunk, args...);
+}
 
 }  // namespace dlcaffe

@@ -7,7 +7,6 @@
 // In place, the input is kept in an internal blob for the scale's gradient.
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "dlcaffe/math.hpp"
 #include "layers/broadcast_shape.hpp"
 #include "layers/channel_sums.hpp"
 
@@ -80,13 +79,17 @@ class ScaleLayer : public Layer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = bottom[0]->count();
-    if (bottom[0] == top[0]) CopyFloats(*ctx_, count, bottom[0]->data(), 0, input_copy_.data(), 0);
     const Blob& scale = bottom.size() > 1 ? *bottom[1] : *blobs_[0];
-    // The bias term's blob has the scale's shape: one pass adds it.
+    // The bias term's blob has the scale's shape: one pass adds it. In place,
+    // the same pass keeps the input for the scale's gradient.
     const cl_mem bias = bias_layer_ ? blobs_[bias_param_id_]->data() : scale.data();
-    ctx_->Launch1D(ctx_->Kernel("scale.cl", "", "scale_forward"), count, count, scale_dim_,
-                   inner_, bottom[0]->data(), scale.data(), bias_layer_ ? 1 : 0, bias,
-                   fuse_relu_ ? 1 : 0, top[0]->data());
+    const bool in_place = bottom[0] == top[0];
+    const bool runs = UseChannelRuns(*ctx_);
+    LaunchElementwise(*ctx_, runs,
+                      ctx_->Kernel("scale.cl", ChannelShapeOption(runs), "scale_forward"), count,
+                      scale_dim_, inner_, bottom[0]->data(), scale.data(), bias_layer_ ? 1 : 0,
+                      bias, fuse_relu_ ? 1 : 0, in_place ? 1 : 0,
+                      in_place ? input_copy_.data() : top[0]->data(), top[0]->data());
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -108,9 +111,11 @@ class ScaleLayer : public Layer {
       bias_layer_->Backward({top[0]}, {false}, {top[0]});
     }
     if (propagate_down[0]) {
-      const int count = bottom[0]->count();
-      ctx_->Launch1D(ctx_->Kernel("scale.cl", "", "scale_bottom_backward"), count, count,
-                     scale_dim_, inner_, top[0]->diff(), scale.data(), bottom[0]->diff());
+      const bool runs = UseChannelRuns(*ctx_);
+      const char* shape = ChannelShapeOption(runs);
+      LaunchElementwise(*ctx_, runs, ctx_->Kernel("scale.cl", shape, "scale_bottom_backward"),
+                        bottom[0]->count(), scale_dim_, inner_, top[0]->diff(), scale.data(),
+                        bottom[0]->diff());
     }
   }
 

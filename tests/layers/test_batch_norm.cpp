@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
@@ -58,13 +59,25 @@ void ExpectNear(const std::vector<float>& got, const std::vector<double>& expect
     ASSERT_NEAR(got[i], expected[i], tol * std::max(1.0, std::fabs(expected[i]))) << i;
 }
 
-const std::vector<int> kShapes[] = {{2, 3, 5, 7}, {3, 13}, {4, 127, 1, 1}, {1, 2, 13, 13}, {7}};
+// {3, 5, 37, 41}: rows of 1517 values over several work-items of the CPU
+// shape's elementwise passes, and channels split into parts in its sums.
+const std::vector<int> kShapes[] = {{2, 3, 5, 7},   {3, 13}, {4, 127, 1, 1}, {1, 2, 13, 13},
+                                    {7},            {3, 5, 37, 41}};
+
+// Every test runs with both kernel shapes (channel_sums.hpp: work-items over
+// contiguous runs, or over values and work-groups), whatever this device
+// would pick.
+class BatchNormTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { setenv("DLCAFFE_CHANNEL_KERNELS", GetParam(), 1); }
+  void TearDown() override { unsetenv("DLCAFFE_CHANNEL_KERNELS"); }
+};
 
 }  // namespace
 
 // Training phase: the batch's statistics normalize, and the running sums
 // start from zero: mean_sum = mean, var_sum = m/(m-1) var, factor = 1.
-TEST(BatchNorm, BatchStatisticsForwardAndRunningSums) {
+TEST_P(BatchNormTest, BatchStatisticsForwardAndRunningSums) {
   for (const auto& shape : kShapes) {
     SCOPED_TRACE(::testing::PrintToString(shape));
     Blob x(TestContext(), shape), y(TestContext());
@@ -93,7 +106,7 @@ TEST(BatchNorm, BatchStatisticsForwardAndRunningSums) {
 }
 
 // A second pass folds its statistics in with moving_average_fraction f.
-TEST(BatchNorm, RunningAverageOverTwoForwards) {
+TEST_P(BatchNormTest, RunningAverageOverTwoForwards) {
   for (const char* proto : {"type: 'BatchNorm'",  // f = 0.999
                             "type: 'BatchNorm' batch_norm_param { moving_average_fraction: 0.75 }"}) {
     SCOPED_TRACE(proto);
@@ -124,7 +137,7 @@ TEST(BatchNorm, RunningAverageOverTwoForwards) {
 // Global statistics: the stored sums divided by the factor, which the kernel
 // reads on the device; a zero factor means zero statistics (Caffe). The
 // blobs stay unchanged. The TEST phase selects this mode by default.
-TEST(BatchNorm, GlobalStatisticsUseTheStoredSums) {
+TEST_P(BatchNormTest, GlobalStatisticsUseTheStoredSums) {
   const std::vector<int> shape{2, 3, 4, 3};
   const Geometry g = GeometryOf(shape);
   for (const char* proto : {"type: 'BatchNorm' phase: TEST",
@@ -156,9 +169,10 @@ TEST(BatchNorm, GlobalStatisticsUseTheStoredSums) {
 
 // The statistics are no parameters: their numeric gradient is zero and
 // backward leaves their diffs at zero.
-TEST(BatchNorm, BatchStatisticsGradientMatchesNumeric) {
+TEST_P(BatchNormTest, BatchStatisticsGradientMatchesNumeric) {
   for (const std::vector<int>& shape :
-       {std::vector<int>{2, 3, 4, 5}, std::vector<int>{5, 4}, std::vector<int>{1, 2, 3, 13}}) {
+       {std::vector<int>{2, 3, 4, 5}, std::vector<int>{5, 4}, std::vector<int>{1, 2, 3, 13},
+        std::vector<int>{2, 3, 37, 41}}) {
     SCOPED_TRACE(::testing::PrintToString(shape));
     Blob x(TestContext(), shape), y(TestContext());
     FillGaussian(&x, 0.5f, 1.f, 7);
@@ -172,21 +186,76 @@ TEST(BatchNorm, BatchStatisticsGradientMatchesNumeric) {
 
 // With global statistics the layer is affine; Caffe gives the stored sums no
 // gradient, so only the input is checked.
-TEST(BatchNorm, GlobalStatisticsGradientMatchesNumeric) {
-  Blob x(TestContext(), {2, 3, 4, 5}), y(TestContext());
-  FillGaussian(&x, 0.f, 1.f, 8);
-  auto layer = MakeLayer("type: 'BatchNorm' batch_norm_param { use_global_stats: true }");
-  layer->SetUp({&x}, {&y});
-  layer->blobs()[0]->WriteData(std::vector<float>{0.3f, -0.2f, 1.f});
-  layer->blobs()[1]->WriteData(std::vector<float>{2.f, 0.5f, 1.5f});
-  layer->blobs()[2]->WriteData(std::vector<float>{1.5f});
-  GradientCheckOptions options;
-  options.check_params = false;
-  options.max_checks_per_blob = 60;
-  CheckGradient(*layer, {&x}, {&y}, {}, options);
+TEST_P(BatchNormTest, GlobalStatisticsGradientMatchesNumeric) {
+  for (const std::vector<int>& shape :
+       {std::vector<int>{2, 3, 4, 5}, std::vector<int>{2, 3, 37, 41}}) {
+    SCOPED_TRACE(::testing::PrintToString(shape));
+    Blob x(TestContext(), shape), y(TestContext());
+    FillGaussian(&x, 0.f, 1.f, 8);
+    auto layer = MakeLayer("type: 'BatchNorm' batch_norm_param { use_global_stats: true }");
+    layer->SetUp({&x}, {&y});
+    layer->blobs()[0]->WriteData(std::vector<float>{0.3f, -0.2f, 1.f});
+    layer->blobs()[1]->WriteData(std::vector<float>{2.f, 0.5f, 1.5f});
+    layer->blobs()[2]->WriteData(std::vector<float>{1.5f});
+    GradientCheckOptions options;
+    options.check_params = false;
+    options.max_checks_per_blob = 60;
+    CheckGradient(*layer, {&x}, {&y}, {}, options);
+  }
 }
 
-TEST(BatchNorm, InPlaceMatchesOutOfPlace) {
+// Every value of the input gradient against the closed form, on an input
+// whose rows (1517 values) span several work-items of the CPU shape:
+// batch statistics dx = (dy - mean(dy) - mean(dy * y) * y) / stdev, global
+// statistics dx = dy / stdev.
+TEST_P(BatchNormTest, BackwardMatchesClosedForm) {
+  const std::vector<int> shape{3, 5, 37, 41};
+  const Geometry g = GeometryOf(shape);
+  for (bool global : {false, true}) {
+    SCOPED_TRACE(global ? "global statistics" : "batch statistics");
+    Blob x(TestContext(), shape), y(TestContext());
+    FillGaussian(&x, 1.f, 2.f, 10);
+    auto layer = MakeLayer(std::string("type: 'BatchNorm' batch_norm_param { use_global_stats: ") +
+                           (global ? "true" : "false") + " }");
+    layer->SetUp({&x}, {&y});
+    ChannelStats s{std::vector<double>(g.channels), std::vector<double>(g.channels)};
+    if (global) {
+      for (int c = 0; c < g.channels; ++c) {
+        s.mean[c] = 0.5 * c - 1.0;
+        s.var[c] = 0.5 + c;
+      }
+      std::vector<float> mean_sum(s.mean.begin(), s.mean.end());
+      std::vector<float> var_sum(s.var.begin(), s.var.end());
+      layer->blobs()[0]->WriteData(mean_sum);
+      layer->blobs()[1]->WriteData(var_sum);
+      layer->blobs()[2]->WriteData(std::vector<float>{1.f});
+    } else {
+      s = BatchStats(x.ReadData(), g);
+    }
+    layer->Forward({&x}, {&y});
+    const std::vector<double> y_ref = Normalize(x.ReadData(), g, s, 1e-5);
+    std::vector<float> dy(x.count());
+    for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.01f * float(i % 101) - 0.5f;
+    y.WriteDiff(dy);
+    layer->Backward({&y}, {true}, {&x});
+    std::vector<double> mean_dy(g.channels), mean_dy_y(g.channels);
+    const int m = g.num * g.spatial;
+    for (size_t i = 0; i < dy.size(); ++i) {
+      const int c = (i / g.spatial) % g.channels;
+      mean_dy[c] += double(dy[i]) / m;
+      mean_dy_y[c] += dy[i] * y_ref[i] / m;
+    }
+    std::vector<double> dx(dy.size());
+    for (size_t i = 0; i < dy.size(); ++i) {
+      const int c = (i / g.spatial) % g.channels;
+      const double centered = global ? dy[i] : dy[i] - mean_dy[c] - mean_dy_y[c] * y_ref[i];
+      dx[i] = centered / std::sqrt(s.var[c] + 1e-5);
+    }
+    ExpectNear(x.ReadDiff(), dx, 2e-5);
+  }
+}
+
+TEST_P(BatchNormTest, InPlaceMatchesOutOfPlace) {
   for (bool global : {false, true}) {
     const std::string proto = std::string("type: 'BatchNorm' batch_norm_param { use_global_stats: ") +
                               (global ? "true" : "false") + " }";
@@ -222,7 +291,7 @@ TEST(BatchNorm, InPlaceMatchesOutOfPlace) {
 
 // Caffe masks the statistics from the solver: missing param specs are added
 // with lr_mult 0, and a non-zero lr_mult is an error.
-TEST(BatchNorm, StatisticsGetLrMultZero) {
+TEST_P(BatchNormTest, StatisticsGetLrMultZero) {
   Blob x(TestContext(), {2, 3, 4}), y(TestContext());
   auto layer = MakeLayer("type: 'BatchNorm' param { lr_mult: 0 decay_mult: 0 }");
   layer->SetUp({&x}, {&y});
@@ -237,13 +306,15 @@ TEST(BatchNorm, StatisticsGetLrMultZero) {
   EXPECT_THROW(learned->SetUp({&x}, {&y}), Error);
 }
 
-TEST(BatchNorm, ChannelMismatchIsAnError) {
+TEST_P(BatchNormTest, ChannelMismatchIsAnError) {
   Blob x(TestContext(), {2, 3, 4}), y(TestContext());
   auto layer = MakeLayer("type: 'BatchNorm'");
   layer->SetUp({&x}, {&y});
   x.Reshape(std::vector<int>{2, 5, 4});
   EXPECT_THROW(layer->Reshape({&x}, {&y}), Error);
 }
+
+INSTANTIATE_TEST_SUITE_P(KernelShapes, BatchNormTest, ::testing::Values("runs", "groups"));
 
 }  // namespace test
 }  // namespace dlcaffe

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
@@ -42,9 +43,18 @@ const Case kCases[] = {
     {"axis: 0 num_axes: 1", {2}, 60},
 };
 
+// Every test runs with both kernel shapes (channel_sums.hpp: work-items over
+// contiguous runs, or over values and work-groups), whatever this device
+// would pick.
+class BiasTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { setenv("DLCAFFE_CHANNEL_KERNELS", GetParam(), 1); }
+  void TearDown() override { unsetenv("DLCAFFE_CHANNEL_KERNELS"); }
+};
+
 }  // namespace
 
-TEST(Bias, ForwardWithBiasFromBottom) {
+TEST_P(BiasTest, ForwardWithBiasFromBottom) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.param);
     Blob x(TestContext(), kInput), b(TestContext(), c.bias_shape), y(TestContext());
@@ -58,7 +68,7 @@ TEST(Bias, ForwardWithBiasFromBottom) {
   }
 }
 
-TEST(Bias, LearnedBiasShapesAndFiller) {
+TEST_P(BiasTest, LearnedBiasShapesAndFiller) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.param);
     Blob x(TestContext(), kInput), y(TestContext());
@@ -78,7 +88,7 @@ TEST(Bias, LearnedBiasShapesAndFiller) {
   }
 }
 
-TEST(Bias, GradientMatchesNumeric) {
+TEST_P(BiasTest, GradientMatchesNumeric) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.param);
     Blob x(TestContext(), kInput), b(TestContext(), c.bias_shape), y(TestContext());
@@ -98,7 +108,7 @@ TEST(Bias, GradientMatchesNumeric) {
 
 // In place the input gradient is the top gradient itself; the learned bias
 // accumulates its gradient.
-TEST(Bias, InPlaceAndAccumulation) {
+TEST_P(BiasTest, InPlaceAndAccumulation) {
   Blob x(TestContext(), kInput);
   FillGaussian(&x, 0.f, 1.f, 6);
   const std::vector<float> x0 = x.ReadData();
@@ -122,7 +132,7 @@ TEST(Bias, InPlaceAndAccumulation) {
 }
 
 // bottom[1]'s gradient is written (as any bottom's), not accumulated.
-TEST(Bias, BottomBiasGradientIsOverwritten) {
+TEST_P(BiasTest, BottomBiasGradientIsOverwritten) {
   Blob x(TestContext(), {2, 3, 4}), b(TestContext(), {3}), y(TestContext());
   FillGaussian(&x, 0.f, 1.f, 7);
   FillGaussian(&b, 0.f, 1.f, 8);
@@ -145,7 +155,42 @@ TEST(Bias, BottomBiasGradientIsOverwritten) {
   }
 }
 
-TEST(Bias, ShapeErrors) {
+// Inputs of many values: rows of 1517 over several work-items of the CPU
+// shape, per channel and one scalar over the whole blob; the bias's gradient
+// against the reference sums.
+TEST_P(BiasTest, LargeInputs) {
+  const std::vector<int> shape{3, 5, 37, 41};
+  for (const char* param : {"axis: 1 num_axes: 1", "num_axes: 0"}) {
+    SCOPED_TRACE(param);
+    Blob x(TestContext(), shape), y(TestContext());
+    FillGaussian(&x, 0.f, 1.f, 9);
+    auto layer = MakeLayer(std::string("type: 'Bias' bias_param { ") + param +
+                           " filler { type: 'gaussian' } }");
+    layer->SetUp({&x}, {&y});
+    const std::vector<float> b = layer->blobs()[0]->ReadData();
+    const int dim = static_cast<int>(b.size()), inner = dim == 1 ? 1 : 37 * 41;
+    layer->Forward({&x}, {&y});
+    ExpectNear(y.ReadData(), Reference(x.ReadData(), b, inner));
+    // db = sum(dy) per bias value.
+    std::vector<float> dy(y.count());
+    for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.01f * float(i % 101) - 0.5f;
+    y.WriteDiff(dy);
+    layer->blobs()[0]->SetDiff(0.f);
+    layer->Backward({&y}, {true}, {&x});
+    std::vector<double> db(dim), magnitude(dim);
+    for (size_t i = 0; i < dy.size(); ++i) {
+      db[(i / inner) % dim] += dy[i];
+      magnitude[(i / inner) % dim] += std::fabs(dy[i]);
+    }
+    const std::vector<float> got_db = layer->blobs()[0]->ReadDiff();
+    for (int j = 0; j < dim; ++j) EXPECT_NEAR(got_db[j], db[j], 1e-5 * magnitude[j]);
+    GradientCheckOptions options;
+    options.max_checks_per_blob = 40;
+    CheckGradient(*layer, {&x}, {&y}, {}, options);
+  }
+}
+
+TEST_P(BiasTest, ShapeErrors) {
   Blob x(TestContext(), kInput), y(TestContext());
   Blob wrong(TestContext(), {4});
   EXPECT_THROW(MakeLayer("type: 'Bias'")->SetUp({&x, &wrong}, {&y}), Error);
@@ -153,6 +198,8 @@ TEST(Bias, ShapeErrors) {
   EXPECT_THROW(MakeLayer("type: 'Bias' bias_param { axis: 2 num_axes: 3 }")->SetUp({&x}, {&y}),
                Error);
 }
+
+INSTANTIATE_TEST_SUITE_P(KernelShapes, BiasTest, ::testing::Values("runs", "groups"));
 
 }  // namespace test
 }  // namespace dlcaffe

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
@@ -66,9 +68,18 @@ std::string LearnedProto(const LearnedCase& c, const std::string& extra = "") {
          " num_axes: " + std::to_string(c.num_axes) + " " + extra + " }";
 }
 
+// Every test runs with both kernel shapes (channel_sums.hpp: work-items over
+// contiguous runs, or over values and work-groups), whatever this device
+// would pick.
+class ScaleTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { setenv("DLCAFFE_CHANNEL_KERNELS", GetParam(), 1); }
+  void TearDown() override { unsetenv("DLCAFFE_CHANNEL_KERNELS"); }
+};
+
 }  // namespace
 
-TEST(Scale, ForwardWithScaleFromBottom) {
+TEST_P(ScaleTest, ForwardWithScaleFromBottom) {
   for (const BottomCase& c : kBottomCases) {
     SCOPED_TRACE(::testing::PrintToString(c.scale_shape));
     Blob x(TestContext(), kInput), s(TestContext(), c.scale_shape), y(TestContext());
@@ -85,7 +96,7 @@ TEST(Scale, ForwardWithScaleFromBottom) {
 }
 
 // A learned scale is shaped by axis/num_axes and defaults to 1 (identity).
-TEST(Scale, LearnedScaleShapesAndDefaultFiller) {
+TEST_P(ScaleTest, LearnedScaleShapesAndDefaultFiller) {
   for (const LearnedCase& c : kLearnedCases) {
     SCOPED_TRACE(LearnedProto(c));
     Blob x(TestContext(), kInput), y(TestContext());
@@ -107,7 +118,7 @@ TEST(Scale, LearnedScaleShapesAndDefaultFiller) {
 
 // bias_term adds Caffe's internal Bias layer: blobs [scale, bias], or [bias]
 // when the scale is bottom[1]; bias_filler fills it.
-TEST(Scale, BiasTerm) {
+TEST_P(ScaleTest, BiasTerm) {
   Blob x(TestContext(), kInput), y(TestContext());
   FillGaussian(&x, 0.f, 1.f, 5);
   auto layer = MakeLayer(
@@ -131,7 +142,7 @@ TEST(Scale, BiasTerm) {
   ExpectNear(y.ReadData(), Reference(x.ReadData(), s2.ReadData(), &bias, 5));
 }
 
-TEST(Scale, GradientWithScaleFromBottom) {
+TEST_P(ScaleTest, GradientWithScaleFromBottom) {
   for (const BottomCase& c : kBottomCases) {
     SCOPED_TRACE(::testing::PrintToString(c.scale_shape));
     Blob x(TestContext(), kInput), s(TestContext(), c.scale_shape), y(TestContext());
@@ -145,7 +156,7 @@ TEST(Scale, GradientWithScaleFromBottom) {
   }
 }
 
-TEST(Scale, GradientWithLearnedScaleAndBias) {
+TEST_P(ScaleTest, GradientWithLearnedScaleAndBias) {
   for (const LearnedCase& c : kLearnedCases) {
     for (bool bias : {false, true}) {
       const std::string proto = LearnedProto(
@@ -164,7 +175,7 @@ TEST(Scale, GradientWithLearnedScaleAndBias) {
 }
 
 // bottom[1] + bias_term: gradients for both bottoms and the bias blob.
-TEST(Scale, GradientWithScaleFromBottomAndBias) {
+TEST_P(ScaleTest, GradientWithScaleFromBottomAndBias) {
   Blob x(TestContext(), {3, 2, 5}), s(TestContext(), {2}), y(TestContext());
   FillGaussian(&x, 0.f, 1.f, 10);
   FillGaussian(&s, 0.f, 1.f, 11);
@@ -175,7 +186,7 @@ TEST(Scale, GradientWithScaleFromBottomAndBias) {
 
 // In place (the common BatchNorm -> Scale pattern): the same results as out
 // of place; parameter gradients accumulate, bottom[1]'s is overwritten.
-TEST(Scale, InPlaceAndAccumulation) {
+TEST_P(ScaleTest, InPlaceAndAccumulation) {
   const std::string proto =
       "type: 'Scale' scale_param { filler { type: 'gaussian' } bias_term: true "
       "bias_filler { type: 'gaussian' } }";
@@ -227,7 +238,69 @@ TEST(Scale, InPlaceAndAccumulation) {
   EXPECT_EQ(s.ReadDiff(), first);
 }
 
-TEST(Scale, ShapeErrors) {
+// Inputs of many values: rows of 1517 over several work-items of the CPU
+// shape, per channel (in place with a bias, as after BatchNorm) and one
+// scalar over the whole blob. Every value of the forward and backward passes
+// is compared with the reference.
+TEST_P(ScaleTest, LargeInputs) {
+  const std::vector<int> shape{3, 5, 37, 41};
+  for (const char* param : {"axis: 1 num_axes: 1", "num_axes: 0"}) {
+    for (bool in_place : {false, true}) {
+      const std::string proto = std::string("type: 'Scale' scale_param { ") + param +
+                                " filler { type: 'gaussian' } bias_term: true "
+                                "bias_filler { type: 'gaussian' } }";
+      SCOPED_TRACE(proto + (in_place ? " in place" : ""));
+      Blob x(TestContext(), shape), y(TestContext());
+      FillGaussian(&x, 0.f, 1.f, 14);
+      const std::vector<float> x0 = x.ReadData();
+      auto layer = MakeLayer(proto);
+      Blob* top = in_place ? &x : &y;
+      layer->SetUp({&x}, {top});
+      const std::vector<float> s = layer->blobs()[0]->ReadData();
+      const std::vector<float> b = layer->blobs()[1]->ReadData();
+      const int dim = static_cast<int>(s.size()), inner = dim == 1 ? 1 : 37 * 41;
+      // A fused ReLU clamps the values at 0.
+      layer->set_fuse_relu(true);
+      layer->Forward({&x}, {top});
+      std::vector<double> clamped = Reference(x0, s, &b, inner);
+      for (double& v : clamped) v = std::max(v, 0.0);
+      ExpectNear(top->ReadData(), clamped);
+      layer->set_fuse_relu(false);
+      x.WriteData(x0);
+      layer->Forward({&x}, {top});
+      ExpectNear(top->ReadData(), Reference(x0, s, &b, inner));
+
+      // dx = dy * s; ds = sum(dy * x), db = sum(dy) per scale value.
+      std::vector<float> dy(x.count());
+      for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.01f * float(i % 101) - 0.5f;
+      top->WriteDiff(dy);
+      layer->blobs()[0]->SetDiff(0.f);
+      layer->blobs()[1]->SetDiff(0.f);
+      layer->Backward({top}, {true}, {&x});
+      std::vector<double> dx(dy.size()), ds(dim), db(dim), magnitude(dim);
+      for (size_t i = 0; i < dy.size(); ++i) {
+        const int j = (i / inner) % dim;
+        dx[i] = double(dy[i]) * s[j];
+        ds[j] += double(dy[i]) * x0[i];
+        db[j] += dy[i];
+        magnitude[j] += std::fabs(double(dy[i]) * x0[i]) + std::fabs(dy[i]);
+      }
+      ExpectNear(x.ReadDiff(), dx);
+      const std::vector<float> got_ds = layer->blobs()[0]->ReadDiff();
+      const std::vector<float> got_db = layer->blobs()[1]->ReadDiff();
+      for (int j = 0; j < dim; ++j) {
+        EXPECT_NEAR(got_ds[j], ds[j], 1e-5 * magnitude[j]);
+        EXPECT_NEAR(got_db[j], db[j], 1e-5 * magnitude[j]);
+      }
+      if (in_place) continue;  // the gradient checker needs distinct blobs
+      GradientCheckOptions options;
+      options.max_checks_per_blob = 40;
+      CheckGradient(*layer, {&x}, {&y}, {}, options);
+    }
+  }
+}
+
+TEST_P(ScaleTest, ShapeErrors) {
   Blob x(TestContext(), kInput), y(TestContext());
   Blob wrong(TestContext(), {4});
   EXPECT_THROW(MakeLayer("type: 'Scale'")->SetUp({&x, &wrong}, {&y}), Error);
@@ -238,6 +311,8 @@ TEST(Scale, ShapeErrors) {
                Error);
   EXPECT_THROW(MakeLayer("type: 'Scale' scale_param { num_axes: -2 }")->SetUp({&x}, {&y}), Error);
 }
+
+INSTANTIATE_TEST_SUITE_P(KernelShapes, ScaleTest, ::testing::Values("runs", "groups"));
 
 }  // namespace test
 }  // namespace dlcaffe
