@@ -102,7 +102,8 @@ class BaseConvolutionLayer : public Layer {
   void ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns);
   // Column order -> column-side blob `blob` (=).
   void FromColumnOrder(cl_mem columns, int n0, int images, cl_mem blob);
-  // columns = W * col (+ bias, then ReLU if `relu`), per group.
+  // columns = W * col (+ bias, then ReLU if `relu`), per group; with a
+  // channel affine set (Layer::set_channel_affine), scale * W * col + shift.
   void WeightTimesCol(const MatrixView& col, int images, const MatrixView& columns,
                       bool bias, bool relu);
   // col = W^T * columns, per group.
@@ -117,6 +118,9 @@ class BaseConvolutionLayer : public Layer {
 
   // A scratch buffer of `floats` floats from the context's pool.
   BufferPtr Scratch(long long floats) const;
+  // The most floats one scratch buffer of a chunk may take (2^26;
+  // DLCAFFE_CONV_COLUMN_FLOATS overrides it).
+  static long long ColumnFloatLimit();
 
   int column_rows() const { return image_channels_ * kernel_area(); }
   int column_area() const { return Product(column_shape_); }
@@ -141,7 +145,6 @@ class BaseConvolutionLayer : public Layer {
   std::string options_;  // their -D options
 
  private:
-  static long long ColumnFloatLimit();
   static constexpr size_t kGroup = 64;    // work-group width of the layout kernels
   static constexpr int kMaxSpatialAxes = 10;  // as Caffe's GPU im2col_nd
 
