@@ -6,6 +6,11 @@
 # "python3 .gpu/torch_ref.py --batch 16 --tf32 0"), PyTorch runs in the same
 # command and the table gets the ratios and their geometric means.
 #
+# With TUNE=1, `dlcaffe tune` first measures each net's GEMM products (those
+# of its training net, which include the deploy net's) and stores the winners
+# for this device, which the timed runs then use (DLCAFFE_TUNING_CACHE
+# chooses where they are kept).
+#
 #   BATCH=16 ITERS=20 WARMUP=5 DLCAFFE=build/tools/dlcaffe bash bench/bench_nets.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,6 +29,9 @@ for net in $nets; do
     # The nets are written for batch 16: the first dim of each input shape.
     sed "s/dim: 16\b/dim: $batch/" "models/bench/${net}_${kind}.prototxt" > "$work/${net}_${kind}.prototxt"
   done
+  if [ "${TUNE:-0}" = 1 ]; then
+    "$dlcaffe" tune --model="$work/${net}_train.prototxt" 2>&1 | grep 'one call of each' >&2
+  fi
   fwd=$("$dlcaffe" bench --model="$work/${net}_deploy.prototxt" --mode=forward \
         --iterations="$iters" --warmup="$warmup" 2>/dev/null | awk '/^bench/ {print $4}')
   trn=$("$dlcaffe" bench --model="$work/${net}_train.prototxt" --mode=train \

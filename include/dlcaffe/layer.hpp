@@ -47,6 +47,7 @@ class Layer {
 
   // Learnable parameters (weights, biases), in Caffe's order and layout.
   std::vector<std::shared_ptr<Blob>>& blobs() { return blobs_; }
+  const std::vector<std::shared_ptr<Blob>>& blobs() const { return blobs_; }
 
   float loss(int top_index) const {
     return top_index < (int)loss_.size() ? loss_[top_index] : 0.f;
@@ -72,6 +73,17 @@ class Layer {
   virtual bool CanFuseRelu() const { return false; }
   void set_fuse_relu(bool value) { fuse_relu_ = value; }
 
+  // Folding of a per-channel affine (an inference BatchNorm and Scale after
+  // the layer): a layer that can write top[n][c] = scale[c] * t + shift[c]
+  // instead of its own t + bias[c] returns true (the shift includes its bias),
+  // and the Net sets the two blobs for the forward passes that skip those
+  // layers (null: the layer's own output). See core/channel_affine_fold.hpp.
+  virtual bool CanApplyChannelAffine() const { return false; }
+  void set_channel_affine(const Blob* scale, const Blob* shift) {
+    channel_scale_ = scale;
+    channel_shift_ = shift;
+  }
+
   bool param_propagate_down(int param_id) const {
     return param_id < (int)param_propagate_down_.size() &&
            param_propagate_down_[param_id];
@@ -80,6 +92,8 @@ class Layer {
 
  protected:
   bool fuse_relu_ = false;
+  const Blob* channel_scale_ = nullptr;
+  const Blob* channel_shift_ = nullptr;
   // "layer 'conv1' (Convolution): " — the prefix of every error a layer throws.
   std::string Where() const;
 

@@ -9,6 +9,7 @@
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
+#include "core/channel_affine_fold.hpp"
 
 namespace dlcaffe {
 
@@ -198,6 +199,7 @@ void Net::Init(const caffe::NetParameter& in_param) {
   for (size_t i = 0; i < blob_names_.size(); ++i) blob_names_index_[blob_names_[i]] = (int)i;
   ShareWeights();
   FindReluFusions();
+  FindChannelAffineFolds();
   LOG(INFO) << "Network '" << name_ << "' initialized: " << num_layers << " layers, "
             << blobs_.size() << " blobs, " << learnable_params_.size()
             << " learnable parameter blobs";
@@ -338,41 +340,92 @@ void Net::Reshape() {
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
 }
 
+namespace {
+
+bool FusionDisabled() {
+  const char* setting = std::getenv("DLCAFFE_FUSION");
+  return setting && std::string(setting) == "off";
+}
+
+}  // namespace
+
 // An in-place ReLU with negative_slope 0 right after a layer that can clamp
 // its one top: the pair's forward is one kernel. DLCAFFE_FUSION=off keeps
 // every layer separate (tests compare both).
 void Net::FindReluFusions() {
   relu_fusable_.assign(layers_.size(), false);
-  const char* setting = std::getenv("DLCAFFE_FUSION");
-  if (setting && std::string(setting) == "off") return;
-  for (size_t i = 0; i + 1 < layers_.size(); ++i) {
-    const Layer& next = *layers_[i + 1];
+  if (FusionDisabled()) return;
+  for (size_t i = 0; i + 1 < layers_.size(); ++i)
     relu_fusable_[i] = layers_[i]->CanFuseRelu() && top_vecs_[i].size() == 1 &&
-                       std::string(next.type()) == "ReLU" &&
-                       next.layer_param().relu_param().negative_slope() == 0.f &&
-                       bottom_vecs_[i + 1][0] == top_vecs_[i][0] &&
-                       top_vecs_[i + 1][0] == top_vecs_[i][0];
+                       IsInPlaceReluOn(static_cast<int>(i + 1), top_vecs_[i][0]);
+}
+
+bool Net::IsInPlaceReluOn(int layer_id, const Blob* blob) const {
+  const Layer& layer = *layers_[layer_id];
+  return std::string(layer.type()) == "ReLU" &&
+         layer.layer_param().relu_param().negative_slope() == 0.f &&
+         bottom_vecs_[layer_id][0] == blob && top_vecs_[layer_id][0] == blob;
+}
+
+// Convolution -> BatchNorm (stored statistics) [-> Scale], the two in place
+// on the convolution's top and never run backward: the convolution applies
+// their affine (and a following in-place ReLU) itself.
+void Net::FindChannelAffineFolds() {
+  folds_.assign(layers_.size(), ChannelAffineFold());
+  if (FusionDisabled()) return;
+  const int n = static_cast<int>(layers_.size());
+  const auto in_place_on = [&](int j, const Blob* blob) {
+    return bottom_vecs_[j].size() == 1 && top_vecs_[j].size() == 1 &&
+           bottom_vecs_[j][0] == blob && top_vecs_[j][0] == blob;
+  };
+  for (int i = 0; i + 1 < n; ++i) {
+    if (!layers_[i]->CanApplyChannelAffine() || top_vecs_[i].size() != 1) continue;
+    Blob* top = top_vecs_[i][0];
+    if (top->num_axes() < 2 || !in_place_on(i + 1, top) ||
+        !IsFoldableBatchNorm(*layers_[i + 1]) ||
+        layers_[i + 1]->blobs()[0]->count() != top->shape(1))
+      continue;
+    int absorbed = 1;
+    if (i + 2 < n && in_place_on(i + 2, top) && IsFoldableScale(*layers_[i + 2], *top))
+      absorbed = 2;
+    bool backward = false;
+    for (int j = i; j <= i + absorbed; ++j) backward = backward || layer_need_backward_[j];
+    if (backward) continue;
+    ChannelAffineFold& fold = folds_[i];
+    fold.absorbed = absorbed;
+    fold.relu = layers_[i]->CanFuseRelu() && i + absorbed + 1 < n &&
+                IsInPlaceReluOn(i + absorbed + 1, top);
+    fold.scale = std::make_shared<Blob>(*ctx_);
+    fold.shift = std::make_shared<Blob>(*ctx_);
   }
 }
 
 void Net::ForwardFromTo(int start, int end) {
   CHECK_GE(start, 0);
   CHECK_LT(end, (int)layers_.size());
-  bool clamped = false;  // the previous layer applied this ReLU
-  for (int i = start; i <= end; ++i) {
+  for (int i = start; i <= end;) {
     // As Caffe's Layer::Forward: shapes follow the bottoms every pass.
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
-    if (clamped) {
-      clamped = false;
-      if (debug_info_) ForwardDebugInfo(i);
-      continue;
+    // Debug output shows each layer's own top, as Caffe's does: no fusion.
+    const ChannelAffineFold& fold = folds_[i];
+    const int absorbed =
+        !debug_info_ && fold.absorbed && i + fold.absorbed <= end ? fold.absorbed : 0;
+    if (absorbed) {
+      ComputeChannelAffine(*ctx_, *layers_[i], *layers_[i + 1],
+                           absorbed > 1 ? layers_[i + 2].get() : nullptr,
+                           top_vecs_[i][0]->shape(1), fold.scale.get(), fold.shift.get());
+      layers_[i]->set_channel_affine(fold.scale.get(), fold.shift.get());
+    } else {
+      layers_[i]->set_channel_affine(nullptr, nullptr);
     }
-    // Debug output shows each layer's own top, as Caffe's does.
-    const bool fuse = relu_fusable_[i] && i < end && !debug_info_;
-    layers_[i]->set_fuse_relu(fuse);
+    const int last = i + absorbed;  // the last layer this forward stands for
+    const bool clamp = !debug_info_ && last < end && (absorbed ? fold.relu : relu_fusable_[i]);
+    layers_[i]->set_fuse_relu(clamp);
     layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
     if (debug_info_) ForwardDebugInfo(i);
-    clamped = fuse;
+    const int next = last + 1 + (clamp ? 1 : 0);
+    for (int j = i + 1; j < next; ++j) layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
+    i = next;
   }
 }
 

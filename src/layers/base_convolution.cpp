@@ -378,7 +378,11 @@ void BaseConvolutionLayer::WeightTimesCol(const MatrixView& col, int images,
     SetA(a, Weights(false).Rows(g * outputs_per_group()));
     SetB(a, col.Rows(g * rows_per_group()));
     SetC(a, columns.Rows(g * outputs_per_group()));
-    if (bias) {
+    if (channel_shift_) {  // a folded BatchNorm/Scale (its shift has our bias)
+      a.row_scale = channel_scale_->data();
+      a.row_scale_offset = a.bias_offset = size_t(g) * outputs_per_group();
+      a.bias = channel_shift_->data();
+    } else if (bias) {
       a.bias = blobs_[1]->data();
       a.bias_offset = size_t(g) * outputs_per_group();
     }

@@ -299,6 +299,127 @@ TEST(Net, ScaleFusesTheInPlaceReluAfterIt) {
                   "scale");
 }
 
+// Inference: a Convolution absorbs the BatchNorm (stored statistics) and
+// Scale in place after it, and the ReLU after those, as one per-channel
+// affine in its GEMM. Compared with the same net run layer by layer
+// (DLCAFFE_FUSION=off), over the whole net and over ranges that end inside
+// the chain, and again after the statistics change.
+const char* kConvBatchNormNet = R"(
+    layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 2 dim: 3 dim: 7 dim: 5 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'y'
+            convolution_param { num_output: 5 kernel_size: 3 pad: 1 BIAS
+                                weight_filler { type: 'gaussian' std: 0.5 }
+                                bias_filler { type: 'gaussian' std: 0.5 } } }
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'y' top: 'y' batch_norm_param { eps: 0.5 BN } }
+    SCALE
+    layer { name: 'relu' type: 'ReLU' bottom: 'y' top: 'y' }
+    layer { name: 'pool' type: 'Pooling' bottom: 'y' top: 'p'
+            pooling_param { pool: AVE kernel_size: 2 stride: 2 } })";
+
+std::string ConvBatchNormNet(const std::string& bias, const std::string& bn,
+                             const std::string& scale) {
+  std::string text = kConvBatchNormNet;
+  for (const auto& r : {std::make_pair(std::string("BIAS"), bias), std::make_pair(std::string("BN"), bn),
+                        std::make_pair(std::string("SCALE"), scale)})
+    text.replace(text.find(r.first), r.first.size(), r.second);
+  return text;
+}
+
+// Random statistics (factor 0.5 and eps 0.5, so that both matter) and Scale
+// parameters, the same in both nets.
+void RandomizeParameters(Net* folded, Net* separate, unsigned seed) {
+  for (const auto& name : {"conv", "bn", "scale"}) {
+    if (!folded->has_layer(name)) continue;
+    auto& blobs = folded->layer_by_name(name)->blobs();
+    for (size_t p = 0; p < blobs.size(); ++p) {
+      if (std::string(name) == "bn") {
+        if (p == 1) FillUniform(blobs[p].get(), 0.1f, 2.f, seed + p);
+        else if (p == 0) FillGaussian(blobs[p].get(), 0, 1, seed + p);
+        else blobs[p]->WriteData(std::vector<float>{0.5f});
+      } else {
+        FillGaussian(blobs[p].get(), 0, 1, seed + 10 * p);
+      }
+      separate->layer_by_name(name)->blobs()[p]->WriteData(blobs[p]->ReadData());
+    }
+  }
+}
+
+void ExpectSameBlob(Net& a, Net& b, const std::string& name) {
+  const std::vector<float> x = a.blob_by_name(name)->ReadData(), y = b.blob_by_name(name)->ReadData();
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_NEAR(x[i], y[i], 2e-5 * (1 + std::fabs(y[i]))) << name << " element " << i;
+}
+
+void CheckChannelAffineFold(const std::string& text, int absorbed, bool relu) {
+  Net folded(NetFromText(text, caffe::TEST), TestContext());
+  setenv("DLCAFFE_FUSION", "off", 1);
+  Net separate(NetFromText(text, caffe::TEST), TestContext());
+  unsetenv("DLCAFFE_FUSION");
+  ASSERT_EQ(folded.folds_after(1), absorbed);
+  ASSERT_EQ(separate.folds_after(1), 0);
+  for (Net* net : {&folded, &separate}) FillGaussian(net->blob_by_name("x").get(), 0, 1, 7);
+  const int last = static_cast<int>(folded.layers().size()) - 1;
+  for (unsigned round = 0; round < 2; ++round) {  // the statistics change in between
+    RandomizeParameters(&folded, &separate, 100 * round + 1);
+    folded.ForwardFromTo(0, last);
+    separate.ForwardFromTo(0, last);
+    ExpectSameBlob(folded, separate, "p");
+    ExpectSameBlob(folded, separate, "y");
+    if (relu) {
+      int negatives = 0;
+      for (float v : separate.blob_by_name("y")->ReadData()) negatives += v == 0.f;
+      EXPECT_GT(negatives, 5);  // the clamp had work to do
+    }
+  }
+  // Ranges ending inside the chain run the layers as written.
+  for (int end = 1; end <= 1 + absorbed; ++end) {
+    SCOPED_TRACE("forward to layer " + std::to_string(end));
+    folded.ForwardFromTo(0, end);
+    separate.ForwardFromTo(0, end);
+    ExpectSameBlob(folded, separate, "y");
+  }
+}
+
+TEST(Net, InferenceFoldsBatchNormScaleAndReluIntoTheConvolution) {
+  CheckChannelAffineFold(
+      ConvBatchNormNet("", "", R"(layer { name: 'scale' type: 'Scale' bottom: 'y' top: 'y'
+                                       scale_param { bias_term: true } })"),
+      2, true);
+}
+
+TEST(Net, InferenceFoldsIntoAWinogradConvolution) {
+  setenv("DLCAFFE_CONV_WINOGRAD", "on", 1);  // read at each Reshape
+  CheckChannelAffineFold(
+      ConvBatchNormNet("", "", R"(layer { name: 'scale' type: 'Scale' bottom: 'y' top: 'y'
+                                       scale_param { bias_term: true } })"),
+      2, true);
+  unsetenv("DLCAFFE_CONV_WINOGRAD");
+}
+
+TEST(Net, InferenceFoldsABatchNormWithoutScaleIntoAConvolutionWithoutBias) {
+  CheckChannelAffineFold(ConvBatchNormNet("bias_term: false", "", ""), 1, true);
+}
+
+TEST(Net, InferenceFoldsAScaleWithoutBias) {
+  CheckChannelAffineFold(
+      ConvBatchNormNet("", "", R"(layer { name: 'scale' type: 'Scale' bottom: 'y' top: 'y' })"), 2,
+      true);
+}
+
+TEST(Net, NoFoldWhereTheBatchNormUsesBatchStatisticsOrBackwardRuns) {
+  const std::string scale = R"(layer { name: 'scale' type: 'Scale' bottom: 'y' top: 'y' })";
+  Net batch_stats(NetFromText(ConvBatchNormNet("", "use_global_stats: false", scale),
+                              caffe::TEST),
+                  TestContext());
+  EXPECT_EQ(batch_stats.folds_after(1), 0);
+  Net training(NetFromText(ConvBatchNormNet("", "", scale), caffe::TRAIN), TestContext());
+  EXPECT_EQ(training.folds_after(1), 0);
+  Net backward(NetFromText("force_backward: true " + ConvBatchNormNet("", "", scale), caffe::TEST),
+               TestContext());
+  EXPECT_EQ(backward.folds_after(1), 0);
+}
+
 TEST(Net, SharedParametersShareDataAndAccumulateDiffs) {
   Net net(NetFromText(R"(
     layer { name: 'in' type: 'Input' top: 'a' top: 'b' top: 't'

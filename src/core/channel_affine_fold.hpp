@@ -1,0 +1,30 @@
+// Inference BatchNorm (global statistics) and the Scale after it, folded into
+// the convolution before them: the pair is one per-channel affine
+// y = scale[c] * x + shift[c], which the convolution applies in its GEMM's
+// epilogue with its own bias folded into the shift. The Net decides where
+// (Net::FindChannelAffineFolds); this file knows the layers' parameters and
+// computes the affine on the device before each folded forward (so it
+// follows weights that change, e.g. a test net sharing a training net's).
+// Internal to the library.
+#pragma once
+#include "dlcaffe/blob.hpp"
+#include "dlcaffe/layer.hpp"
+
+namespace dlcaffe {
+
+// A BatchNorm that normalises with its stored statistics (use_global_stats,
+// the TEST phase's default).
+bool IsFoldableBatchNorm(const Layer& layer);
+// A Scale whose factors (and optional bias) are its own parameters, one per
+// channel of a 4-d blob (axis 1, num_axes 1, one bottom).
+bool IsFoldableScale(const Layer& layer, const Blob& top);
+
+// scale[c] = gamma[c] / sqrt(var[c] + eps) and
+// shift[c] = scale[c] * (bias[c] - mean[c]) + beta[c], from the producer's
+// bias (0 without one), the BatchNorm's statistics and the Scale's gamma and
+// beta (1 and 0 when `scale_layer` is null or has no bias). Reshapes the two
+// blobs to the channel count.
+void ComputeChannelAffine(Context& ctx, const Layer& producer, const Layer& batch_norm,
+                          const Layer* scale_layer, int channels, Blob* scale, Blob* shift);
+
+}  // namespace dlcaffe
