@@ -2,8 +2,10 @@
 // for chosen shapes on one device.
 //
 //   gemm_bench [--device=SPEC] [--config=auto|cpu|dot|gpu] [--iterations=N]
-//              [--shapes="M,N,K[,ta,tb];..."]
+//              [--shapes="M,N,K[,ta,tb];..."] [--mr= --nr= --wg_m= --wg_n= --tk=
+//              --k_slices= --pack_a= --pack_b=]   (overrides of the configuration)
 //
+// `auto` is what Gemm() runs: a winner stored by `dlcaffe tune`, else the rule.
 // Each shape is timed over --iterations back-to-back calls with one finish at
 // the end (as layers run), after one warm-up call that builds the kernels; the
 // fastest of --repeats such rounds is printed, as GFLOP/s of wall time and as
