@@ -84,6 +84,14 @@ class Layer {
     channel_shift_ = shift;
   }
 
+  // Absorbing the Scale in place after the layer (a learned factor and
+  // optional bias per channel) in training: a layer that can write
+  // gamma * t + beta itself and accumulate that Scale's parameter gradients
+  // in its backward returns true; the Net hands it the Scale for the passes
+  // that run both and then skips the Scale's forward and backward.
+  virtual bool CanAbsorbScale() const { return false; }
+  void set_absorbed_scale(const Layer* scale) { absorbed_scale_ = scale; }
+
   bool param_propagate_down(int param_id) const {
     return param_id < (int)param_propagate_down_.size() &&
            param_propagate_down_[param_id];
@@ -94,6 +102,7 @@ class Layer {
   bool fuse_relu_ = false;
   const Blob* channel_scale_ = nullptr;
   const Blob* channel_shift_ = nullptr;
+  const Layer* absorbed_scale_ = nullptr;
   // "layer 'conv1' (Convolution): " — the prefix of every error a layer throws.
   std::string Where() const;
 

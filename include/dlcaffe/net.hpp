@@ -44,11 +44,13 @@ class Net {
   // Whether layer `layer_id` applies the in-place ReLU after it in forward
   // passes that run both (the ReLU's forward is then skipped).
   bool fuses_relu_after(int layer_id) const { return relu_fusable_.at(layer_id); }
-  // How many layers after `layer_id` (an inference BatchNorm, and a Scale)
-  // it absorbs as a per-channel affine in forward passes that run them all
-  // (Layer::CanApplyChannelAffine; their forwards are then skipped). Only in
-  // nets that never run those layers' backward.
-  int folds_after(int layer_id) const { return folds_.at(layer_id).absorbed; }
+  // How many layers after `layer_id` its forward stands for in passes that
+  // run them all (their forward, and backward, are then skipped): in nets
+  // that never run their backward, a Convolution absorbs an inference
+  // BatchNorm and Scale after it as a per-channel affine
+  // (Layer::CanApplyChannelAffine); in training, a BatchNorm absorbs the
+  // Scale after it (Layer::CanAbsorbScale). DLCAFFE_FUSION=off: none.
+  int absorbs_after(int layer_id) const { return absorptions_.at(layer_id).absorbed; }
   bool debug_info() const { return debug_info_; }
   // The "[Update]" line for parameter `param_id` (after a solver's update).
   void UpdateDebugInfo(int param_id) const;
@@ -119,7 +121,7 @@ class Net {
   void AppendParam(const caffe::LayerParameter& layer_param, int layer_id, int param_id);
   void ForwardDebugInfo(int layer_id) const;
   void FindReluFusions();
-  void FindChannelAffineFolds();
+  void FindAbsorptions();
   // Layer `layer_id` is a ReLU (slope 0) in place on `blob`.
   bool IsInPlaceReluOn(int layer_id, const Blob* blob) const;
   void BackwardDebugInfo(int layer_id) const;
@@ -134,15 +136,19 @@ class Net {
   // relu_fusable_[i]: layer i clamps its top itself when layer i + 1 (an
   // in-place ReLU on it) runs in the same pass (Layer::CanFuseRelu).
   std::vector<bool> relu_fusable_;
-  // folds_[i]: the layers layer i absorbs (core/channel_affine_fold.hpp),
-  // whether it then also applies the in-place ReLU after them, and the
-  // affine it applies, recomputed before each such forward.
-  struct ChannelAffineFold {
+  // absorptions_[i]: how many layers after layer i it absorbs, whether it
+  // then also applies the in-place ReLU after them, and for a channel affine
+  // (core/channel_affine_fold.hpp) the affine, recomputed before each such
+  // forward. absorbed_[j]: layer j's forward was skipped by the last forward
+  // pass over it (so is its backward).
+  struct Absorption {
     int absorbed = 0;
     bool relu = false;
+    bool channel_affine = false;  // else a Scale absorbed by a BatchNorm
     std::shared_ptr<Blob> scale, shift;
   };
-  std::vector<ChannelAffineFold> folds_;
+  std::vector<Absorption> absorptions_;
+  std::vector<bool> absorbed_;
   std::vector<std::shared_ptr<Blob>> blobs_;
   std::vector<std::string> blob_names_;
   std::map<std::string, int> blob_names_index_;

@@ -57,26 +57,39 @@ __kernel void batch_norm_global_stats(const int channels, const float eps,
   const int begin = (int)get_global_id(0) * (chunk);            \
   const int end = min((count), begin + (chunk));
 
-// y and x_norm (the copy backward reads) = (x - mean) / stdev; y may alias x.
+// x_norm (the copy backward reads) = (x - mean) / stdev, and y = x_norm, or
+// with an absorbed Scale (gamma non-null) y = gamma * x_norm (+ beta when
+// non-null); then clamped at 0 when relu (a fused ReLU). y may alias x.
+inline float bn_output(const float v, const int c, __global const float* gamma,
+                       __global const float* beta, const int relu) {
+  float y = v;
+  if (gamma) y = fma(gamma[c], v, beta ? beta[c] : 0.f);
+  return relu ? fmax(y, 0.f) : y;
+}
+
 __kernel void batch_norm_normalize(const int count, const int chunk, const int channels,
                                    const int spatial, __global const float* x,
                                    __global const float* mean, __global const float* stdev,
-                                   __global float* y, __global float* x_norm) {
+                                   __global float* y, __global float* x_norm,
+                                   __global const float* gamma, __global const float* beta,
+                                   const int relu) {
 #if CPU_SHAPE
   BN_CHUNK(count, chunk)
   for (int i = begin; i < end;) {  // one row (image, channel) at a time
     const int row = i / spatial, row_end = min(end, (row + 1) * spatial);
     const int c = row % channels;
     const float mu = mean[c], sd = stdev[c];
+    const float g = gamma ? gamma[c] : 1.f, b = gamma && beta ? beta[c] : 0.f;
+    const float floor = relu ? 0.f : -INFINITY;
     for (; i + 16 <= row_end; i += 16) {
       const float16 v = (vload16(0, x + i) - mu) / sd;
-      vstore16(v, 0, y + i);
       vstore16(v, 0, x_norm + i);
+      vstore16(fmax(fma((float16)g, v, (float16)b), (float16)floor), 0, y + i);
     }
     for (; i < row_end; ++i) {
       const float v = (x[i] - mu) / sd;
-      y[i] = v;
       x_norm[i] = v;
+      y[i] = fmax(fma(g, v, b), floor);
     }
   }
 #else
@@ -84,37 +97,52 @@ __kernel void batch_norm_normalize(const int count, const int chunk, const int c
   if (i >= count) return;
   const int c = (i / spatial) % channels;
   const float v = (x[i] - mean[c]) / stdev[c];
-  y[i] = v;
   x_norm[i] = v;
+  y[i] = bn_output(v, c, gamma, beta, relu);
 #endif
 }
 
-// Batch statistics: dx = (dy - mean(dy) - mean(dy * y) * y) / stdev, the
+// Batch statistics: dx = g * (dy - mean(dy) - mean(dy * y) * y) / stdev, the
 // means from the per-channel sums of dy and dy * y (channel_sums.cl, kind
-// products) over m values. dx may alias dy.
+// products) over m values; g = gamma[c] with an absorbed Scale (its factor:
+// dy is then the Scale's top diff), else 1. dx may alias dy.
 __kernel void batch_norm_backward_from_sums(const int count, const int chunk,
                                             const int channels, const int spatial,
                                             const int m, __global const float* x_norm,
                                             __global const float* dy,
                                             __global const float* sums,
-                                            __global const float* stdev, __global float* dx) {
+                                            __global const float* stdev,
+                                            __global const float* gamma, __global float* dx) {
 #if CPU_SHAPE
   BN_CHUNK(count, chunk)
   for (int i = begin; i < end;) {
     const int row = i / spatial, row_end = min(end, (row + 1) * spatial);
     const int c = row % channels;
-    const float mean_dy = sums[c] / m, mean_dy_y = sums[channels + c] / m, sd = stdev[c];
+    const float mean_dy = sums[c] / m, mean_dy_y = sums[channels + c] / m;
+    const float k = (gamma ? gamma[c] : 1.f) / stdev[c];
     for (; i + 16 <= row_end; i += 16)
-      vstore16((vload16(0, dy + i) - mean_dy - mean_dy_y * vload16(0, x_norm + i)) / sd, 0,
+      vstore16((vload16(0, dy + i) - mean_dy - mean_dy_y * vload16(0, x_norm + i)) * k, 0,
                dx + i);
-    for (; i < row_end; ++i) dx[i] = (dy[i] - mean_dy - mean_dy_y * x_norm[i]) / sd;
+    for (; i < row_end; ++i) dx[i] = (dy[i] - mean_dy - mean_dy_y * x_norm[i]) * k;
   }
 #else
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int c = (i / spatial) % channels;
-  dx[i] = (dy[i] - sums[c] / m - sums[channels + c] / m * x_norm[i]) / stdev[c];
+  dx[i] = (dy[i] - sums[c] / m - sums[channels + c] / m * x_norm[i]) *
+          ((gamma ? gamma[c] : 1.f) / stdev[c]);
 #endif
+}
+
+// An absorbed Scale's parameter gradients from the same sums: its factor's
+// += sum(dy * x_norm), its bias's += sum(dy) (each skipped when null).
+__kernel void batch_norm_scale_gradients(const int channels, __global const float* sums,
+                                         __global float* gamma_diff,
+                                         __global float* beta_diff) {
+  const int c = GLOBAL_INDEX;
+  if (c >= channels) return;
+  if (gamma_diff) gamma_diff[c] += sums[channels + c];
+  if (beta_diff) beta_diff[c] += sums[c];
 }
 
 // Global statistics are constants: dx = dy / stdev.

@@ -2,7 +2,7 @@
 // the convolution before them: the pair is one per-channel affine
 // y = scale[c] * x + shift[c], which the convolution applies in its GEMM's
 // epilogue with its own bias folded into the shift. The Net decides where
-// (Net::FindChannelAffineFolds); this file knows the layers' parameters and
+// (Net::FindAbsorptions); this file knows the layers' parameters and
 // computes the affine on the device before each folded forward (so it
 // follows weights that change, e.g. a test net sharing a training net's).
 // Internal to the library.

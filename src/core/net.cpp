@@ -199,7 +199,7 @@ void Net::Init(const caffe::NetParameter& in_param) {
   for (size_t i = 0; i < blob_names_.size(); ++i) blob_names_index_[blob_names_[i]] = (int)i;
   ShareWeights();
   FindReluFusions();
-  FindChannelAffineFolds();
+  FindAbsorptions();
   LOG(INFO) << "Network '" << name_ << "' initialized: " << num_layers << " layers, "
             << blobs_.size() << " blobs, " << learnable_params_.size()
             << " learnable parameter blobs";
@@ -367,11 +367,16 @@ bool Net::IsInPlaceReluOn(int layer_id, const Blob* blob) const {
          bottom_vecs_[layer_id][0] == blob && top_vecs_[layer_id][0] == blob;
 }
 
-// Convolution -> BatchNorm (stored statistics) [-> Scale], the two in place
-// on the convolution's top and never run backward: the convolution applies
-// their affine (and a following in-place ReLU) itself.
-void Net::FindChannelAffineFolds() {
-  folds_.assign(layers_.size(), ChannelAffineFold());
+// Layers that another's forward stands for (see absorbs_after):
+//   Convolution -> BatchNorm (stored statistics) [-> Scale], the two in place
+//   on the convolution's top and never run backward: the convolution applies
+//   their affine;
+//   BatchNorm (batch statistics) -> Scale in place on its top, the Scale
+//   taking gradients only where the BatchNorm runs backward too;
+// each then also applies an in-place ReLU right after the chain.
+void Net::FindAbsorptions() {
+  absorptions_.assign(layers_.size(), Absorption());
+  absorbed_.assign(layers_.size(), false);
   if (FusionDisabled()) return;
   const int n = static_cast<int>(layers_.size());
   const auto in_place_on = [&](int j, const Blob* blob) {
@@ -379,24 +384,31 @@ void Net::FindChannelAffineFolds() {
            bottom_vecs_[j][0] == blob && top_vecs_[j][0] == blob;
   };
   for (int i = 0; i + 1 < n; ++i) {
-    if (!layers_[i]->CanApplyChannelAffine() || top_vecs_[i].size() != 1) continue;
+    if (top_vecs_[i].size() != 1 || top_vecs_[i][0]->num_axes() < 2) continue;
     Blob* top = top_vecs_[i][0];
-    if (top->num_axes() < 2 || !in_place_on(i + 1, top) ||
-        !IsFoldableBatchNorm(*layers_[i + 1]) ||
-        layers_[i + 1]->blobs()[0]->count() != top->shape(1))
-      continue;
-    int absorbed = 1;
-    if (i + 2 < n && in_place_on(i + 2, top) && IsFoldableScale(*layers_[i + 2], *top))
-      absorbed = 2;
-    bool backward = false;
-    for (int j = i; j <= i + absorbed; ++j) backward = backward || layer_need_backward_[j];
-    if (backward) continue;
-    ChannelAffineFold& fold = folds_[i];
-    fold.absorbed = absorbed;
-    fold.relu = layers_[i]->CanFuseRelu() && i + absorbed + 1 < n &&
-                IsInPlaceReluOn(i + absorbed + 1, top);
-    fold.scale = std::make_shared<Blob>(*ctx_);
-    fold.shift = std::make_shared<Blob>(*ctx_);
+    Absorption a;
+    if (layers_[i]->CanApplyChannelAffine() && in_place_on(i + 1, top) &&
+        IsFoldableBatchNorm(*layers_[i + 1]) &&
+        layers_[i + 1]->blobs()[0]->count() == top->shape(1)) {
+      a.absorbed = 1;
+      if (i + 2 < n && in_place_on(i + 2, top) && IsFoldableScale(*layers_[i + 2], *top))
+        a.absorbed = 2;
+      for (int j = i; j <= i + a.absorbed; ++j)
+        if (layer_need_backward_[j]) a.absorbed = 0;
+      a.channel_affine = true;
+    } else if (layers_[i]->CanAbsorbScale() && in_place_on(i + 1, top) &&
+               IsFoldableScale(*layers_[i + 1], *top) &&
+               (layer_need_backward_[i] || !layer_need_backward_[i + 1])) {
+      a.absorbed = 1;
+    }
+    if (!a.absorbed) continue;
+    a.relu = layers_[i]->CanFuseRelu() && i + a.absorbed + 1 < n &&
+             IsInPlaceReluOn(i + a.absorbed + 1, top);
+    if (a.channel_affine) {
+      a.scale = std::make_shared<Blob>(*ctx_);
+      a.shift = std::make_shared<Blob>(*ctx_);
+    }
+    absorptions_[i] = a;
   }
 }
 
@@ -407,24 +419,27 @@ void Net::ForwardFromTo(int start, int end) {
     // As Caffe's Layer::Forward: shapes follow the bottoms every pass.
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
     // Debug output shows each layer's own top, as Caffe's does: no fusion.
-    const ChannelAffineFold& fold = folds_[i];
-    const int absorbed =
-        !debug_info_ && fold.absorbed && i + fold.absorbed <= end ? fold.absorbed : 0;
-    if (absorbed) {
+    const Absorption& a = absorptions_[i];
+    const int absorbed = !debug_info_ && a.absorbed && i + a.absorbed <= end ? a.absorbed : 0;
+    if (absorbed && a.channel_affine)
       ComputeChannelAffine(*ctx_, *layers_[i], *layers_[i + 1],
                            absorbed > 1 ? layers_[i + 2].get() : nullptr,
-                           top_vecs_[i][0]->shape(1), fold.scale.get(), fold.shift.get());
-      layers_[i]->set_channel_affine(fold.scale.get(), fold.shift.get());
-    } else {
-      layers_[i]->set_channel_affine(nullptr, nullptr);
-    }
+                           top_vecs_[i][0]->shape(1), a.scale.get(), a.shift.get());
+    layers_[i]->set_channel_affine(absorbed && a.channel_affine ? a.scale.get() : nullptr,
+                                   absorbed && a.channel_affine ? a.shift.get() : nullptr);
+    layers_[i]->set_absorbed_scale(absorbed && !a.channel_affine ? layers_[i + 1].get()
+                                                                 : nullptr);
     const int last = i + absorbed;  // the last layer this forward stands for
-    const bool clamp = !debug_info_ && last < end && (absorbed ? fold.relu : relu_fusable_[i]);
+    const bool clamp = !debug_info_ && last < end && (absorbed ? a.relu : relu_fusable_[i]);
     layers_[i]->set_fuse_relu(clamp);
     layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
     if (debug_info_) ForwardDebugInfo(i);
+    absorbed_[i] = false;
     const int next = last + 1 + (clamp ? 1 : 0);
-    for (int j = i + 1; j < next; ++j) layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
+    for (int j = i + 1; j < next; ++j) {
+      layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
+      absorbed_[j] = j <= last;  // a clamped ReLU still runs its backward
+    }
     i = next;
   }
 }
@@ -450,7 +465,7 @@ void Net::BackwardFromTo(int start, int end) {
   CHECK_GE(end, 0);
   CHECK_LT(start, (int)layers_.size());
   for (int i = start; i >= end; --i) {
-    if (!layer_need_backward_[i]) continue;
+    if (!layer_need_backward_[i] || absorbed_[i]) continue;
     layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     if (debug_info_) BackwardDebugInfo(i);
   }

@@ -7,7 +7,10 @@
 // the sums with moving_average_fraction and the unbiased-variance correction
 // m/(m-1). Everything stays on the device (the kernels read the factor).
 // As in Caffe, the blobs get lr_mult 0 when the net gives no param spec.
-// Works in place.
+// Works in place. With batch statistics it can absorb the Scale in place
+// after it (Layer::CanAbsorbScale; the Net decides): it then writes
+// gamma * x_norm + beta and computes that Scale's parameter gradients from
+// the sums its own backward needs anyway, and may clamp at 0 (a fused ReLU).
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/channel_sums.hpp"
 
@@ -19,6 +22,8 @@ class BatchNormLayer : public Layer {
   const char* type() const override { return "BatchNorm"; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
+  bool CanFuseRelu() const override { return true; }
+  bool CanAbsorbScale() const override { return !use_global_stats_; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::BatchNormParameter& p = param_.batch_norm_param();
@@ -81,14 +86,16 @@ class BatchNormLayer : public Layer {
     }
     LaunchElementwise(*ctx_, runs, ctx_->Kernel("batch_norm.cl", shape, "batch_norm_normalize"),
                       count, channels_, spatial_, bottom[0]->data(), mean_.data(),
-                      stdev_.data(), top[0]->data(), x_norm_.data());
+                      stdev_.data(), top[0]->data(), x_norm_.data(), ScaleParam(0, false),
+                      ScaleParam(1, false), fuse_relu_ ? 1 : 0);
   }
 
-  // The statistics get no gradient; only the input does.
+  // The statistics get no gradient; only the input does (and an absorbed
+  // Scale's parameters).
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     const int count = bottom[0]->count();
-    if (!propagate_down[0] || count == 0) return;
+    if ((!propagate_down[0] && !absorbed_scale_) || count == 0) return;
     const bool runs = UseChannelRuns(*ctx_);
     const char* shape = ChannelShapeOption(runs);
     if (use_global_stats_) {
@@ -100,15 +107,31 @@ class BatchNormLayer : public Layer {
       ChannelSums(*ctx_, ChannelSumKind::kProducts, num_, channels_, spatial_,
                   top[0]->diff(), x_norm_.data(), {sums_.data(), 0, false},
                   {sums_.data(), channels_, false});
-      LaunchElementwise(*ctx_, runs,
-                        ctx_->Kernel("batch_norm.cl", shape, "batch_norm_backward_from_sums"),
-                        count, channels_, spatial_, num_ * spatial_, x_norm_.data(),
-                        top[0]->diff(), sums_.data(), stdev_.data(), bottom[0]->diff());
+      if (absorbed_scale_)
+        ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", shape, "batch_norm_scale_gradients"),
+                       channels_, channels_, sums_.data(), ScaleParam(0, true),
+                       ScaleParam(1, true));
+      if (propagate_down[0])
+        LaunchElementwise(*ctx_, runs,
+                          ctx_->Kernel("batch_norm.cl", shape, "batch_norm_backward_from_sums"),
+                          count, channels_, spatial_, num_ * spatial_, x_norm_.data(),
+                          top[0]->diff(), sums_.data(), stdev_.data(), ScaleParam(0, false),
+                          bottom[0]->diff());
     }
   }
 
  private:
   static int ChannelsOf(const Blob& b) { return b.num_axes() == 1 ? 1 : b.shape(1); }
+
+  // The absorbed Scale's factor (0) or bias (1), data or diff; null without
+  // an absorbed Scale, without that blob, or (diff) when it takes no gradient.
+  cl_mem ScaleParam(int index, bool diff) const {
+    if (!absorbed_scale_ || index >= static_cast<int>(absorbed_scale_->blobs().size()))
+      return nullptr;
+    if (diff && !absorbed_scale_->param_propagate_down(index)) return nullptr;
+    const Blob& blob = *absorbed_scale_->blobs()[index];
+    return diff ? blob.diff() : blob.data();
+  }
 
   float fraction_ = 0.999f, eps_ = 1e-5f;
   bool use_global_stats_ = false;

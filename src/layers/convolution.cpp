@@ -71,7 +71,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
                                    : bias_term_ ? blobs_[1]->data() : nullptr;
       cl_mem scale = channel_scale_ ? channel_scale_->data() : nullptr;
       for (size_t i = 0; i < bottom.size(); ++i)
-        WinogradConvolution(*ctx_, WinogradForwardShape(), filters->mem(), bottom[i]->data(),
+        WinogradConvolution(*ctx_, WinogradShapeOf(false), filters->mem(), bottom[i]->data(),
                             scale, bias, fuse_relu_, top[i]->data(), ColumnFloatLimit());
       return;
     }
@@ -107,7 +107,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
         if (!rotated_filters)
           rotated_filters = WinogradFilters(*ctx_, channels_, num_output_, true,
                                             blobs_[0]->data());
-        WinogradConvolution(*ctx_, WinogradDataGradientShape(), rotated_filters->mem(),
+        WinogradConvolution(*ctx_, WinogradShapeOf(true), rotated_filters->mem(),
                             top[i]->diff(), nullptr, nullptr, false, bottom[i]->diff(),
                             ColumnFloatLimit());
       }
@@ -174,27 +174,18 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     return channels_ >= 16 && num_output_ >= 16;
   }
 
-  WinogradShape WinogradForwardShape() const {
+  // Forward: the bottom (channels_) into the top (num_output_) with our pad.
+  // The data gradient: the top diff back into the bottom's shape, pad 2 - pad.
+  WinogradShape WinogradShapeOf(bool data_gradient) const {
     WinogradShape s;
     s.images = num_;
-    s.in_channels = channels_;
-    s.out_channels = num_output_;
-    s.height = input_shape_[0];
-    s.width = input_shape_[1];
-    s.pad_h = pad_[0];
-    s.pad_w = pad_[1];
-    return s;
-  }
-  // The data gradient: from the top diff back to the bottom's shape.
-  WinogradShape WinogradDataGradientShape() const {
-    WinogradShape s;
-    s.images = num_;
-    s.in_channels = num_output_;
-    s.out_channels = channels_;
-    s.height = output_shape_[0];
-    s.width = output_shape_[1];
-    s.pad_h = 2 - pad_[0];
-    s.pad_w = 2 - pad_[1];
+    s.in_channels = data_gradient ? num_output_ : channels_;
+    s.out_channels = data_gradient ? channels_ : num_output_;
+    const std::vector<int>& in = data_gradient ? output_shape_ : input_shape_;
+    s.height = in[0];
+    s.width = in[1];
+    s.pad_h = data_gradient ? 2 - pad_[0] : pad_[0];
+    s.pad_w = data_gradient ? 2 - pad_[1] : pad_[1];
     return s;
   }
 

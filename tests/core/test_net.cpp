@@ -356,8 +356,8 @@ void CheckChannelAffineFold(const std::string& text, int absorbed, bool relu) {
   setenv("DLCAFFE_FUSION", "off", 1);
   Net separate(NetFromText(text, caffe::TEST), TestContext());
   unsetenv("DLCAFFE_FUSION");
-  ASSERT_EQ(folded.folds_after(1), absorbed);
-  ASSERT_EQ(separate.folds_after(1), 0);
+  ASSERT_EQ(folded.absorbs_after(1), absorbed);
+  ASSERT_EQ(separate.absorbs_after(1), 0);
   for (Net* net : {&folded, &separate}) FillGaussian(net->blob_by_name("x").get(), 0, 1, 7);
   const int last = static_cast<int>(folded.layers().size()) - 1;
   for (unsigned round = 0; round < 2; ++round) {  // the statistics change in between
@@ -412,12 +412,99 @@ TEST(Net, NoFoldWhereTheBatchNormUsesBatchStatisticsOrBackwardRuns) {
   Net batch_stats(NetFromText(ConvBatchNormNet("", "use_global_stats: false", scale),
                               caffe::TEST),
                   TestContext());
-  EXPECT_EQ(batch_stats.folds_after(1), 0);
+  EXPECT_EQ(batch_stats.absorbs_after(1), 0);
   Net training(NetFromText(ConvBatchNormNet("", "", scale), caffe::TRAIN), TestContext());
-  EXPECT_EQ(training.folds_after(1), 0);
+  EXPECT_EQ(training.absorbs_after(1), 0);
   Net backward(NetFromText("force_backward: true " + ConvBatchNormNet("", "", scale), caffe::TEST),
                TestContext());
-  EXPECT_EQ(backward.folds_after(1), 0);
+  EXPECT_EQ(backward.absorbs_after(1), 0);
+}
+
+// Training: a BatchNorm (batch statistics) absorbs the Scale in place after
+// it (and clamps for the ReLU after that): same loss, tops, gradients of the
+// input, the convolution and the Scale, and running statistics as the layers
+// run one by one (DLCAFFE_FUSION=off).
+void CheckScaleAbsorption(const std::string& text, bool relu) {
+  Net fused(NetFromText(text), TestContext());
+  setenv("DLCAFFE_FUSION", "off", 1);
+  Net separate(NetFromText(text), TestContext());
+  unsetenv("DLCAFFE_FUSION");
+  ASSERT_EQ(fused.absorbs_after(2), 1);
+  ASSERT_EQ(separate.absorbs_after(2), 0);
+  for (const char* name : {"conv", "scale"}) {
+    auto& blobs = fused.layer_by_name(name)->blobs();
+    for (size_t p = 0; p < blobs.size(); ++p) {
+      FillGaussian(blobs[p].get(), 0.5f, 1, 31 + p);
+      separate.layer_by_name(name)->blobs()[p]->WriteData(blobs[p]->ReadData());
+    }
+  }
+  for (Net* net : {&fused, &separate}) {
+    FillGaussian(net->blob_by_name("x").get(), 0, 1, 7);
+    FillGaussian(net->blob_by_name("t").get(), 0, 1, 8);
+  }
+  for (int pass = 0; pass < 2; ++pass) {  // the running statistics accumulate
+    for (Net* net : {&fused, &separate}) net->ClearParamDiffs();
+    const float loss = fused.ForwardBackward();
+    EXPECT_NEAR(separate.ForwardBackward(), loss, 1e-5 * std::max(1.f, loss));
+    ExpectSameBlob(fused, separate, "z");
+    if (relu) {
+      int zeros = 0;
+      for (float v : fused.blob_by_name("z")->ReadData()) zeros += v == 0.f;
+      EXPECT_GT(zeros, 5);  // the clamp had work to do
+    }
+    const std::vector<float> dx = fused.blob_by_name("x")->ReadDiff(),
+                             dx_ref = separate.blob_by_name("x")->ReadDiff();
+    for (size_t i = 0; i < dx.size(); ++i)
+      ASSERT_NEAR(dx[i], dx_ref[i], 1e-4 * (1 + std::fabs(dx_ref[i]))) << "x diff " << i;
+    for (const char* name : {"conv", "scale", "bn"}) {
+      const auto& a = fused.layer_by_name(name)->blobs();
+      const auto& b = separate.layer_by_name(name)->blobs();
+      for (size_t p = 0; p < a.size(); ++p) {
+        const std::vector<float> da = a[p]->ReadDiff(), db = b[p]->ReadDiff(),
+                                 va = a[p]->ReadData(), vb = b[p]->ReadData();
+        for (size_t i = 0; i < da.size(); ++i) {
+          ASSERT_NEAR(da[i], db[i], 1e-4 * (1 + std::fabs(db[i])))
+              << name << " param " << p << " diff " << i;
+          ASSERT_NEAR(va[i], vb[i], 1e-5 * (1 + std::fabs(vb[i])))
+              << name << " param " << p << " data " << i;
+        }
+      }
+    }
+  }
+}
+
+std::string TrainingBatchNormNet(const std::string& bn_top, const std::string& scale_param,
+                                 const std::string& relu) {
+  return R"(
+    layer { name: 'in' type: 'Input' top: 'x' top: 't'
+            input_param { shape { dim: 3 dim: 2 dim: 5 dim: 7 } shape { dim: 3 dim: 5 dim: 5 dim: 7 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'y'
+            convolution_param { num_output: 5 kernel_size: 3 pad: 1 } }
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'y' top: ')" + bn_top + R"(' }
+    layer { name: 'scale' type: 'Scale' bottom: ')" + bn_top + R"(' top: ')" + bn_top + R"(' )" +
+         scale_param + R"( }
+    )" + relu + R"(
+    layer { name: 'out' type: 'Power' bottom: ')" + bn_top + R"(' top: 'z' }
+    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'z' bottom: 't' top: 'l' })";
+}
+
+TEST(Net, TrainingBatchNormAbsorbsTheScaleAndRelu) {
+  CheckScaleAbsorption(
+      TrainingBatchNormNet("y", "scale_param { bias_term: true }",
+                           "layer { name: 'relu' type: 'ReLU' bottom: 'y' top: 'y' }"),
+      true);
+}
+
+TEST(Net, TrainingBatchNormAbsorbsAScaleWithoutBiasOrRelu) {
+  CheckScaleAbsorption(TrainingBatchNormNet("y", "", ""), false);
+}
+
+TEST(Net, TrainingBatchNormOutOfPlaceAbsorbsAFrozenScale) {
+  CheckScaleAbsorption(
+      TrainingBatchNormNet("n", "param { lr_mult: 0 } param { lr_mult: 1 } "
+                                "scale_param { bias_term: true }",
+                           "layer { name: 'relu' type: 'ReLU' bottom: 'n' top: 'n' }"),
+      true);
 }
 
 TEST(Net, SharedParametersShareDataAndAccumulateDiffs) {
