@@ -173,63 +173,35 @@ inline float input_diff_at(__global const float* dyp, const float* wk, const int
   return sum;
 }
 
-// Input diffs iw .. iw + 15 (all inside [IW_LO, IW_HI)). Stride 2: the even
-// and the odd columns each read a contiguous run of dy per tap, interleaved
-// at the end.
-inline float16 input_diffs16(__global const float* dyp, const float* wk, const int ih,
-                             const int iw) {
-#if SW == 1
-  float16 acc = (float16)0.f;
-#else
-  float8 even = (float8)0.f, odd = (float8)0.f;
-#endif
-  for (int kh = 0; kh < KH; ++kh) {
-    const int oh = covering_row(ih, kh);
-    if (oh < 0) continue;
-    __global const float* dyr = dyp + oh * WO;
-    for (int kw = 0; kw < KW; ++kw) {
-      const int tw = iw + PW - kw * DW;  // >= 0
-#if SW == 1
-      acc = fma((float16)wk[kh * KW + kw], vload16(0, dyr + tw), acc);
-#else
-      if (tw % 2 == 0) even = fma((float8)wk[kh * KW + kw], vload8(0, dyr + tw / 2), even);
-      else odd = fma((float8)wk[kh * KW + kw], vload8(0, dyr + (tw + 1) / 2), odd);
-#endif
-    }
+// Input diffs iw .. iw + N - 1 (all inside [IW_LO, IW_HI)), N = 16 or 8
+// (input_diffs16, input_diffs8: one body at two widths). Stride 2: the even
+// and the odd columns each read a contiguous run of dy per tap (HALF wide),
+// interleaved by MIX at the end. SW is a compile-time constant, so only one
+// branch of each `SW == 1` test is compiled in.
+#define DEFINE_INPUT_DIFFS(N, HALF, MIX)                                                    \
+  inline float##N input_diffs##N(__global const float* dyp, const float* wk, const int ih, \
+                                 const int iw) {                                           \
+    float##N acc = (float##N)0.f;                                                          \
+    float##HALF even = (float##HALF)0.f, odd = (float##HALF)0.f;                           \
+    for (int kh = 0; kh < KH; ++kh) {                                                      \
+      const int oh = covering_row(ih, kh);                                                 \
+      if (oh < 0) continue;                                                                \
+      __global const float* dyr = dyp + oh * WO;                                           \
+      for (int kw = 0; kw < KW; ++kw) {                                                    \
+        const int tw = iw + PW - kw * DW; /* >= 0 */                                       \
+        const float t = wk[kh * KW + kw];                                                  \
+        if (SW == 1)                                                                       \
+          acc = fma((float##N)t, vload##N(0, dyr + tw), acc);                              \
+        else if (tw % 2 == 0)                                                              \
+          even = fma((float##HALF)t, vload##HALF(0, dyr + tw / 2), even);                  \
+        else                                                                               \
+          odd = fma((float##HALF)t, vload##HALF(0, dyr + (tw + 1) / 2), odd);              \
+      }                                                                                    \
+    }                                                                                      \
+    return SW == 1 ? acc : shuffle2(even, odd, (uint##N)MIX);                              \
   }
-#if SW == 1
-  return acc;
-#else
-  return shuffle2(even, odd, (uint16)(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
-#endif
-}
-inline float8 input_diffs8(__global const float* dyp, const float* wk, const int ih,
-                           const int iw) {
-#if SW == 1
-  float8 acc = (float8)0.f;
-#else
-  float4 even = (float4)0.f, odd = (float4)0.f;
-#endif
-  for (int kh = 0; kh < KH; ++kh) {
-    const int oh = covering_row(ih, kh);
-    if (oh < 0) continue;
-    __global const float* dyr = dyp + oh * WO;
-    for (int kw = 0; kw < KW; ++kw) {
-      const int tw = iw + PW - kw * DW;
-#if SW == 1
-      acc = fma((float8)wk[kh * KW + kw], vload8(0, dyr + tw), acc);
-#else
-      if (tw % 2 == 0) even = fma((float4)wk[kh * KW + kw], vload4(0, dyr + tw / 2), even);
-      else odd = fma((float4)wk[kh * KW + kw], vload4(0, dyr + (tw + 1) / 2), odd);
-#endif
-    }
-  }
-#if SW == 1
-  return acc;
-#else
-  return shuffle2(even, odd, (uint8)(0, 4, 1, 5, 2, 6, 3, 7));
-#endif
-}
+DEFINE_INPUT_DIFFS(16, 8, (0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15))
+DEFINE_INPUT_DIFFS(8, 4, (0, 4, 1, 5, 2, 6, 3, 7))
 #endif  // SW <= 2
 
 // The work-item owns input plane (n, c). Strides 1 and 2 across: a gather

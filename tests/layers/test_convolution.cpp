@@ -283,6 +283,13 @@ TEST_P(ConvolutionTest, DepthwiseStridesAndWideRows) {
   s2.bias = false;
   CheckForward(s2);
   CheckConvGradient(s2);
+  // Backward-data columns at stride 2: input columns 1..26 are 16 + 8 + 2.
+  ConvCase s2in = Case(1, 2, 4, 27, 2, 3);
+  s2in.group = 2;
+  s2in.pad_h = s2in.pad_w = 1;
+  s2in.stride_h = s2in.stride_w = 2;
+  CheckForward(s2in);
+  CheckConvGradient(s2in);
   ConvCase s3 = Case(1, 2, 4, 80, 2, 3);  // 27 outputs, interior 1..25
   s3.group = 2;
   s3.pad_w = 2;
