@@ -1,20 +1,23 @@
 // SGEMM kernel family: C = alpha * op(A) * op(B) + beta * C, row-major, with
-// arbitrary leading dimensions and offsets (counted in floats). beta == 0
-// never reads C (it may hold NaN).
+// arbitrary leading dimensions and offsets (counted in floats), optionally a
+// batch of such products (GPU shape: grid z) and an epilogue (below). beta ==
+// 0 never reads C (it may hold NaN).
 //
 // gemm_tiled is compiled only when the tile shape is defined (-DMR=...);
-// ChooseGemmConfig (src/core/gemm_config.hpp) picks the defines per device
-// and shape:
+// ChooseGemmConfig (src/core/gemm_config.hpp: a tuned winner, else the rule)
+// picks the defines per device and shape:
 //   MR, NR      register block: each work-item computes an MR x NR block of C
 //   VW          vector width (1, 2, 4, 8, 16) along N, NR % VW == 0 (along K
 //               in the DOT_FORM)
 //   TRANS_A, TRANS_B   op() of each operand, fixed at compile time
 //   USE_LOCAL   1: GPU shape. A work-group of WG_N x WG_M work-items computes
 //               a (WG_M*MR) x (WG_N*NR) tile of C, staging TK-deep slices of
-//               op(A) and op(B) in __local memory through guarded loads (zeros
-//               outside the matrices). Work-item (tx, ty) owns rows
-//               ty + i*WG_M and vectors tx + j*WG_N, so neighbouring
-//               work-items touch neighbouring addresses.
+//               op(A) and op(B) in __local memory (double-buffered) through
+//               guarded loads (zeros outside the matrices). Work-item (tx, ty)
+//               owns rows ty*MR .. ty*MR + MR - 1 and vectors tx + j*WG_N, so
+//               neighbouring work-items touch neighbouring addresses.
+//   GROUP_A, GROUP_B, GROUP_C  (GPU shape) which operands are image-grouped
+//               (see grouped() below); 0 by default.
 //               0: CPU shape (notes/pocl-performance.md). One work-item owns a
 //               whole MR x NR tile in explicit vector accumulators and runs
 //               the whole k loop: no __local memory, no barriers, fma().
