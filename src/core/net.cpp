@@ -371,8 +371,10 @@ bool Net::IsInPlaceReluOn(int layer_id, const Blob* blob) const {
 //   Convolution -> BatchNorm (stored statistics) [-> Scale], the two in place
 //   on the convolution's top and never run backward: the convolution applies
 //   their affine;
-//   BatchNorm (batch statistics) -> Scale in place on its top, the Scale
-//   taking gradients only where the BatchNorm runs backward too;
+//   BatchNorm (batch statistics) -> Scale, both in place, the Scale taking
+//   gradients only where the BatchNorm runs backward too (in place, every
+//   blob's data and diff end as in the unfused net; out of place, the
+//   BatchNorm's top diff would keep the Scale's input gradient);
 // each then also applies an in-place ReLU right after the chain.
 void Net::FindAbsorptions() {
   absorptions_.assign(layers_.size(), Absorption());
@@ -396,8 +398,8 @@ void Net::FindAbsorptions() {
       for (int j = i; j <= i + a.absorbed; ++j)
         if (layer_need_backward_[j]) a.absorbed = 0;
       a.channel_affine = true;
-    } else if (layers_[i]->CanAbsorbScale() && in_place_on(i + 1, top) &&
-               IsFoldableScale(*layers_[i + 1], *top) &&
+    } else if (layers_[i]->CanAbsorbScale() && in_place_on(i, top) &&
+               in_place_on(i + 1, top) && IsFoldableScale(*layers_[i + 1], *top) &&
                (layer_need_backward_[i] || !layer_need_backward_[i + 1])) {
       a.absorbed = 1;
     }

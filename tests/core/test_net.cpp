@@ -424,12 +424,12 @@ TEST(Net, NoFoldWhereTheBatchNormUsesBatchStatisticsOrBackwardRuns) {
 // it (and clamps for the ReLU after that): same loss, tops, gradients of the
 // input, the convolution and the Scale, and running statistics as the layers
 // run one by one (DLCAFFE_FUSION=off).
-void CheckScaleAbsorption(const std::string& text, bool relu) {
+void CheckScaleAbsorption(const std::string& text, bool relu, int absorbed = 1) {
   Net fused(NetFromText(text), TestContext());
   setenv("DLCAFFE_FUSION", "off", 1);
   Net separate(NetFromText(text), TestContext());
   unsetenv("DLCAFFE_FUSION");
-  ASSERT_EQ(fused.absorbs_after(2), 1);
+  ASSERT_EQ(fused.absorbs_after(2), absorbed);
   ASSERT_EQ(separate.absorbs_after(2), 0);
   for (const char* name : {"conv", "scale"}) {
     auto& blobs = fused.layer_by_name(name)->blobs();
@@ -452,10 +452,13 @@ void CheckScaleAbsorption(const std::string& text, bool relu) {
       for (float v : fused.blob_by_name("z")->ReadData()) zeros += v == 0.f;
       EXPECT_GT(zeros, 5);  // the clamp had work to do
     }
-    const std::vector<float> dx = fused.blob_by_name("x")->ReadDiff(),
-                             dx_ref = separate.blob_by_name("x")->ReadDiff();
-    for (size_t i = 0; i < dx.size(); ++i)
-      ASSERT_NEAR(dx[i], dx_ref[i], 1e-4 * (1 + std::fabs(dx_ref[i]))) << "x diff " << i;
+    // Every blob's diff, the chain's included, ends as in the unfused net.
+    for (const std::string& blob : fused.blob_names()) {
+      const std::vector<float> d = fused.blob_by_name(blob)->ReadDiff(),
+                               d_ref = separate.blob_by_name(blob)->ReadDiff();
+      for (size_t i = 0; i < d.size(); ++i)
+        ASSERT_NEAR(d[i], d_ref[i], 1e-4 * (1 + std::fabs(d_ref[i]))) << blob << " diff " << i;
+    }
     for (const char* name : {"conv", "scale", "bn"}) {
       const auto& a = fused.layer_by_name(name)->blobs();
       const auto& b = separate.layer_by_name(name)->blobs();
@@ -499,12 +502,21 @@ TEST(Net, TrainingBatchNormAbsorbsAScaleWithoutBiasOrRelu) {
   CheckScaleAbsorption(TrainingBatchNormNet("y", "", ""), false);
 }
 
-TEST(Net, TrainingBatchNormOutOfPlaceAbsorbsAFrozenScale) {
+TEST(Net, TrainingBatchNormAbsorbsAFrozenScale) {
   CheckScaleAbsorption(
-      TrainingBatchNormNet("n", "param { lr_mult: 0 } param { lr_mult: 1 } "
+      TrainingBatchNormNet("y", "param { lr_mult: 0 } param { lr_mult: 1 } "
                                 "scale_param { bias_term: true }",
-                           "layer { name: 'relu' type: 'ReLU' bottom: 'n' top: 'n' }"),
+                           "layer { name: 'relu' type: 'ReLU' bottom: 'y' top: 'y' }"),
       true);
+}
+
+// Out of place, the BatchNorm's top would keep the Scale's input gradient as
+// its diff in the unfused net: no absorption there.
+TEST(Net, TrainingBatchNormOutOfPlaceKeepsItsScale) {
+  CheckScaleAbsorption(
+      TrainingBatchNormNet("n", "scale_param { bias_term: true }",
+                           "layer { name: 'relu' type: 'ReLU' bottom: 'n' top: 'n' }"),
+      true, 0);
 }
 
 TEST(Net, SharedParametersShareDataAndAccumulateDiffs) {
