@@ -100,6 +100,16 @@ std::vector<GemmConfig> GpuTuningVariants() {
 
 namespace {
 
+// The leading dimensions of a GemmArgs: as given, or those of packed
+// (unpadded) operands where it leaves them at -1.
+struct LeadingDims {
+  int a, b, c;
+  explicit LeadingDims(const GemmArgs& g)
+      : a(g.lda >= 0 ? g.lda : (g.trans_a == Transpose::kYes ? g.M : g.K)),
+        b(g.ldb >= 0 ? g.ldb : (g.trans_b == Transpose::kYes ? g.K : g.N)),
+        c(g.ldc >= 0 ? g.ldc : g.N) {}
+};
+
 // Register-tile heights the CPU shape picks from (each is one program build).
 const int kRegisterRows[] = {8, 10};
 
@@ -147,7 +157,7 @@ GemmConfig RuleGemmConfig(const DeviceInfo& device, const GemmArgs& args) {
   // a B panel read in place walks K rows of ldb floats each; packing pays
   // where the copy is small next to the product (measured: 2048^3 75 -> 93
   // GFLOP per CPU-second; at 50 x 4096 x 500 packing loses 15%).
-  const int ldb = args.ldb >= 0 ? args.ldb : (tb ? args.K : args.N);
+  const int ldb = LeadingDims(args).b;
   c.pack_a = !ta && args.K >= 1024 && args.N >= 256;
   c.pack_b = !tb && args.M >= 1024 && args.K >= 1024 && ldb >= 2048;
   return c;
@@ -244,9 +254,8 @@ int KSlices(const DeviceInfo& device, const GemmConfig& c, int M, int N, int K, 
 GemmExtents OperandExtents(const GemmArgs& g) {
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
   const int M = g.M, N = g.N, K = g.K;
-  const int lda = g.lda >= 0 ? g.lda : (ta ? M : K);
-  const int ldb = g.ldb >= 0 ? g.ldb : (tb ? K : N);
-  const int ldc = g.ldc >= 0 ? g.ldc : N;
+  const LeadingDims ld(g);
+  const int lda = ld.a, ldb = ld.b, ldc = ld.c;
   const auto end = [](size_t offset, int rows, size_t row_extent, int ld) {
     return rows == 0 || row_extent == 0 ? 0 : offset + size_t(rows - 1) * ld + row_extent;
   };
@@ -289,9 +298,8 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     }
     return;
   }
-  const int lda = g.lda >= 0 ? g.lda : (ta ? M : K);
-  const int ldb = g.ldb >= 0 ? g.ldb : (tb ? K : N);
-  const int ldc = g.ldc >= 0 ? g.ldc : N;
+  const LeadingDims ld(g);
+  const int lda = ld.a, ldb = ld.b, ldc = ld.c;
   DLC_REQUIRE(lda >= (ta ? M : (g.a_group ? std::min(K, g.a_group) : K)) &&
                   ldb >= (tb ? (g.b_group ? std::min(K, g.b_group) : K)
                              : (g.b_group ? std::min(N, g.b_group) : N)) &&
