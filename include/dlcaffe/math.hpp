@@ -13,6 +13,20 @@ enum class Transpose { kNo, kYes };
 
 // C = alpha * op(A) * op(B) + beta * C, row-major, op(A) is M x K, op(B) is
 // K x N, C is M x N. lda/ldb/ldc default to the packed row stride.
+// The column matrix of 2-D convolution windows over a batch of NCHW images
+// (im2col's output, never stored): row (c, ki, kj) and column (image, oh, ow)
+// hold image[image][c][oh * stride_h - pad_h + ki * dilation_h]
+// [ow * stride_w - pad_w + kj * dilation_w], 0 in the padding; images are
+// `image_floats` apart.
+struct ConvolutionWindow {
+  int height = 0, width = 0;  // of the input image
+  int kernel_h = 0, kernel_w = 0, pad_h = 0, pad_w = 0;
+  int stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int out_h = 0, out_w = 0;
+  int image_floats = 0;
+  bool active() const { return kernel_h > 0; }
+};
+
 struct GemmArgs {
   Transpose trans_a = Transpose::kNo;
   Transpose trans_b = Transpose::kNo;
@@ -49,6 +63,12 @@ struct GemmArgs {
   // its offset + i * its batch stride (floats); the bias is shared.
   int batch = 1;
   size_t a_batch_stride = 0, b_batch_stride = 0, c_batch_stride = 0;
+  // Implicit im2col: when active, B is not a matrix in memory but the window
+  // matrix of the images at B + b_offset (ldb, b_group and b_image unused);
+  // op(B) = windows (trans_b no: K rows x N columns) or its transpose (N
+  // rows x K columns). Convolution's forward and weight gradient read their
+  // input this way on GPU-shaped devices, with no column buffer.
+  ConvolutionWindow b_window;
 };
 void Gemm(Context& ctx, const GemmArgs& args);
 

@@ -18,6 +18,8 @@
 //               neighbouring work-items touch neighbouring addresses.
 //   GROUP_A, GROUP_B, GROUP_C  (GPU shape) which operands are image-grouped
 //               (see grouped() below); 0 by default.
+//   WIN_KH, WIN_KW, WIN_H, ...  (GPU shape) B is implicit: convolution
+//               windows over images (window_at() below), not a stored matrix.
 //               0: CPU shape (notes/pocl-performance.md). One work-item owns a
 //               whole MR x NR tile in explicit vector accumulators and runs
 //               the whole k loop: no __local memory, no barriers, fma().
@@ -171,7 +173,28 @@ inline int grouped(const int q, const int g, const int s) {
 #else
 #define A_AT(m, k) A[(m) * lda + A_K(k)]
 #endif
+#ifdef WIN_KH
+// Implicit im2col (GemmArgs::b_window): B is the column matrix of
+// convolution windows over NCHW images, read from the images themselves.
+// Every size is a compile-time constant, so the divisions are cheap; the
+// images are b_image floats apart.
+inline float window_at(__global const float* B, const int row, const int pos,
+                       const int image) {
+  const int c = row / (WIN_KH * WIN_KW), r = row - c * (WIN_KH * WIN_KW);
+  const int ki = r / WIN_KW, kj = r - ki * WIN_KW;
+  const int img = pos / (WIN_OH * WIN_OW), p = pos - img * (WIN_OH * WIN_OW);
+  const int oh = p / WIN_OW, ow = p - oh * WIN_OW;
+  const int ih = oh * WIN_SH - WIN_PH + ki * WIN_DH, iw = ow * WIN_SW - WIN_PW + kj * WIN_DW;
+  return ((uint)ih < (uint)WIN_H && (uint)iw < (uint)WIN_W)
+             ? B[img * image + (c * WIN_H + ih) * WIN_W + iw]
+             : 0.f;
+}
 #if TRANS_B
+#define B_AT(k, n) window_at(B, n, k, b_image)
+#else
+#define B_AT(k, n) window_at(B, k, n, b_image)
+#endif
+#elif TRANS_B
 #define B_AT(k, n) B[(n) * ldb + B_Q(k)]
 #else
 #define B_AT(k, n) B[(k) * ldb + B_Q(n)]

@@ -187,9 +187,11 @@ std::vector<GemmConfig> GemmConfigFamily() {
 namespace {
 
 // The kernel's -D options; `grouped` flags which of A, B, C (bits 1, 2, 4)
-// the GPU shape reads or writes image-grouped.
+// the GPU shape reads or writes image-grouped; an active `window` makes B
+// implicit.
 std::string Defines(const DeviceInfo& device, const GemmConfig& c, bool trans_a,
-                    bool trans_b, int grouped = 0) {
+                    bool trans_b, int grouped = 0,
+                    const ConvolutionWindow& window = ConvolutionWindow()) {
   std::ostringstream s;
   s << "-DMR=" << c.mr << " -DNR=" << c.nr << " -DVW=" << c.vw
     << " -DUSE_LOCAL=" << (c.use_local ? 1 : 0) << " -DTRANS_A=" << (trans_a ? 1 : 0)
@@ -198,6 +200,13 @@ std::string Defines(const DeviceInfo& device, const GemmConfig& c, bool trans_a,
   if (grouped & 1) s << " -DGROUP_A=1";
   if (grouped & 2) s << " -DGROUP_B=1";
   if (grouped & 4) s << " -DGROUP_C=1";
+  if (window.active())
+    s << " -DWIN_H=" << window.height << " -DWIN_W=" << window.width
+      << " -DWIN_KH=" << window.kernel_h << " -DWIN_KW=" << window.kernel_w
+      << " -DWIN_PH=" << window.pad_h << " -DWIN_PW=" << window.pad_w
+      << " -DWIN_SH=" << window.stride_h << " -DWIN_SW=" << window.stride_w
+      << " -DWIN_DH=" << window.dilation_h << " -DWIN_DW=" << window.dilation_w
+      << " -DWIN_OH=" << window.out_h << " -DWIN_OW=" << window.out_w;
   // The GPU shape on a CPU (tests): unrolling cost 3 s per PoCL build.
   if (c.use_local && PrefersCpuShapedKernels(device)) s << " -DUNROLL_HINTS=0";
   if (c.dot_form) s << " -DDOT_FORM=1";
@@ -267,8 +276,19 @@ GemmExtents OperandExtents(const GemmArgs& g) {
   GemmExtents e;
   e.a = ta ? end(a_last, K, size_t(M), lda)
            : end(a_last, M, AxisExtent(K, g.a_group, g.a_image), lda);
-  e.b = tb ? end(b_last, N, AxisExtent(K, g.b_group, g.b_image), ldb)
-           : end(b_last, K, AxisExtent(N, g.b_group, g.b_image), ldb);
+  if (g.b_window.active()) {
+    // Whole images: as many as the positions reach, channels as the rows do.
+    const ConvolutionWindow& w = g.b_window;
+    const int rows = tb ? N : K, positions = tb ? K : N;
+    const size_t images = CeilDiv(positions, w.out_h * w.out_w),
+                 channels = CeilDiv(rows, w.kernel_h * w.kernel_w);
+    e.b = rows == 0 || positions == 0
+              ? 0
+              : b_last + (images - 1) * w.image_floats + channels * w.height * w.width;
+  } else {
+    e.b = tb ? end(b_last, N, AxisExtent(K, g.b_group, g.b_image), ldb)
+             : end(b_last, K, AxisExtent(N, g.b_group, g.b_image), ldb);
+  }
   e.c = end(c_last, M, AxisExtent(N, g.c_group, g.c_image), ldc);
   return e;
 }
@@ -279,11 +299,17 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   DLC_REQUIRE(M >= 0 && N >= 0 && K >= 0 && g.batch >= 0,
               "Gemm: negative size M=" << M << " N=" << N << " K=" << K
                                        << " batch=" << g.batch);
+  const bool window = g.b_window.active();
   const bool grouped = g.a_group || g.b_group || g.c_group;
   DLC_REQUIRE(g.a_group >= 0 && g.b_group >= 0 && g.c_group >= 0 && !(ta && g.a_group),
               "Gemm: image grouping needs positive groups and an untransposed A");
-  // Only the GPU shape reads grouped operands; it is correct on any device.
-  const GemmConfig c = grouped && !chosen.use_local ? GpuShapedGemmConfig() : chosen;
+  DLC_REQUIRE(!window || (g.b_group == 0 && g.b_window.out_h > 0 && g.b_window.out_w > 0 &&
+                          g.b_window.kernel_w > 0),
+              "Gemm: an implicit B (convolution windows) is not grouped and has a shape");
+  // Only the GPU shape reads grouped or implicit operands; it is correct on
+  // any device.
+  const GemmConfig c =
+      (grouped || window) && !chosen.use_local ? GpuShapedGemmConfig() : chosen;
   if (g.batch == 0) return;
   if (g.batch > 1 && !(c.use_local && K > 0 && g.alpha != 0.f)) {
     // Only the GPU shape runs a batch in one launch; the others (and C = beta
@@ -301,8 +327,8 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   const LeadingDims ld(g);
   const int lda = ld.a, ldb = ld.b, ldc = ld.c;
   DLC_REQUIRE(lda >= (ta ? M : (g.a_group ? std::min(K, g.a_group) : K)) &&
-                  ldb >= (tb ? (g.b_group ? std::min(K, g.b_group) : K)
-                             : (g.b_group ? std::min(N, g.b_group) : N)) &&
+                  (window || ldb >= (tb ? (g.b_group ? std::min(K, g.b_group) : K)
+                                        : (g.b_group ? std::min(N, g.b_group) : N))) &&
                   ldc >= (g.c_group ? std::min(N, g.c_group) : N),
               "Gemm: leading dimension too small (M=" << M << " N=" << N << " K=" << K
                                                         << " lda=" << lda << " ldb=" << ldb
@@ -340,13 +366,15 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     // Split-K writes its slices plainly; the reduction groups C.
     const int grouped_operands = (g.a_group ? 1 : 0) | (g.b_group ? 2 : 0) |
                                  (g.c_group && used_slices == 1 ? 4 : 0);
-    cl_kernel kernel = ctx.Kernel("gemm.cl", Defines(ctx.info(), c, ta, tb, grouped_operands),
-                                  "gemm_tiled");
+    cl_kernel kernel = ctx.Kernel(
+        "gemm.cl", Defines(ctx.info(), c, ta, tb, grouped_operands, g.b_window), "gemm_tiled");
+    // An implicit B's images are b_image floats apart.
+    const int b_image = window ? g.b_window.image_floats : g.b_image;
     const int a_batch = static_cast<int>(g.a_batch_stride),
               b_batch = static_cast<int>(g.b_batch_stride);
     if (used_slices == 1) {
       ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
-                 g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, g.b_image,
+                 g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, b_image,
                  g.c_group, g.c_image, 1, K, 0, a_batch, b_batch,
                  static_cast<int>(g.c_batch_stride), bias, bias_off, row_scale, row_scale_off,
                  epilogue);
@@ -359,7 +387,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
                 "Gemm: split-K scratch past 2^31 floats");
     BufferPtr partial = ctx.Allocate(sizeof(float) * slice_floats * used_slices * g.batch);
     ctx.Launch(kernel, global, local, M, N, K, 1.f, g.A, a_off, lda, g.B, b_off, ldb, 0.f,
-               partial->mem(), 0, N, g.a_group, g.a_image, g.b_group, g.b_image, 0, 0,
+               partial->mem(), 0, N, g.a_group, g.a_image, g.b_group, b_image, 0, 0,
                used_slices, k_per_slice, M * N, a_batch, b_batch, used_slices * M * N, bias,
                bias_off, row_scale, row_scale_off, 0);
     ctx.Launch(ctx.Kernel("gemm.cl", "", "gemm_reduce_slices"),

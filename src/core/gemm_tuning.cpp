@@ -37,7 +37,8 @@ GemmShapeKey ShapeKeyOf(const GemmArgs& args) {
   key.K = args.K;
   key.trans_a = args.trans_a == Transpose::kYes;
   key.trans_b = args.trans_b == Transpose::kYes;
-  key.grouped = (args.a_group ? 1 : 0) | (args.b_group ? 2 : 0) | (args.c_group ? 4 : 0);
+  key.grouped = (args.a_group ? 1 : 0) | (args.b_group ? 2 : 0) | (args.c_group ? 4 : 0) |
+                (args.b_window.active() ? 8 : 0);
   key.batch = args.batch;
   return key;
 }
@@ -160,10 +161,11 @@ BufferPtr RandomBuffer(Context& ctx, size_t floats, std::mt19937& rng) {
 // device's shape (GPU-shaped or CPU-shaped) that compute these transposes.
 std::vector<GemmConfig> Candidates(const DeviceInfo& device, const GemmArgs& args) {
   const bool gpu = !PrefersCpuShapedKernels(device);
-  const bool grouped = args.a_group || args.b_group || args.c_group;
+  const bool grouped =
+      args.a_group || args.b_group || args.c_group || args.b_window.active();
   std::vector<GemmConfig> candidates;
   for (const GemmConfig& c : GemmConfigFamily()) {
-    // Grouped operands run the GPU shape on every device.
+    // Grouped and implicit operands run the GPU shape on every device.
     if (c.use_local != (gpu || grouped)) continue;
     if (c.Supports(args.trans_a, args.trans_b)) candidates.push_back(c);
   }

@@ -15,7 +15,8 @@
 namespace dlcaffe {
 
 // What a tuned winner is keyed by: the product's sizes, transposes, which
-// operands are image-grouped (bits 1, 2, 4 for A, B, C) and batch count.
+// operands are image-grouped (bits 1, 2, 4 for A, B, C; 8: B is implicit
+// convolution windows) and batch count.
 struct GemmShapeKey {
   int M = 0, N = 0, K = 0;
   bool trans_a = false, trans_b = false;

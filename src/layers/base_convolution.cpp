@@ -116,6 +116,13 @@ void BaseConvolutionLayer::SetUpGeometry(const Blob& bottom) {
   }
   options_ = planes_ ? "-DPLANES=1" : "-DPLANES=0";
   in_place_ = !planes_;
+  implicit_ = !nd_ && !planes_;
+  if (const char* forced = std::getenv("DLCAFFE_CONV_IMPLICIT")) {
+    const std::string value = forced;
+    DLC_REQUIRE(value == "on" || value == "off",
+                "DLCAFFE_CONV_IMPLICIT must be 'on' or 'off', not '" << value << "'");
+    implicit_ = !nd_ && value == "on";
+  }
 }
 
 bool BaseConvolutionLayer::Pointwise() const {
@@ -306,6 +313,25 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ImageColumns(cl_mem blob,
     v.image = image_channels_ * image_area();
     return v;
   }
+  if (fill && implicit_) {
+    v.mem = blob;
+    v.offset = size_t(n0) * image_channels_ * image_area();
+    ConvolutionWindow& w = v.window;
+    w.height = image_shape_[0];
+    w.width = image_shape_[1];
+    w.kernel_h = kernel_shape_[0];
+    w.kernel_w = kernel_shape_[1];
+    w.pad_h = pad_[0];
+    w.pad_w = pad_[1];
+    w.stride_h = stride_[0];
+    w.stride_w = stride_[1];
+    w.dilation_h = dilation_[0];
+    w.dilation_w = dilation_[1];
+    w.out_h = column_shape_[0];
+    w.out_w = column_shape_[1];
+    w.image_floats = image_channels_ * image_area();
+    return v;
+  }
   if (!scratch) scratch = Scratch(1LL * column_rows() * images * column_area());
   if (fill) Im2col(blob, n0, images, scratch->mem());
   v.mem = scratch->mem();
@@ -350,6 +376,7 @@ void SetB(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
   g.ldb = v.ld;
   g.b_group = v.group;
   g.b_image = v.image;
+  g.b_window = v.window;
 }
 void SetC(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
   g.C = v.mem;

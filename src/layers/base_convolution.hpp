@@ -26,13 +26,17 @@
 // the blobs are N x C x spatial. On a GPU-shaped device the GEMM reads and
 // writes the column-side blob in place as an image-grouped matrix (GemmArgs),
 // and a 1x1, stride 1, unpadded kernel reads the image side in place too (no
-// im2col); on a CPU-shaped device they go through "column order" copies,
-// which its GEMM kernels stream faster.
+// im2col), as do 2-D GEMMs that read col (forward, weight gradient): the
+// GEMM computes im2col's windows as it loads them (implicit GEMM); only the
+// data gradient's col2im still needs a col buffer. On a CPU-shaped device
+// they go through "column order" copies and im2col, which its GEMM kernels
+// stream faster.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "dlcaffe/layer.hpp"
+#include "dlcaffe/math.hpp"
 
 namespace dlcaffe {
 
@@ -44,14 +48,20 @@ class BaseConvolutionLayer : public Layer {
   bool EqualNumBottomTopBlobs() const override { return true; }
 
   // A GEMM operand: rows of `ld` floats from `offset` of `mem`, its column
-  // index image-grouped (GemmArgs) when group > 0.
+  // index image-grouped (GemmArgs) when group > 0; or, with an active
+  // window, the implicit column matrix of the images at `offset` (B only).
   struct MatrixView {
     cl_mem mem = nullptr;
     size_t offset = 0;
     int ld = 0, group = 0, image = 0;
+    ConvolutionWindow window;
     MatrixView Rows(int first_row) const {
       MatrixView v = *this;
-      v.offset += size_t(first_row) * ld;
+      if (window.active())  // window rows are (channel, kernel position)
+        v.offset += size_t(first_row / (window.kernel_h * window.kernel_w)) * window.height *
+                    window.width;
+      else
+        v.offset += size_t(first_row) * ld;
       return v;
     }
   };
@@ -88,9 +98,16 @@ class BaseConvolutionLayer : public Layer {
   // blob unless it is the blob.
   void StoreColumnSide(const MatrixView& view, cl_mem blob, int n0, int images);
   // The image-side blob's columns: the blob itself (1x1 unpadded stride-1
-  // kernel, GPU shape) or a col buffer in `scratch`, filled by im2col when
-  // `fill`.
+  // kernel, GPU shape), its implicit windows (`fill`, implicit_), or a col
+  // buffer in `scratch`, filled by im2col when `fill`.
   MatrixView ImageColumns(cl_mem blob, int n0, int images, bool fill, BufferPtr& scratch);
+  // Whether ImageColumns(..., fill = true, ...) stages the columns in a
+  // scratch buffer (im2col) rather than reading the blob.
+  bool ImageColumnsStaged() const { return !implicit_ && !(in_place_ && Pointwise()); }
+  // Images per GEMM round: the whole batch when the round stages nothing in
+  // scratch (columns read from the blob, the column side in place), else
+  // chunk_.
+  int RoundImages(bool col_buffer) const { return !col_buffer && in_place_ ? num_ : chunk_; }
   // After a GEMM wrote `view` of ImageColumns(blob, ...): blob (=) = col2im
   // of it unless it is the blob.
   void StoreImageColumns(const MatrixView& view, cl_mem blob, int n0, int images);
@@ -142,6 +159,10 @@ class BaseConvolutionLayer : public Layer {
   int image_channels_ = 0, column_channels_ = 0;
   std::vector<int> image_shape_, column_shape_;
   bool planes_ = false;  // 2-D and layout kernels: a plane per work-item (CPU shape)
+  // 2-D GEMMs read the image side's columns as implicit windows (GemmArgs::
+  // b_window), with no im2col buffer: on GPU-shaped devices, where it was
+  // faster; DLCAFFE_CONV_IMPLICIT=on|off forces it (the tests run both).
+  bool implicit_ = false;
   std::string options_;  // their -D options
 
  private:

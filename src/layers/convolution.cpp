@@ -3,13 +3,15 @@
 //
 // Forward, for a chunk of images (the whole batch unless its column buffer
 // would pass the limit; see base_convolution.hpp):
-//   im2col over the chunk -> col [C*kh*kw][n*Ho*Wo]   (none for 1x1 on a GPU)
+//   im2col over the chunk -> col [C*kh*kw][n*Ho*Wo]   (GPU: none, the GEMM
+//                                          reads the windows from the image)
 //   per group g: out_g = W_g [Cout/g x C/g*kh*kw] * col_g + bias  (one GEMM)
 //   out [Cout][n*Ho*Wo] is the top itself (GPU) or copied into it (CPU)
 // Backward:
 //   bias_diff += sum over n, p of top_diff                       (whole batch)
 //   dy [Cout][n*Ho*Wo] = top_diff (GPU: in place; CPU: a copy)
-//   per group: W_diff_g += dy_g * col_g^T                        (im2col again)
+//   per group: W_diff_g += dy_g * col_g^T       (GPU: implicit col, one GEMM
+//                                                 over the batch; CPU: im2col)
 //              col_g = W_g^T * dy_g, then col2im -> bottom_diff  (gather, =)
 // Weights are num_output x C/group x kh x kw and the bias num_output, Caffe's
 // layout, so .caffemodel files load as they are. Several bottom/top pairs
@@ -75,9 +77,10 @@ class ConvolutionLayer : public BaseConvolutionLayer {
                             scale, bias, fuse_relu_, top[i]->data(), ColumnFloatLimit());
       return;
     }
+    const int round = RoundImages(ImageColumnsStaged());
     for (size_t i = 0; i < bottom.size(); ++i) {
-      for (int n0 = 0; n0 < num_; n0 += chunk_) {
-        const int images = std::min(chunk_, num_ - n0);
+      for (int n0 = 0; n0 < num_; n0 += round) {
+        const int images = std::min(round, num_ - n0);
         BufferPtr col_scratch, out_scratch;
         const MatrixView col =
             ImageColumns(bottom[i]->data(), n0, images, true, col_scratch);
@@ -111,12 +114,20 @@ class ConvolutionLayer : public BaseConvolutionLayer {
                             top[i]->diff(), nullptr, nullptr, false, bottom[i]->diff(),
                             ColumnFloatLimit());
       }
-      if (!weight_grad && !data_grad_by_gemm) continue;
+      // With nothing staged, the weight gradient is one product over the
+      // whole batch.
+      const bool weight_grad_whole = weight_grad && RoundImages(ImageColumnsStaged()) == num_;
+      if (weight_grad_whole) {
+        BufferPtr col_scratch, dy_scratch;
+        AccumulateWeightDiff(ColumnSide(top[i]->diff(), 0, num_, true, dy_scratch),
+                             ImageColumns(bottom[i]->data(), 0, num_, true, col_scratch), num_);
+      }
+      if (!(weight_grad && !weight_grad_whole) && !data_grad_by_gemm) continue;
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
         BufferPtr col_scratch, dy_scratch;
         const MatrixView dy = ColumnSide(top[i]->diff(), n0, images, true, dy_scratch);
-        if (weight_grad) {
+        if (weight_grad && !weight_grad_whole) {
           const MatrixView col =
               ImageColumns(bottom[i]->data(), n0, images, true, col_scratch);
           AccumulateWeightDiff(dy, col, images);

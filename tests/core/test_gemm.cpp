@@ -464,6 +464,103 @@ TEST(Gemm, GroupedOperandsAndEpilogueInEveryConfiguration) {
   }
 }
 
+// Implicit im2col (GemmArgs::b_window): the windows of 3 images of 3
+// channels, 5 x 7, under a 3 x 2 kernel with pad, stride and dilation,
+// starting at channel 1 (a convolution's second group); as B (forward) and
+// as B^T (weight gradient, long k: split over k in the sliced
+// configuration), against the same product over an explicit host im2col.
+void RunWindowCase(bool transposed, float beta, const GemmConfig* config) {
+  Context& ctx = TestContext();
+  ConvolutionWindow w;
+  w.height = 5;
+  w.width = 7;
+  w.kernel_h = 3;
+  w.kernel_w = 2;
+  w.pad_h = 1;
+  w.pad_w = 0;
+  w.stride_h = 2;
+  w.stride_w = 1;
+  w.dilation_h = 1;
+  w.dilation_w = 2;
+  w.out_h = (5 + 2 - 3) / 2 + 1;
+  w.out_w = (7 - 3) / 1 + 1;
+  const int images = 3, channels = 3, first_channel = 1, group_channels = 2;
+  w.image_floats = channels * w.height * w.width;
+  const int rows = group_channels * w.kernel_h * w.kernel_w;
+  const int positions = images * w.out_h * w.out_w;
+  SCOPED_TRACE(std::string(transposed ? "windows^T" : "windows") + " beta " +
+               std::to_string(beta) + (config ? " [" + config->Name() + "]" : ""));
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> image(images * w.image_floats);
+  for (float& v : image) v = dist(rng);
+  // col[row][position], as im2col would store it.
+  std::vector<double> col(size_t(rows) * positions, 0.0);
+  for (int r = 0; r < rows; ++r)
+    for (int q = 0; q < positions; ++q) {
+      const int c = first_channel + r / 6, ki = r % 6 / 2, kj = r % 2;
+      const int n = q / (w.out_h * w.out_w), oh = q % (w.out_h * w.out_w) / w.out_w,
+                ow = q % w.out_w;
+      const int ih = oh * 2 - 1 + ki, iw = ow - 0 + kj * 2;
+      if (ih >= 0 && ih < w.height && iw >= 0 && iw < w.width)
+        col[size_t(r) * positions + q] =
+            image[n * w.image_floats + (c * w.height + ih) * w.width + iw];
+    }
+  const int M = 5, K = transposed ? positions : rows, N = transposed ? rows : positions;
+  std::vector<float> a(size_t(M) * K), c(size_t(M) * N);
+  for (float& v : a) v = dist(rng);
+  for (float& v : c) v = dist(rng);
+  BufferPtr da = ctx.Allocate(a.size() * sizeof(float)),
+            db = ctx.Allocate(image.size() * sizeof(float)),
+            dc = ctx.Allocate(c.size() * sizeof(float));
+  ctx.Write(da->mem(), 0, a.size() * sizeof(float), a.data());
+  ctx.Write(db->mem(), 0, image.size() * sizeof(float), image.data());
+  ctx.Write(dc->mem(), 0, c.size() * sizeof(float), c.data());
+  GemmArgs g;
+  g.trans_b = transposed ? Transpose::kYes : Transpose::kNo;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.beta = beta;
+  g.A = da->mem();
+  g.B = db->mem();
+  g.b_offset = size_t(first_channel) * w.height * w.width;
+  g.b_window = w;
+  g.C = dc->mem();
+  if (config) GemmWithConfig(ctx, g, *config);
+  else Gemm(ctx, g);
+  std::vector<float> result(c.size());
+  ctx.Read(dc->mem(), 0, result.size() * sizeof(float), result.data());
+  int failures = 0;
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double sum = 0, magnitude = std::fabs(beta * c[m * N + n]);
+      for (int k = 0; k < K; ++k) {
+        const double product = a[size_t(m) * K + k] *
+                               (transposed ? col[size_t(n) * positions + k]
+                                           : col[size_t(k) * positions + n]);
+        sum += product;
+        magnitude += std::fabs(product);
+      }
+      const double expected = sum + beta * c[m * N + n];
+      if (!(std::fabs(result[m * N + n] - expected) <=
+            (K + 3) * double(std::numeric_limits<float>::epsilon()) * magnitude + 1e-30)) {
+        ADD_FAILURE() << "C[" << m << "," << n << "] = " << result[m * N + n] << ", expected "
+                      << expected;
+        if (++failures >= 5) return;
+      }
+    }
+}
+
+TEST(Gemm, ImplicitWindowsInEveryGpuShapedConfiguration) {
+  for (bool transposed : {false, true})
+    for (float beta : {0.f, 1.f}) {
+      RunWindowCase(transposed, beta, nullptr);
+      for (const GemmConfig& c : GemmConfigFamily())
+        if (c.use_local) RunWindowCase(transposed, beta, &c);
+    }
+}
+
 // The dispatcher's own choice on this device, including the shapes the layers
 // use most (LeNet on MNIST at batch 64, scaled down in N to stay quick).
 TEST(Gemm, DispatcherMatchesReference) {

@@ -73,11 +73,22 @@ std::vector<float> ReferenceConvolution(const ConvCase& c, const std::vector<flo
 }
 
 // Every test runs with both shapes of the layout kernels (a plane or an
-// element per work-item), whatever this device would pick.
+// element per work-item), whatever this device would pick, and with the
+// GEMM's image columns implicit or through im2col.
 class ConvolutionTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("DLCAFFE_CONV_KERNELS", GetParam(), 1); }
-  void TearDown() override { unsetenv("DLCAFFE_CONV_KERNELS"); }
+  // "elements" reads the GEMM's image columns implicitly (no im2col
+  // buffer), "elements_im2col" through im2col, as "planes" does.
+  void SetUp() override {
+    const std::string shape = GetParam();
+    const bool im2col = shape == "elements_im2col";
+    setenv("DLCAFFE_CONV_KERNELS", im2col ? "elements" : shape.c_str(), 1);
+    setenv("DLCAFFE_CONV_IMPLICIT", shape == "elements" ? "on" : "off", 1);
+  }
+  void TearDown() override {
+    unsetenv("DLCAFFE_CONV_KERNELS");
+    unsetenv("DLCAFFE_CONV_IMPLICIT");
+  }
 };
 
 void CheckForward(const ConvCase& c) {
@@ -581,7 +592,7 @@ TEST(ConvolutionNd, ChannelAxisTwo) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelShapes, ConvolutionTest,
-                         ::testing::Values("planes", "elements"),
+                         ::testing::Values("planes", "elements", "elements_im2col"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });

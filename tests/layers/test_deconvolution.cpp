@@ -70,11 +70,22 @@ std::vector<float> ReferenceDeconvolution(const DeconvCase& c, const std::vector
   return out;
 }
 
-// Both shapes of the layout kernels, whatever this device would pick.
+// Both shapes of the layout kernels, whatever this device would pick, and
+// the GEMM's image columns implicit or through im2col.
 class DeconvolutionTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("DLCAFFE_CONV_KERNELS", GetParam(), 1); }
-  void TearDown() override { unsetenv("DLCAFFE_CONV_KERNELS"); }
+  // "elements" reads the GEMM's image columns implicitly (no im2col
+  // buffer), "elements_im2col" through im2col, as "planes" does.
+  void SetUp() override {
+    const std::string shape = GetParam();
+    const bool im2col = shape == "elements_im2col";
+    setenv("DLCAFFE_CONV_KERNELS", im2col ? "elements" : shape.c_str(), 1);
+    setenv("DLCAFFE_CONV_IMPLICIT", shape == "elements" ? "on" : "off", 1);
+  }
+  void TearDown() override {
+    unsetenv("DLCAFFE_CONV_KERNELS");
+    unsetenv("DLCAFFE_CONV_IMPLICIT");
+  }
 };
 
 DeconvCase Case(int num, int channels, int height, int width, int num_output, int kernel) {
@@ -284,7 +295,7 @@ TEST_P(DeconvolutionTest, NoPropagateDown) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelShapes, DeconvolutionTest,
-                         ::testing::Values("planes", "elements"),
+                         ::testing::Values("planes", "elements", "elements_im2col"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });
