@@ -94,3 +94,17 @@ __kernel void conv_add_bias(const int count, const int channels, const int area,
   if (i >= count) return;
   y[i] += bias[(i / area) % channels];
 }
+
+// The data gradient of a stride-1 convolution is a convolution of the top
+// diff with each filter turned 180 degrees and the channel roles swapped:
+// flipped[g * cin_g + c][o][kh - 1 - ki][kw - 1 - kj] = w[g * cout_g + o][c][ki][kj]
+// (a [channels] x [cout_g * kh * kw] matrix per group). A work-item per weight.
+__kernel void conv_flip_weights(const int count, const int groups, const int cout_g,
+                                const int cin_g, const int kh, const int kw,
+                                __global const float* w, __global float* flipped) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int kj = i % kw, ki = i / kw % kh, c = i / (kw * kh) % cin_g;
+  const int o_all = i / (kw * kh * cin_g), g = o_all / cout_g, o = o_all % cout_g;
+  flipped[(((g * cin_g + c) * cout_g + o) * kh + (kh - 1 - ki)) * kw + (kw - 1 - kj)] = w[i];
+}

@@ -13,6 +13,8 @@
 //   per group: W_diff_g += dy_g * col_g^T       (GPU: implicit col, one GEMM
 //                                                 over the batch; CPU: im2col)
 //              col_g = W_g^T * dy_g, then col2im -> bottom_diff  (gather, =)
+//              (GPU, stride 1: bottom_diff = flipped W_g * windows of dy_g,
+//               an implicit GEMM; DataGradientImplicit())
 // Weights are num_output x C/group x kh x kw and the bias num_output, Caffe's
 // layout, so .caffemodel files load as they are. Several bottom/top pairs
 // share the weights, as in Caffe.
@@ -96,6 +98,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     const bool weight_grad = param_propagate_down(0);
     const bool bias_grad = bias_term_ && param_propagate_down(1);
     BufferPtr rotated_filters;  // Winograd's, made at the first data gradient
+    BufferPtr flipped_filters;  // the implicit data gradient's, likewise
     for (size_t i = 0; i < top.size(); ++i) {
       if (bias_grad) AccumulateBiasDiff(top[i]->diff());
       if (!weight_grad && !propagate_down[i]) continue;
@@ -105,7 +108,9 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       }
       // The data gradient by Winograd: a 3x3 stride-1 convolution of the top
       // diff (num_output -> channels) with the filters turned 180 degrees.
-      const bool data_grad_by_gemm = propagate_down[i] && !winograd_;
+      // Other stride-1 layers compute that convolution as an implicit GEMM.
+      const bool data_grad_implicit = propagate_down[i] && !winograd_ && DataGradientImplicit();
+      const bool data_grad_by_gemm = propagate_down[i] && !winograd_ && !data_grad_implicit;
       if (propagate_down[i] && winograd_) {
         if (!rotated_filters)
           rotated_filters = WinogradFilters(*ctx_, channels_, num_output_, true,
@@ -113,6 +118,10 @@ class ConvolutionLayer : public BaseConvolutionLayer {
         WinogradConvolution(*ctx_, WinogradShapeOf(true), rotated_filters->mem(),
                             top[i]->diff(), nullptr, nullptr, false, bottom[i]->diff(),
                             ColumnFloatLimit());
+      }
+      if (data_grad_implicit) {
+        if (!flipped_filters) flipped_filters = FlippedFilters();
+        FlippedFiltersTimesWindows(flipped_filters->mem(), top[i]->diff(), bottom[i]->diff());
       }
       // With nothing staged, the weight gradient is one product over the
       // whole batch.
@@ -198,6 +207,63 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     s.pad_h = data_gradient ? 2 - pad_[0] : pad_[0];
     s.pad_w = data_gradient ? 2 - pad_[1] : pad_[1];
     return s;
+  }
+
+  // The data gradient as a convolution of the top diff (implicit GEMM, no
+  // col buffer and no col2im): with stride 1, bottom_diff = flipped filters
+  // over windows of the top diff padded by (k - 1) * dilation - pad. Strides
+  // above 1 would multiply zeros between the top diff's values (stride^2 the
+  // products), so those keep col2im.
+  bool DataGradientImplicit() const {
+    if (!implicit_ || num_spatial_axes_ != 2 || channel_axis_ != 1) return false;
+    for (int d = 0; d < 2; ++d)
+      if (stride_[d] != 1 || pad_[d] > (kernel_shape_[d] - 1) * dilation_[d]) return false;
+    return true;
+  }
+
+  BufferPtr FlippedFilters() const {
+    const int count = blobs_[0]->count();
+    BufferPtr flipped = Scratch(count);
+    ctx_->Launch1D(ctx_->Kernel("convolution.cl", options_, "conv_flip_weights"), count, count,
+                   group_, num_output_ / group_, channels_ / group_, kernel_shape_[0],
+                   kernel_shape_[1], blobs_[0]->data(), flipped->mem());
+    return flipped;
+  }
+
+  // bottom_diff (=) per group: flipped_g [C/g x Cout/g*kh*kw] * windows of
+  // the top diff's group, over the whole batch, written into the NCHW blob.
+  void FlippedFiltersTimesWindows(cl_mem flipped, cl_mem top_diff, cl_mem bottom_diff) {
+    const int area = input_shape_[0] * input_shape_[1];
+    const int out_area = output_shape_[0] * output_shape_[1];
+    const int cin_g = channels_ / group_, cout_g = num_output_ / group_;
+    ConvolutionWindow w;
+    w.height = output_shape_[0];
+    w.width = output_shape_[1];
+    w.kernel_h = kernel_shape_[0];
+    w.kernel_w = kernel_shape_[1];
+    w.pad_h = (kernel_shape_[0] - 1) * dilation_[0] - pad_[0];
+    w.pad_w = (kernel_shape_[1] - 1) * dilation_[1] - pad_[1];
+    w.dilation_h = dilation_[0];
+    w.dilation_w = dilation_[1];
+    w.out_h = input_shape_[0];
+    w.out_w = input_shape_[1];
+    w.image_floats = num_output_ * out_area;
+    for (int g = 0; g < group_; ++g) {
+      GemmArgs a;
+      a.M = cin_g;
+      a.N = num_ * area;
+      a.K = cout_g * kernel_area();
+      a.A = flipped;
+      a.a_offset = size_t(g) * cin_g * a.K;
+      a.B = top_diff;
+      a.b_offset = size_t(g) * cout_g * out_area;
+      a.b_window = w;
+      a.C = bottom_diff;
+      a.c_offset = size_t(g) * cin_g * area;
+      a.ldc = a.c_group = area;
+      a.c_image = channels_ * area;
+      Gemm(*ctx_, a);
+    }
   }
 
   // Depthwise 2-D convolution (one filter per channel, as MobileNets use)

@@ -217,6 +217,22 @@ TEST_P(ConvolutionTest, GradientGroupsDilationRectangular) {
   CheckConvGradient(c);
 }
 
+// Stride 1: on the GPU shape ("elements") the data gradient is the top diff
+// convolved with the flipped filters (an implicit GEMM), here with groups,
+// dilation, a rectangular kernel and both pads; a pad past the dilated
+// kernel's reach keeps col2im.
+TEST_P(ConvolutionTest, GradientStrideOneGroupsDilation) {
+  ConvCase c = Case(2, 4, 7, 6, 6, 3);
+  c.kernel_w = 2;
+  c.group = 2;
+  c.dilation_h = 2;
+  c.pad_h = 2;
+  c.pad_w = 1;
+  CheckConvGradient(c);
+  c.pad_w = 2;
+  CheckConvGradient(c);
+}
+
 // A 1x1 unpadded stride-1 kernel: on the GPU shape ("elements") the GEMMs
 // read and write the blobs in place, with no im2col; grouped, over several
 // images, and in chunks.
