@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -34,6 +36,9 @@ DEFINE_int32(iterations, 50, "The number of iterations to run.");
 DEFINE_int32(warmup, 5, "bench: untimed iterations before the timed ones.");
 DEFINE_string(mode, "forward", "bench: 'forward' (copy in + forward + result back) or "
                                "'train' (copy in + forward + backward + Adam update).");
+DEFINE_bool(memory_plan, false, "bench --mode=forward: let activation blobs whose lifetimes "
+                                "do not overlap share device storage (the inference memory "
+                                "plan) before timing; logs the bytes without and with it.");
 DEFINE_string(sigint_effect, "stop", "Optional; action to take when a SIGINT signal is "
                                      "received: snapshot, stop or none.");
 DEFINE_string(sighup_effect, "snapshot", "Optional; action to take when a SIGHUP signal is "
@@ -247,8 +252,11 @@ int Bench() {
   DLC_REQUIRE(FLAGS_iterations > 0 && FLAGS_warmup >= 0, "--iterations must be positive");
   DLC_REQUIRE(FLAGS_mode == "forward" || FLAGS_mode == "train",
               "--mode must be forward or train, got '" << FLAGS_mode << "'");
-  auto ctx = MakeContext();
   const bool train = FLAGS_mode == "train";
+  DLC_REQUIRE(!(train && FLAGS_memory_plan),
+              "--memory_plan is for --mode=forward: it shares activation storage, which "
+              "training needs for its backward pass");
+  auto ctx = MakeContext();
   caffe::NetParameter net_param;
   ReadProtoFromTextFile(FLAGS_model, &net_param);
   UpgradeNetAsNeeded(FLAGS_model, &net_param);
@@ -271,6 +279,7 @@ int Bench() {
   Net& net = train ? solver->net() : *net_holder;
   DLC_REQUIRE(!net.input_blobs().empty(), FLAGS_model << ": bench needs a net fed by an "
                                                          "Input layer (data, and label for train)");
+  if (FLAGS_memory_plan) net.PlanInferenceMemory();  // logs the bytes
   // Host batches made once: uniform pixels, labels in range of the output.
   std::vector<std::vector<float>> host_inputs;
   Rng rng(1);
@@ -300,6 +309,21 @@ int Bench() {
   for (int i = 0; i < FLAGS_iterations; ++i) iteration();
   ctx->Finish();
   const double ms = MsSince(start) / FLAGS_iterations;
+  if (!output.empty()) {
+    // Identifies the last output bit for bit (compare runs, e.g. with and
+    // without --memory_plan).
+    uint64_t hash = 1469598103934665603ull;  // FNV-1a over the float bits
+    double sum = 0;
+    for (float v : output) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      hash = (hash ^ bits) * 1099511628211ull;
+      sum += v;
+    }
+    LOG(INFO) << "Output '" << net.blob_names()[net.output_blob_indices()[0]] << "': "
+              << output.size() << " values, sum " << std::setprecision(9) << sum
+              << ", bit hash " << std::hex << hash;
+  }
   std::cout << "bench " << net.name() << " " << FLAGS_mode << " " << ms << " ms/iter ("
             << net.input_blobs()[0]->shape_string() << ", " << FLAGS_iterations
             << " iterations after " << FLAGS_warmup << " warm-up)" << std::endl;
@@ -405,6 +429,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
+    DLC_REQUIRE(!FLAGS_memory_plan || it->first == "bench",
+                "--memory_plan applies to 'bench --mode=forward' only, not to '"
+                    << it->first << "'");
     return it->second();
   } catch (const Error& e) {
     std::cerr << "dlcaffe: error: " << e.what() << std::endl;

@@ -43,7 +43,8 @@ class Blob {
   int LegacyShape(int index) const;
 
   cl_mem data() const { return data_ ? data_->mem() : nullptr; }
-  cl_mem diff() const { return diff_ ? diff_->mem() : nullptr; }
+  // A diff dropped by ReleaseDiff is allocated again (zero-filled) when asked.
+  cl_mem diff() const;
   Context& context() const { return *ctx_; }
 
   std::vector<float> ReadData() const;
@@ -55,10 +56,26 @@ class Blob {
   void SetData(float value);
   void SetDiff(float value);
 
-  // Share the other blob's storage (both must have the same count).
+  // Share the other blob's storage (both must have the same count). Sharing a
+  // released diff (ReleaseDiff) leaves this blob without one too.
   void ShareData(const Blob& other);
   void ShareDiff(const Blob& other);
   bool SharesDataWith(const Blob& other) const { return data_ == other.data_; }
+
+  // Storage hooks for the Net's inference memory plan (core/memory_plan.hpp).
+  // The data buffer, the same object for every blob that shares it.
+  const BufferPtr& data_storage() const { return data_; }
+  // Keeps data in `storage` (at least count() floats) from now on, sharing it
+  // with whatever else holds it; later Reshapes keep it while they fit.
+  void UseDataStorage(BufferPtr storage);
+  // Drops the diff buffer (an inference net never reads it); diff() and the
+  // diff accessors allocate a zero-filled one again if something asks.
+  void ReleaseDiff() { diff_.reset(); }
+  const BufferPtr& diff_storage() const { return diff_; }
+  // While `reason` is not empty, reading data to the host (ReadData, ToProto)
+  // throws an Error with it: the plan blocks blobs whose storage later layers
+  // overwrite. Device access (data()) is not checked.
+  void set_data_read_error(std::string reason) { data_read_error_ = std::move(reason); }
 
   // Caffe's serialisation (BlobProto with `shape`, or legacy num/channels/...).
   void FromProto(const caffe::BlobProto& proto, bool reshape = true);
@@ -69,9 +86,11 @@ class Blob {
   Context* ctx_;
   std::vector<int> shape_;
   int count_ = 0;
+  // Both buffers (a held diff included) hold at least capacity_ floats.
   size_t capacity_ = 0;
   BufferPtr data_;
-  BufferPtr diff_;
+  mutable BufferPtr diff_;  // null after ReleaseDiff until diff() is asked
+  std::string data_read_error_;
 };
 
 }  // namespace dlcaffe

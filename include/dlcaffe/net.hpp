@@ -14,6 +14,16 @@
 
 namespace dlcaffe {
 
+class InferenceMemoryPlan;
+
+// Bytes of a net's activation blobs, data and diffs (4 per float of their
+// current shapes; the buffer pool rounds allocations up by at most 1/16),
+// without and with the inference memory plan.
+struct ActivationMemory {
+  size_t bytes_without_plan = 0;
+  size_t bytes_with_plan = 0;
+};
+
 class Net {
  public:
   // `param` is used as given (its state decides which layers are kept).
@@ -21,6 +31,7 @@ class Net {
   // Reads a prototxt and sets the state to phase/level/stages.
   Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx,
       int level = 0, const std::vector<std::string>& stages = {});
+  ~Net();
 
   // Forward through all layers; returns the total weighted loss (this reads
   // the loss blobs, so it waits for the device).
@@ -35,8 +46,27 @@ class Net {
     Backward();
     return loss;
   }
-  // Reshapes every layer from the current input shapes.
+  // Reshapes every layer from the current input shapes (and redoes the memory
+  // plan, if any, for the new shapes).
   void Reshape();
+
+  // The inference memory plan, opt-in, for nets that never run backward (it
+  // throws naming the first layer that needs backward): activation blobs whose
+  // lifetimes in the forward order do not overlap share device storage, and
+  // activation diffs are released (Blob::diff allocates one again if asked).
+  // Net inputs, outputs, loss tops and the blobs named in `keep` keep storage
+  // of their own. Afterwards only those hold their values after Forward:
+  // reading another activation blob's data to the host throws. Whole passes
+  // only: ForwardFromTo over part of the net, Backward and BackwardFromTo
+  // throw (a later layer may have overwritten what they read). Shape changes
+  // redo the plan (Reshape, or a Forward after an input was reshaped). Logs
+  // and returns the activation bytes without and with it; calling it again
+  // replaces the keep list.
+  ActivationMemory PlanInferenceMemory(const std::vector<std::string>& keep = {});
+  bool has_memory_plan() const { return memory_plan_ != nullptr; }
+  // The numbers of the last (re)plan.
+  const ActivationMemory& activation_memory() const { return activation_memory_; }
+
   // Caffe's debug_info: after each layer, log the mean absolute value of its
   // tops and parameters (forward) or of the diffs it wrote (backward). Reads
   // to the host, so only for debugging.
@@ -176,6 +206,8 @@ class Net {
   std::vector<float> params_weight_decay_;
   std::vector<bool> has_params_decay_;
   bool debug_info_ = false;
+  std::unique_ptr<InferenceMemoryPlan> memory_plan_;
+  ActivationMemory activation_memory_;
 };
 
 // Caffe's upgrade of the deprecated `input:`/`input_shape:`/`input_dim:`

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <climits>
 #include <sstream>
 
@@ -24,12 +25,31 @@ void Blob::Reshape(const std::vector<int>& shape) {
   shape_ = shape;
   count_ = static_cast<int>(count);
   if (static_cast<size_t>(count_) > capacity_ || !data_) {
+    // A released diff stays released: diff() allocates it when asked.
+    const bool diff_released = data_ && !diff_;
     capacity_ = std::max<size_t>(count_, 1);
     data_ = ctx_->Allocate(capacity_ * sizeof(float));
-    diff_ = ctx_->Allocate(capacity_ * sizeof(float));
     ctx_->Fill(data_->mem(), 0, capacity_, 0.f);
+    diff_.reset();
+    if (!diff_released) diff();
+  }
+}
+
+cl_mem Blob::diff() const {
+  if (!diff_ && data_) {
+    diff_ = ctx_->Allocate(capacity_ * sizeof(float));
     ctx_->Fill(diff_->mem(), 0, capacity_, 0.f);
   }
+  return diff_ ? diff_->mem() : nullptr;
+}
+
+void Blob::UseDataStorage(BufferPtr storage) {
+  CHECK(storage);
+  CHECK_GE(storage->bytes(), static_cast<size_t>(count_) * sizeof(float));
+  // The capacity is what both buffers hold, so that a Reshape within it fits.
+  capacity_ = storage->bytes() / sizeof(float);
+  if (diff_) capacity_ = std::min(capacity_, diff_->bytes() / sizeof(float));
+  data_ = std::move(storage);
 }
 
 void Blob::Reshape(const caffe::BlobShape& shape) {
@@ -73,6 +93,7 @@ int Blob::LegacyShape(int index) const {
 }
 
 std::vector<float> Blob::ReadData() const {
+  DLC_REQUIRE(data_read_error_.empty(), data_read_error_);
   std::vector<float> v(count_);
   if (count_) ctx_->Read(data(), 0, count_ * sizeof(float), v.data());
   return v;

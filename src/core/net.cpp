@@ -10,10 +10,13 @@
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
 #include "core/channel_affine_fold.hpp"
+#include "core/memory_plan.hpp"
 
 namespace dlcaffe {
 
 Net::Net(const caffe::NetParameter& param, Context& ctx) : ctx_(&ctx) { Init(param); }
+
+Net::~Net() = default;
 
 Net::Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx, int level,
          const std::vector<std::string>& stages)
@@ -336,8 +339,27 @@ void Net::ShareWeights() {
 }
 
 void Net::Reshape() {
+  InferenceMemoryPlan::OwnPass pass(memory_plan_.get());
   for (size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+  if (memory_plan_) activation_memory_ = memory_plan_->Apply(*this);
+}
+
+ActivationMemory Net::PlanInferenceMemory(const std::vector<std::string>& keep) {
+  for (size_t i = 0; i < layers_.size(); ++i)
+    DLC_REQUIRE(!layer_need_backward_[i],
+                "net '" << name_ << "': the inference memory plan is for nets that never "
+                        "run backward, but layer '" << layer_names_[i] << "' ("
+                        << layers_[i]->type() << ") needs backward (a loss above it and "
+                        "learnable parameters or inputs that take gradients); use a "
+                        "deploy net or phase TEST without loss layers");
+  for (const std::string& name : keep)
+    DLC_REQUIRE(has_blob(name), "net '" << name_ << "': the memory plan cannot keep blob '"
+                                        << name << "': the net has no blob of that name");
+  if (!memory_plan_) memory_plan_ = std::make_unique<InferenceMemoryPlan>();
+  memory_plan_->set_keep(keep);
+  Reshape();
+  return activation_memory_;
 }
 
 namespace {
@@ -417,6 +439,20 @@ void Net::FindAbsorptions() {
 void Net::ForwardFromTo(int start, int end) {
   CHECK_GE(start, 0);
   CHECK_LT(end, (int)layers_.size());
+  if (memory_plan_) {
+    const int last = static_cast<int>(layers_.size()) - 1;
+    const auto name_of = [&](int i) {
+      return i >= 0 && i <= last ? "'" + layer_names_[i] + "'" : std::string("(none)");
+    };
+    DLC_REQUIRE(start == 0 && end == last,
+                "net '" << name_ << "': ForwardFromTo(" << start << ", " << end
+                        << ") runs layers " << name_of(start) << " to " << name_of(end)
+                        << " only, but under the inference memory plan a partial pass "
+                           "may read storage that a later layer overwrote; run the "
+                           "whole net (Forward)");
+    if (memory_plan_->InputsReshaped(*this)) Reshape();
+  }
+  InferenceMemoryPlan::OwnPass pass(memory_plan_.get());
   for (int i = start; i <= end;) {
     // As Caffe's Layer::Forward: shapes follow the bottoms every pass.
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
@@ -466,6 +502,11 @@ float Net::Forward() {
 void Net::BackwardFromTo(int start, int end) {
   CHECK_GE(end, 0);
   CHECK_LT(start, (int)layers_.size());
+  DLC_REQUIRE(!memory_plan_ || start < end,
+              "net '" << name_ << "': cannot run backward (from layer '"
+                      << layer_names_[start] << "' down to '" << layer_names_[end]
+                      << "') under the inference memory plan, which shares activation "
+                         "storage and drops diffs; build the net without the plan");
   for (int i = start; i >= end; --i) {
     if (!layer_need_backward_[i] || absorbed_[i]) continue;
     layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
