@@ -17,6 +17,12 @@ struct DeviceInfo;
 // Name -> text of every embedded src/cl/*.cl file (generated at build time).
 const std::map<std::string, std::string>& EmbeddedKernelSources();
 
+// Makes source text generated at run time (src/core/pointwise_kernel.hpp)
+// available to ProgramCache::Kernel under `name`, as if it were an embedded
+// file. A name stands for one text: the generator puts a hash of the text in
+// it.
+void RegisterKernelSource(const std::string& name, const std::string& text);
+
 class ProgramCache {
  public:
   ProgramCache(cl_context context, cl_device_id device, const DeviceInfo& info);
@@ -24,7 +30,8 @@ class ProgramCache {
   ProgramCache(const ProgramCache&) = delete;
   ProgramCache& operator=(const ProgramCache&) = delete;
 
-  // Build (or fetch) the program for `source` (a file name under src/cl/)
+  // Build (or fetch) the program for `source` (a file name under src/cl/, or
+  // a name given to RegisterKernelSource)
   // compiled with `options`, and return its kernel `name`. The returned kernel
   // is owned by the cache and shared by every caller asking for the same
   // triple; callers set all arguments right before each enqueue.

@@ -1,7 +1,8 @@
 // Batch normalization (Caffe's BatchNorm) of an N x C x S blob per channel c:
 // y = (x - mean_c) / sqrt(var_c + eps). Statistics are either those of the
-// batch (and then folded into the running sums) or the running sums divided
-// by the running scale factor, read here on the device.
+// batch (and then folded into the running sums: a generated reduction in
+// src/layers/batch_norm.cpp) or the running sums divided by the running scale
+// factor, read here on the device.
 //
 // The elementwise passes come in two shapes (CPU_SHAPE, channel_sums.hpp's
 // LaunchElementwise): a work-item per value (0, GPU), or a work-item per
@@ -9,33 +10,6 @@
 #ifndef CPU_SHAPE
 #define CPU_SHAPE 0
 #endif
-
-// Batch statistics from the per-channel sums of d = x - shift_c and d^2
-// (channel_sums.cl, kind moments; shift_c = x[c * spatial], the channel's
-// first value): mean = shift + sum(d) / m, biased variance = sum(d^2) / m -
-// (sum(d) / m)^2, m = num * spatial. One work-item per channel. The running
-// sums become
-//   mean_sum = mean + f * mean_sum, var_sum = m/(m-1) * var + f * var_sum,
-//   factor = f * factor + 1 (once, by channel 0),
-// with f = moving_average_fraction.
-__kernel void batch_norm_stats_from_sums(const int channels, const int m, const int spatial,
-                                         const float fraction, const float eps,
-                                         __global const float* x, __global const float* sums,
-                                         __global float* mean, __global float* stdev,
-                                         __global float* mean_sum, __global float* var_sum,
-                                         __global float* factor) {
-  const int c = GLOBAL_INDEX;
-  if (c >= channels) return;
-  const float shifted_mean = sums[c] / m;
-  const float mu = x[c * spatial] + shifted_mean;
-  const float var = fmax(sums[channels + c] / m - shifted_mean * shifted_mean, 0.f);
-  mean[c] = mu;
-  stdev[c] = sqrt(var + eps);
-  const float correction = m > 1 ? (float)m / (m - 1) : 1.f;
-  mean_sum[c] = mu + fraction * mean_sum[c];
-  var_sum[c] = correction * var + fraction * var_sum[c];
-  if (c == 0) factor[0] = factor[0] * fraction + 1.f;
-}
 
 // One work-item per channel: the stored statistics, scaled by 1/factor (0 when
 // the factor is 0, as in Caffe).
@@ -103,8 +77,8 @@ __kernel void batch_norm_normalize(const int count, const int chunk, const int c
 }
 
 // Batch statistics: dx = g * (dy - mean(dy) - mean(dy * y) * y) / stdev, the
-// means from the per-channel sums of dy and dy * y (channel_sums.cl, kind
-// products) over m values; g = gamma[c] with an absorbed Scale (its factor:
+// means from the per-channel sums of dy and dy * y (batch_norm.cpp's gradient
+// sums) over m values; g = gamma[c] with an absorbed Scale (its factor:
 // dy is then the Scale's top diff), else 1. dx may alias dy.
 __kernel void batch_norm_backward_from_sums(const int count, const int chunk,
                                             const int channels, const int spatial,
@@ -132,17 +106,6 @@ __kernel void batch_norm_backward_from_sums(const int count, const int chunk,
   dx[i] = (dy[i] - sums[c] / m - sums[channels + c] / m * x_norm[i]) *
           ((gamma ? gamma[c] : 1.f) / stdev[c]);
 #endif
-}
-
-// An absorbed Scale's parameter gradients from the same sums: its factor's
-// += sum(dy * x_norm), its bias's += sum(dy) (each skipped when null).
-__kernel void batch_norm_scale_gradients(const int channels, __global const float* sums,
-                                         __global float* gamma_diff,
-                                         __global float* beta_diff) {
-  const int c = GLOBAL_INDEX;
-  if (c >= channels) return;
-  if (gamma_diff) gamma_diff[c] += sums[channels + c];
-  if (beta_diff) beta_diff[c] += sums[c];
 }
 
 // Global statistics are constants: dx = dy / stdev.

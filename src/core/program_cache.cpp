@@ -18,9 +18,25 @@ namespace dlcaffe {
 
 namespace {
 
+// Sources generated at run time, by name.
+struct RegisteredSources {
+  std::mutex mutex;
+  std::map<std::string, std::string> texts;
+};
+RegisteredSources& Registered() {
+  static RegisteredSources* sources = new RegisteredSources;  // outlives static destructors
+  return *sources;
+}
+
 // Source files may be read from disk instead of the embedded copies
 // (DLCAFFE_CL_DIR=path/to/src/cl), for kernel development without rebuilds.
 std::string RawSource(const std::string& source) {
+  {
+    RegisteredSources& registered = Registered();
+    std::lock_guard<std::mutex> lock(registered.mutex);
+    auto it = registered.texts.find(source);
+    if (it != registered.texts.end()) return it->second;
+  }
   if (const char* dir = std::getenv("DLCAFFE_CL_DIR")) {
     std::ifstream in(std::string(dir) + "/" + source);
     if (in) {
@@ -46,6 +62,13 @@ std::string BuildLog(cl_program program, cl_device_id device) {
 }
 
 }  // namespace
+
+void RegisterKernelSource(const std::string& name, const std::string& text) {
+  RegisteredSources& registered = Registered();
+  std::lock_guard<std::mutex> lock(registered.mutex);
+  auto inserted = registered.texts.emplace(name, text);
+  CHECK(inserted.first->second == text) << "two kernel sources named " << name;
+}
 
 std::string ProgramCache::SourceText(const std::string& source) {
   if (source == "common.cl") return RawSource(source);

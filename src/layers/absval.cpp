@@ -1,9 +1,19 @@
 // AbsVal (Caffe "AbsVal"): y = |x|. Caffe refuses in-place use because the
 // gradient needs the sign of x; here in place keeps a copy of x instead.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+const PointwiseKernel kAbsValForward("absval_forward", {In("x"), Out("y")}, "y = fabs(x);");
+// dy/dx = sign(x), with sign(0) = 0 as Caffe's caffe_sign.
+const PointwiseKernel kAbsValBackward("absval_backward", {In("x"), In("dy"), Out("dx")},
+                                      "dx = x > 0.f ? dy : (x < 0.f ? -dy : (real)0.f);");
+}  // namespace
 
 class AbsValLayer : public NeuronLayer {
  public:
@@ -12,17 +22,14 @@ class AbsValLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("absval.cl", "", "absval_forward"), n, n, bottom[0]->data(),
-                   top[0]->data());
+    kAbsValForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("absval.cl", "", "absval_backward"), n, n,
-                   BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff());
+    kAbsValBackward.Launch(*ctx_, bottom[0]->count(),
+                           {BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff()});
   }
 
  protected:

@@ -11,10 +11,55 @@
 // after it (Layer::CanAbsorbScale; the Net decides): it then writes
 // gamma * x_norm + beta and computes that Scale's parameter gradients from
 // the sums its own backward needs anyway, and may clamp at 0 (a fused ReLU).
+#include "core/reduce_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/channel_sums.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// Batch statistics in one launch: per channel, the sums of d = x - shift and
+// d^2 over m = num * spatial values, shift = the channel's first value x[c *
+// spatial] (shifted data: the variance without the cancellation of sum(x^2) -
+// sum(x)^2); then mean = shift + sum(d) / m, biased variance = sum(d^2) / m -
+// (sum(d) / m)^2, and the running sums become
+//   mean_sum = mean + f * mean_sum, var_sum = m/(m-1) * var + f * var_sum,
+//   factor = f * factor + 1 (once, by channel 0),
+// with f = moving_average_fraction.
+const ChannelReduceKernel kBatchStatistics(
+    "batch_norm_statistics",
+    {In("x"), Channel("shift"), ChannelOut("mean"), ChannelOut("stdev"), ChannelOut("mean_sum"),
+     ChannelOut("var_sum"), ChannelOut("factor"), IntScalar("m"), Scalar("fraction"),
+     Scalar("eps")},
+    {Sum("sum_d", "x - shift"), Sum("sum_dd", "(x - shift) * (x - shift)")},
+    "const float shifted_mean = sum_d / m;\n"
+    "const float mu = shift + shifted_mean;\n"
+    "const float var = fmax(sum_dd / m - shifted_mean * shifted_mean, 0.f);\n"
+    "mean = mu;\n"
+    "stdev = sqrt(var + eps);\n"
+    "const float correction = m > 1 ? (float)m / (m - 1) : 1.f;\n"
+    "mean_sum = mu + fraction * mean_sum;\n"
+    "var_sum = correction * var + fraction * var_sum;\n"
+    "if (channel == 0) factor = factor * fraction + 1.f;");
+
+// Backward with batch statistics, in one launch: per channel, the sums of dy
+// and dy * x_norm that batch_norm_backward_from_sums reads (`sums`: [sum(dy);
+// sum(dy * x_norm)]), and an absorbed Scale's parameter gradients from the
+// same sums (its factor's += sum(dy * x_norm), its bias's += sum(dy); each
+// only when its flag is set).
+const ChannelReduceKernel kGradientSums(
+    "batch_norm_gradient_sums",
+    {In("dy"), In("x_norm"), ChannelOut("sum_dy"), ChannelOut("sum_dy_x_norm"),
+     ChannelOut("gamma_diff"), ChannelOut("beta_diff"), IntScalar("has_gamma_diff"),
+     IntScalar("has_beta_diff")},
+    {Sum("s", "dy"), Sum("s_x_norm", "dy * x_norm")},
+    "sum_dy = s;\n"
+    "sum_dy_x_norm = s_x_norm;\n"
+    "if (has_gamma_diff) gamma_diff += s_x_norm;\n"
+    "if (has_beta_diff) beta_diff += s;");
+}  // namespace
 
 class BatchNormLayer : public Layer {
  public:
@@ -76,13 +121,11 @@ class BatchNormLayer : public Layer {
                      channels_, eps_, blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data(),
                      mean_.data(), stdev_.data());
     } else {
-      ChannelSums(*ctx_, ChannelSumKind::kMoments, num_, channels_, spatial_,
-                  bottom[0]->data(), nullptr, {sums_.data(), 0, false},
-                  {sums_.data(), channels_, false});
-      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", shape, "batch_norm_stats_from_sums"),
-                     channels_, channels_, num_ * spatial_, spatial_, fraction_, eps_,
-                     bottom[0]->data(), sums_.data(), mean_.data(), stdev_.data(),
-                     blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data());
+      kBatchStatistics.Launch(*ctx_, workspace_, num_, channels_, spatial_,
+                              {bottom[0]->data(), {bottom[0]->data(), 0, spatial_},
+                               mean_.data(), stdev_.data(), blobs_[0]->data(),
+                               blobs_[1]->data(), {blobs_[2]->data(), 0, 0}},
+                              {num_ * spatial_, fraction_, eps_}, ReduceShape(runs));
     }
     LaunchElementwise(*ctx_, runs, ctx_->Kernel("batch_norm.cl", shape, "batch_norm_normalize"),
                       count, channels_, spatial_, bottom[0]->data(), mean_.data(),
@@ -104,13 +147,11 @@ class BatchNormLayer : public Layer {
                         count, channels_, spatial_, top[0]->diff(), stdev_.data(),
                         bottom[0]->diff());
     } else {
-      ChannelSums(*ctx_, ChannelSumKind::kProducts, num_, channels_, spatial_,
-                  top[0]->diff(), x_norm_.data(), {sums_.data(), 0, false},
-                  {sums_.data(), channels_, false});
-      if (absorbed_scale_)
-        ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", shape, "batch_norm_scale_gradients"),
-                       channels_, channels_, sums_.data(), ScaleParam(0, true),
-                       ScaleParam(1, true));
+      const cl_mem gamma_diff = ScaleParam(0, true), beta_diff = ScaleParam(1, true);
+      kGradientSums.Launch(*ctx_, workspace_, num_, channels_, spatial_,
+                           {top[0]->diff(), x_norm_.data(), sums_.data(),
+                            {sums_.data(), channels_}, gamma_diff, beta_diff},
+                           {gamma_diff != nullptr, beta_diff != nullptr}, ReduceShape(runs));
       if (propagate_down[0])
         LaunchElementwise(*ctx_, runs,
                           ctx_->Kernel("batch_norm.cl", shape, "batch_norm_backward_from_sums"),
@@ -122,6 +163,10 @@ class BatchNormLayer : public Layer {
 
  private:
   static int ChannelsOf(const Blob& b) { return b.num_axes() == 1 ? 1 : b.shape(1); }
+  // The reductions take the shape of the elementwise passes.
+  static KernelShape ReduceShape(bool runs) {
+    return runs ? KernelShape::kCpu : KernelShape::kGpu;
+  }
 
   // The absorbed Scale's factor (0) or bias (1), data or diff; null without
   // an absorbed Scale, without that blob, or (diff) when it takes no gradient.
@@ -137,7 +182,8 @@ class BatchNormLayer : public Layer {
   bool use_global_stats_ = false;
   int channels_ = 0, num_ = 0, spatial_ = 0;
   Blob mean_{*ctx_}, stdev_{*ctx_};  // the statistics this pass uses
-  Blob sums_{*ctx_};  // per-channel sums (channel_sums.hpp): [first; second]
+  Blob sums_{*ctx_};  // backward's per-channel sums: [sum(dy); sum(dy * x_norm)]
+  ReduceWorkspace workspace_;  // the reductions' scratch
   Blob x_norm_{*ctx_};  // the normalized input, kept for backward (the top may change)
 };
 

@@ -3,6 +3,7 @@
 // bottom, a learned blob shaped like those axes (num_axes -1: all remaining
 // axes, 0: a scalar), filled with `filler` (default constant 0). Works in
 // place.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/channel_sums.hpp"
@@ -10,6 +11,14 @@
 #include "layers/broadcast_shape.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// x is outer x bias_dim x inner, b has bias_dim values.
+const PointwiseKernel kBiasForward("bias_forward", {In("x"), Channel("b"), Out("y")},
+                                   "y = x + b;");
+}  // namespace
 
 class BiasLayer : public Layer {
  public:
@@ -52,10 +61,8 @@ class BiasLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = bottom[0]->count();
     const Blob& bias = bottom.size() > 1 ? *bottom[1] : *blobs_[0];
-    const bool runs = UseChannelRuns(*ctx_);
-    LaunchElementwise(*ctx_, runs,
-                      ctx_->Kernel("bias.cl", ChannelShapeOption(runs), "bias_forward"), count,
-                      bias_dim_, inner_, bottom[0]->data(), bias.data(), top[0]->data());
+    kBiasForward.Launch(*ctx_, count, {bottom[0]->data(), bias.data(), top[0]->data()}, {},
+                        {bias_dim_, inner_}, ChannelKernelShape(*ctx_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -67,11 +74,12 @@ class BiasLayer : public Layer {
     // A learned bias accumulates its gradient; bottom[1]'s is written.
     Blob& bias = learned ? *blobs_[0] : *bottom[1];
     ChannelSums(*ctx_, ChannelSumKind::kProducts, outer_, bias_dim_, inner_, top[0]->diff(),
-                nullptr, {bias.diff(), 0, learned}, {});
+                nullptr, {bias.diff(), 0, learned}, {}, &workspace_);
   }
 
  private:
   int outer_ = 0, bias_dim_ = 0, inner_ = 0;
+  ReduceWorkspace workspace_;  // the gradient sums' scratch
 };
 
 REGISTER_LAYER_CLASS(Bias);

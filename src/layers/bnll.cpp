@@ -1,9 +1,23 @@
 // BNLL (Caffe "BNLL"): y = log(1 + exp(x)), the softplus. The gradient needs
 // x, so in-place use keeps a copy of it.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// Written so that exp never overflows: x + log(1 + exp(-x)) for x > 0.
+const PointwiseKernel kBnllForward("bnll_forward", {In("x"), Out("y")},
+                                   "y = x > 0.f ? x + log1p(exp(-x)) : log1p(exp(x));");
+// dy/dx = exp(x) / (1 + exp(x)), with x capped at 50 as in Caffe (the ratio is
+// 1 in float well before that).
+const PointwiseKernel kBnllBackward("bnll_backward", {In("x"), In("dy"), Out("dx")},
+                                    "const real e = exp(fmin(x, 50.f));\n"
+                                    "dx = dy * e / (e + 1.f);");
+}  // namespace
 
 class BNLLLayer : public NeuronLayer {
  public:
@@ -12,17 +26,14 @@ class BNLLLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("bnll.cl", "", "bnll_forward"), n, n, bottom[0]->data(),
-                   top[0]->data());
+    kBnllForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("bnll.cl", "", "bnll_backward"), n, n,
-                   BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff());
+    kBnllBackward.Launch(*ctx_, bottom[0]->count(),
+                         {BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff()});
   }
 
  protected:

@@ -1,16 +1,18 @@
-// Per-channel sums over an outer x channels x inner blob (src/cl/channel_sums.cl),
-// shared by the layers that reduce over all but the channel axis: BatchNorm's
-// statistics and gradient, Scale's and Bias's parameter gradients; and the
-// launch of those layers' elementwise passes.
+// Per-channel sums over an outer x channels x inner blob, shared by the
+// layers that reduce over all but the channel axis (Scale's and Bias's
+// parameter gradients), and the choice of shape for those layers' and
+// BatchNorm's per-channel kernels.
 //
-// These kernels' shape follows the device, as the GEMM's does
-// (PrefersCpuShapedKernels): on a CPU ("runs") a work-item sweeps long
-// contiguous runs in float16 vectors; on a GPU ("groups") many work-groups
-// share each channel and an elementwise pass takes a work-item per value.
-// DLCAFFE_CHANNEL_KERNELS=runs|groups forces one (the tests run both).
+// The sums are generated reductions (core/reduce_kernel.hpp): one launch,
+// whose shape follows the device as the GEMM's does (PrefersCpuShapedKernels):
+// on a CPU ("runs") a work-item sweeps long contiguous runs in float16
+// vectors; on a GPU ("groups") several work-groups share a channel and the
+// last to finish adds up their results. DLCAFFE_CHANNEL_KERNELS=runs|groups
+// forces one (the tests run both).
 #pragma once
 #include <CL/cl.h>
 
+#include "../core/reduce_kernel.hpp"
 #include "dlcaffe/context.hpp"
 
 namespace dlcaffe {
@@ -28,19 +30,23 @@ struct ChannelSumTarget {
 };
 
 // Enqueues the two sums of every channel into `first` and `second` (a
-// target with a null `out` is skipped; b may be null for kMoments).
+// target with a null `out` is skipped; b may be null for kMoments; for
+// kProducts a null b means a). One launch; a caller that keeps a workspace
+// (one per call site) saves zeroing the reduction's counters each call.
 void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int inner,
                  cl_mem a, cl_mem b, const ChannelSumTarget& first,
-                 const ChannelSumTarget& second);
+                 const ChannelSumTarget& second, ReduceWorkspace* workspace = nullptr);
 
 // Whether this device's per-channel kernels take the CPU shape ("runs").
 bool UseChannelRuns(Context& ctx);
-// The -D option that selects a shape in channel_sums.cl, batch_norm.cl,
-// scale.cl and bias.cl: "-DCPU_SHAPE=1" for runs, "-DCPU_SHAPE=0" for groups.
+// The same choice for generated kernels (core/pointwise_kernel.hpp).
+KernelShape ChannelKernelShape(Context& ctx);
+// The -D option that selects a shape in batch_norm.cl: "-DCPU_SHAPE=1" for
+// runs, "-DCPU_SHAPE=0" for groups.
 const char* ChannelShapeOption(bool runs);
 
 // The floats one work-item of the CPU shape takes in an elementwise pass of
-// `count` floats (a multiple of 16).
+// `count` floats (a multiple of 16): as in the generated kernels.
 int ElementwiseChunk(int count);
 
 // Enqueues an elementwise pass over `count` floats: kernel(count, chunk,

@@ -1,10 +1,24 @@
 // Clip (Caffe "Clip"): y = min(max(x, min), max); the gradient is zero where x
 // lies outside [min, max]. In place, a copy of x is kept: y alone cannot tell
 // a clipped element from one that sits exactly on a bound.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+const PointwiseKernel kClipForward("clip_forward",
+                                   {In("x"), Out("y"), Scalar("min_value"), Scalar("max_value")},
+                                   "y = fmin(fmax(x, min_value), max_value);");
+// As Caffe: the gradient passes where min <= x <= max (bounds included).
+const PointwiseKernel kClipBackward("clip_backward",
+                                    {In("x"), In("dy"), Out("dx"), Scalar("min_value"),
+                                     Scalar("max_value")},
+                                    "dx = x >= min_value && x <= max_value ? dy : (real)0.f;");
+}  // namespace
 
 class ClipLayer : public NeuronLayer {
  public:
@@ -23,17 +37,16 @@ class ClipLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("clip.cl", "", "clip_forward"), n, n, min_, max_,
-                   bottom[0]->data(), top[0]->data());
+    kClipForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+                        {min_, max_});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("clip.cl", "", "clip_backward"), n, n, min_, max_,
-                   BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff());
+    kClipBackward.Launch(*ctx_, bottom[0]->count(),
+                         {BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff()},
+                         {min_, max_});
   }
 
  protected:

@@ -1,7 +1,8 @@
 // Eltwise (Caffe "Eltwise"): element-wise PROD, SUM (optionally weighted by
 // one coeff per bottom) or MAX of two or more bottoms of the same shape.
 //
-// MAX keeps, per element, the index of the bottom that won (for backward).
+// Each forward is one launch over all the bottoms (a kernel generated for
+// their number). MAX keeps, per element, the index of the bottom that won (for backward).
 // Ties are broken exactly as Caffe's CPU code does: between bottoms 0 and 1
 // the later one wins (Caffe compares `a > b`), after that a bottom must be
 // strictly greater than the running maximum, so the earlier one wins.
@@ -10,11 +11,85 @@
 // top diff (stable_prod_grad, the default), or Caffe's quicker top / bottom_i
 // times the top diff, which is NaN/inf where bottom_i is 0.
 #include <algorithm>
+#include <memory>
+#include <string>
 
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// The forward of `n` bottoms x0 .. x<n-1>, in one launch: y = c0 * x0 + c1 *
+// x1 + ... (SUM), x0 * x1 * ... (PROD), or the maximum with the winning
+// bottom's index in `mask` (MAX).
+std::unique_ptr<PointwiseKernel> ForwardKernel(caffe::EltwiseParameter_EltwiseOp op, int n) {
+  std::vector<Arg> args;
+  for (int i = 0; i < n; ++i) args.push_back(In("x" + std::to_string(i)));
+  args.push_back(Out("y"));
+  std::string body, name;
+  switch (op) {
+    case caffe::EltwiseParameter_EltwiseOp_SUM:
+      name = "eltwise_sum";
+      body = "y = c0 * x0";
+      for (int i = 0; i < n; ++i) args.push_back(Scalar("c" + std::to_string(i)));
+      for (int i = 1; i < n; ++i) body += " + c" + std::to_string(i) + " * x" + std::to_string(i);
+      body += ";";
+      break;
+    case caffe::EltwiseParameter_EltwiseOp_PROD:
+      name = "eltwise_prod";
+      body = "y = x0";
+      for (int i = 1; i < n; ++i) body += " * x" + std::to_string(i);
+      body += ";";
+      break;
+    case caffe::EltwiseParameter_EltwiseOp_MAX:
+      // As Caffe: bottom 0 beats bottom 1 only when strictly greater; a
+      // later bottom must be strictly greater than the running maximum.
+      name = "eltwise_max";
+      args.push_back(Out("mask"));
+      body = "mask = x0 > x1 ? (real)0.f : (real)1.f;\ny = x0 > x1 ? x0 : x1;\n";
+      for (int i = 2; i < n; ++i) {
+        const std::string x = "x" + std::to_string(i);
+        body += "mask = " + x + " > y ? (real)" + std::to_string(i) + ".f : mask;\n";
+        body += "y = " + x + " > y ? " + x + " : y;\n";
+      }
+      break;
+    default:
+      DLC_FAIL("Eltwise: unknown operation " << op);
+  }
+  return std::make_unique<PointwiseKernel>(name + std::to_string(n), args, body);
+}
+
+// PROD's gradient for one bottom: dy times the other `n` bottoms.
+std::unique_ptr<PointwiseKernel> ProdBackwardKernel(int n) {
+  std::vector<Arg> args = {In("dy")};
+  std::string body = "dx = dy";
+  for (int i = 0; i < n; ++i) {
+    args.push_back(In("o" + std::to_string(i)));
+    body += " * o" + std::to_string(i);
+  }
+  args.push_back(Out("dx"));
+  return std::make_unique<PointwiseKernel>("eltwise_prod_backward" + std::to_string(n), args,
+                                           body + ";");
+}
+
+// PROD gradient without stable_prod_grad: dx = y / x * dy (NaN or inf where
+// x is 0, as in Caffe).
+const PointwiseKernel kProdQuotientBackward("eltwise_prod_backward_quotient",
+                                            {In("y"), In("x"), In("dy"), Out("dx")},
+                                            "dx = y / x * dy;");
+// SUM: dx = c * dy, a scaled copy (an axpby with b = 0 would turn a NaN in
+// dx into NaN in the result).
+const PointwiseKernel kScaledCopy("eltwise_scaled_copy", {In("dy"), Out("dx"), Scalar("c")},
+                                  "dx = c * dy;");
+// MAX: dx = dy where bottom `which` gave the maximum, else 0.
+const PointwiseKernel kMaxBackward("eltwise_max_backward",
+                                   {In("dy"), In("mask"), Out("dx"), Scalar("which")},
+                                   "dx = mask == which ? dy : (real)0.f;");
+}  // namespace
 
 class EltwiseLayer : public Layer {
  public:
@@ -34,6 +109,9 @@ class EltwiseLayer : public Layer {
     coeffs_.assign(bottom.size(), 1.f);
     for (int i = 0; i < p.coeff_size(); ++i) coeffs_[i] = p.coeff(i);
     stable_prod_grad_ = p.stable_prod_grad();
+    const int n = static_cast<int>(bottom.size());
+    forward_ = ForwardKernel(op_, n);
+    if (op_ == caffe::EltwiseParameter_EltwiseOp_PROD) prod_backward_ = ProdBackwardKernel(n - 1);
   }
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -44,40 +122,20 @@ class EltwiseLayer : public Layer {
                           << bottom[i]->shape_string());
     top[0]->ReshapeLike(*bottom[0]);
     if (op_ == caffe::EltwiseParameter_EltwiseOp_MAX) {
-      const size_t bytes = std::max(top[0]->count(), 1) * sizeof(cl_int);
+      const size_t bytes = std::max(top[0]->count(), 1) * sizeof(float);
       if (!max_index_ || max_index_->bytes() < bytes) max_index_ = ctx_->Allocate(bytes);
     }
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    const int n = top[0]->count();
-    cl_mem out = top[0]->data();
-    switch (op_) {
-      case caffe::EltwiseParameter_EltwiseOp_PROD: {
-        cl_kernel mul = ctx_->Kernel("eltwise.cl", "", "eltwise_mul");
-        ctx_->Launch1D(mul, n, n, bottom[0]->data(), bottom[1]->data(), out);
-        for (size_t i = 2; i < bottom.size(); ++i)
-          ctx_->Launch1D(mul, n, n, out, bottom[i]->data(), out);
-        break;
-      }
-      case caffe::EltwiseParameter_EltwiseOp_SUM:
-        ctx_->Launch1D(ctx_->Kernel("eltwise.cl", "", "eltwise_sum2"), n, n, coeffs_[0],
-                       bottom[0]->data(), coeffs_[1], bottom[1]->data(), out);
-        for (size_t i = 2; i < bottom.size(); ++i)
-          Axpy(*ctx_, n, coeffs_[i], bottom[i]->data(), 0, out, 0);
-        break;
-      case caffe::EltwiseParameter_EltwiseOp_MAX: {
-        ctx_->Launch1D(ctx_->Kernel("eltwise.cl", "", "eltwise_max_first2"), n, n,
-                       bottom[0]->data(), bottom[1]->data(), out, max_index_->mem());
-        cl_kernel next = ctx_->Kernel("eltwise.cl", "", "eltwise_max_next");
-        for (size_t i = 2; i < bottom.size(); ++i)
-          ctx_->Launch1D(next, n, n, bottom[i]->data(), static_cast<int>(i), out,
-                         max_index_->mem());
-        break;
-      }
-      default:
-        DLC_FAIL(Where() << "unknown operation " << op_);
-    }
+    std::vector<BufferArg> buffers;
+    for (Blob* b : bottom) buffers.push_back(b->data());
+    buffers.push_back(top[0]->data());
+    if (op_ == caffe::EltwiseParameter_EltwiseOp_MAX) buffers.push_back(max_index_->mem());
+    std::vector<ScalarArg> scalars;
+    if (op_ == caffe::EltwiseParameter_EltwiseOp_SUM)
+      for (float c : coeffs_) scalars.push_back(c);
+    forward_->Launch(*ctx_, top[0]->count(), buffers, scalars);
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -90,30 +148,24 @@ class EltwiseLayer : public Layer {
       switch (op_) {
         case caffe::EltwiseParameter_EltwiseOp_PROD:
           if (stable_prod_grad_) {
-            // dx = (product of the other bottoms) * dy, built in dx.
-            cl_kernel mul = ctx_->Kernel("eltwise.cl", "", "eltwise_mul");
-            bool started = false;
-            for (size_t j = 0; j < bottom.size(); ++j) {
-              if (j == i) continue;
-              ctx_->Launch1D(mul, n, n, started ? dx : dy, bottom[j]->data(), dx);
-              started = true;
-            }
+            std::vector<BufferArg> buffers = {dy};
+            for (size_t j = 0; j < bottom.size(); ++j)
+              if (j != i) buffers.push_back(bottom[j]->data());
+            buffers.push_back(dx);
+            prod_backward_->Launch(*ctx_, n, buffers);
           } else {
-            ctx_->Launch1D(ctx_->Kernel("eltwise.cl", "", "eltwise_prod_backward_quotient"),
-                           n, n, top[0]->data(), bottom[i]->data(), dy, dx);
+            kProdQuotientBackward.Launch(*ctx_, n, {top[0]->data(), bottom[i]->data(), dy, dx});
           }
           break;
         case caffe::EltwiseParameter_EltwiseOp_SUM:
           if (coeffs_[i] == 1.f) {
             CopyFloats(*ctx_, n, dy, 0, dx, 0);
           } else {
-            ctx_->Launch1D(ctx_->Kernel("eltwise.cl", "", "eltwise_scale_copy"), n, n,
-                           coeffs_[i], dy, dx);
+            kScaledCopy.Launch(*ctx_, n, {dy, dx}, {coeffs_[i]});
           }
           break;
         case caffe::EltwiseParameter_EltwiseOp_MAX:
-          ctx_->Launch1D(ctx_->Kernel("eltwise.cl", "", "eltwise_max_backward"), n, n, dy,
-                         max_index_->mem(), static_cast<int>(i), dx);
+          kMaxBackward.Launch(*ctx_, n, {dy, max_index_->mem(), dx}, {static_cast<float>(i)});
           break;
         default:
           DLC_FAIL(Where() << "unknown operation " << op_);
@@ -125,7 +177,9 @@ class EltwiseLayer : public Layer {
   caffe::EltwiseParameter_EltwiseOp op_ = caffe::EltwiseParameter_EltwiseOp_SUM;
   std::vector<float> coeffs_;
   bool stable_prod_grad_ = true;
-  BufferPtr max_index_;  // MAX: per element, the index of the winning bottom (int)
+  std::unique_ptr<PointwiseKernel> forward_;        // for this many bottoms
+  std::unique_ptr<PointwiseKernel> prod_backward_;  // PROD: dy times the other bottoms
+  BufferPtr max_index_;  // MAX: per element, the index of the winning bottom (a float)
 };
 
 REGISTER_LAYER_CLASS(Eltwise);

@@ -1,8 +1,20 @@
 // ELU (Caffe "ELU"): y = x > 0 ? x : alpha * (exp(x) - 1).
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+const PointwiseKernel kEluForward("elu_forward", {In("x"), Out("y"), Scalar("alpha")},
+                                  "y = x > 0.f ? x : alpha * expm1(x);");
+// As Caffe: dy/dx = 1 for x > 0, else alpha * exp(x) = alpha + y.
+const PointwiseKernel kEluBackward("elu_backward",
+                                   {In("x"), In("y"), In("dy"), Out("dx"), Scalar("alpha")},
+                                   "dx = x > 0.f ? dy : dy * (alpha + y);");
+}  // namespace
 
 class ELULayer : public NeuronLayer {
  public:
@@ -11,18 +23,17 @@ class ELULayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("elu.cl", "", "elu_forward"), n, n, alpha(), bottom[0]->data(),
-                   top[0]->data());
+    kEluForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+                       {alpha()});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("elu.cl", "", "elu_backward"), n, n, alpha(),
-                   BottomForBackward(bottom, top), top[0]->data(), top[0]->diff(),
-                   bottom[0]->diff());
+    kEluBackward.Launch(*ctx_, bottom[0]->count(),
+                        {BottomForBackward(bottom, top), top[0]->data(), top[0]->diff(),
+                         bottom[0]->diff()},
+                        {alpha()});
   }
 
  protected:

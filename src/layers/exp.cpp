@@ -2,10 +2,26 @@
 // means e. The gradient follows from y alone, so it works in place.
 #include <cmath>
 
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// y = outer_scale * exp(inner_scale * x), with inner_scale = ln(base) * scale
+// and outer_scale = base^shift.
+const PointwiseKernel kExpForward("exp_forward",
+                                  {In("x"), Out("y"), Scalar("inner_scale"),
+                                   Scalar("outer_scale")},
+                                  "y = outer_scale * exp(inner_scale * x);");
+// dy/dx = inner_scale * y: only y is needed, so in-place use works.
+const PointwiseKernel kExpBackward("exp_backward",
+                                   {In("y"), In("dy"), Out("dx"), Scalar("inner_scale")},
+                                   "dx = dy * y * inner_scale;");
+}  // namespace
 
 class ExpLayer : public NeuronLayer {
  public:
@@ -25,17 +41,15 @@ class ExpLayer : public NeuronLayer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("exp.cl", "", "exp_forward"), n, n, inner_scale_, outer_scale_,
-                   bottom[0]->data(), top[0]->data());
+    kExpForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+                       {inner_scale_, outer_scale_});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("exp.cl", "", "exp_backward"), n, n, inner_scale_,
-                   top[0]->data(), top[0]->diff(), bottom[0]->diff());
+    kExpBackward.Launch(*ctx_, bottom[0]->count(),
+                        {top[0]->data(), top[0]->diff(), bottom[0]->diff()}, {inner_scale_});
   }
 
  private:

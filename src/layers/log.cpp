@@ -2,10 +2,26 @@
 // means e. The gradient needs x, so in-place use keeps a copy of it.
 #include <cmath>
 
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// y = ln(shift + scale * x) * base_scale, base_scale = 1 / ln(base).
+const PointwiseKernel kLogForward("log_forward",
+                                  {In("x"), Out("y"), Scalar("scale"), Scalar("shift"),
+                                   Scalar("base_scale")},
+                                  "y = log(shift + scale * x) * base_scale;");
+// dy/dx = scale * base_scale / (shift + scale * x).
+const PointwiseKernel kLogBackward("log_backward",
+                                   {In("x"), In("dy"), Out("dx"), Scalar("scale"),
+                                    Scalar("shift"), Scalar("base_scale")},
+                                   "dx = dy * (scale * base_scale) / (shift + scale * x);");
+}  // namespace
 
 class LogLayer : public NeuronLayer {
  public:
@@ -25,17 +41,16 @@ class LogLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("log.cl", "", "log_forward"), n, n, scale_, shift_, base_scale_,
-                   bottom[0]->data(), top[0]->data());
+    kLogForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+                       {scale_, shift_, base_scale_});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("log.cl", "", "log_backward"), n, n, scale_, shift_, base_scale_,
-                   BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff());
+    kLogBackward.Launch(*ctx_, bottom[0]->count(),
+                        {BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff()},
+                        {scale_, shift_, base_scale_});
   }
 
  protected:

@@ -3,10 +3,37 @@
 // and the gradient is zero.
 #include <cmath>
 
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// Exact squares and identities; pow() is only accurate to a few ulp.
+const PointwiseKernel kPowerForward("power_forward",
+                                    {In("x"), Out("y"), Scalar("power"), Scalar("scale"),
+                                     Scalar("shift")},
+                                    "const real t = shift + scale * x;\n"
+                                    "y = power == 1.f ? t : (power == 2.f ? t * t : "
+                                    "pow(t, (real)power));");
+// dy/dx = power * scale * (shift + scale * x)^(power - 1). Caffe writes the
+// general case as power * scale * y / (shift + scale * x), which is NaN where
+// shift + scale * x = 0; the direct form gives the true limit there.
+const PointwiseKernel kPowerBackward("power_backward",
+                                     {In("x"), In("dy"), Out("dx"), Scalar("power"),
+                                      Scalar("scale"), Scalar("shift")},
+                                     "const float diff_scale = power * scale;\n"
+                                     "if (power == 1.f) {\n"
+                                     "  dx = dy * diff_scale;\n"
+                                     "} else {\n"
+                                     "  const real t = shift + scale * x;\n"
+                                     "  dx = dy * (diff_scale * (power == 2.f ? t : "
+                                     "pow(t, (real)(power - 1.f))));\n"
+                                     "}");
+}  // namespace
 
 class PowerLayer : public NeuronLayer {
  public:
@@ -28,8 +55,7 @@ class PowerLayer : public NeuronLayer {
       return;
     }
     KeepBottomIfInPlace(bottom, top);
-    ctx_->Launch1D(ctx_->Kernel("power.cl", "", "power_forward"), n, n, power_, scale_, shift_,
-                   bottom[0]->data(), top[0]->data());
+    kPowerForward.Launch(*ctx_, n, {bottom[0]->data(), top[0]->data()}, {power_, scale_, shift_});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -40,8 +66,9 @@ class PowerLayer : public NeuronLayer {
       SetFloats(*ctx_, n, 0.f, bottom[0]->diff(), 0);
       return;
     }
-    ctx_->Launch1D(ctx_->Kernel("power.cl", "", "power_backward"), n, n, power_, scale_, shift_,
-                   BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff());
+    kPowerBackward.Launch(*ctx_, n,
+                          {BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff()},
+                          {power_, scale_, shift_});
   }
 
  protected:

@@ -3,16 +3,35 @@
 // blob has Caffe's layout: shape {channels}, or a scalar (shape {}) when
 // shared; its filler defaults to constant 0.25. In place, Forward keeps a
 // copy of x for Backward, as Caffe's bottom_memory_.
+#include "core/pointwise_kernel.hpp"
+#include "core/reduce_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
 
+namespace {
+using namespace pointwise;
+
+// The bottom is num x channels x dim; slope is per channel (a stride 0
+// binding shares one among all channels).
+const PointwiseKernel kPReLUForward("prelu_forward", {In("x"), Channel("slope"), Out("y")},
+                                    "y = x > 0.f ? x : slope * x;");
+// dx = dy for x > 0, else slope * dy (x = 0 counts as negative, as in Caffe).
+const PointwiseKernel kPReLUBackward("prelu_backward",
+                                     {In("x"), Channel("slope"), In("dy"), Out("dx")},
+                                     "dx = x > 0.f ? dy : slope * dy;");
+// The slope's gradient, ADDED: per channel, the sum of dy * x over x <= 0.
+const ChannelReduceKernel kPReLUSlopeGradient("prelu_slope_gradient",
+                                              {In("x"), In("dy"), ChannelOut("slope_diff")},
+                                              {Sum("sum", "x <= 0.f ? dy * x : (real)0.f")},
+                                              "slope_diff += sum;");
+}  // namespace
+
 class PReLULayer : public NeuronLayer {
  public:
-  PReLULayer(const caffe::LayerParameter& param, Context& ctx)
-      : NeuronLayer(param, ctx), slope_partial_(ctx) {}
+  using NeuronLayer::NeuronLayer;
   const char* type() const override { return "PReLU"; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -48,15 +67,13 @@ class PReLULayer : public NeuronLayer {
                         << (channel_shared_ ? ", channel_shared" : ", one per channel")
                         << ")");
     NeuronLayer::Reshape(bottom, top);
-    slope_partial_.Reshape({bottom[0]->shape(0) * bottom[0]->shape(1)});
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("prelu.cl", "", "prelu_forward"), n, n, channels(bottom),
-                   dim(bottom), div_factor(bottom), bottom[0]->data(), blobs_[0]->data(),
-                   top[0]->data());
+    kPReLUForward.Launch(*ctx_, bottom[0]->count(),
+                         {bottom[0]->data(), slope(), top[0]->data()}, {},
+                         {channels(bottom), dim(bottom)});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -64,19 +81,17 @@ class PReLULayer : public NeuronLayer {
     const cl_mem x = BottomForBackward(bottom, top);
     // The slope gradient first: in place, the bottom diff overwrites dy.
     if (param_propagate_down(0)) {
-      const int rows = bottom[0]->shape(0) * channels(bottom);
-      ctx_->Launch1D(ctx_->Kernel("prelu.cl", "", "prelu_slope_partial"), rows, rows,
-                     dim(bottom), x, top[0]->diff(), slope_partial_.data());
-      const int slopes = blobs_[0]->count();
-      ctx_->Launch1D(ctx_->Kernel("prelu.cl", "", "prelu_slope_accumulate"), slopes, slopes,
-                     bottom[0]->shape(0), channels(bottom), slope_partial_.data(),
-                     blobs_[0]->diff());
+      // Shared: the whole blob is one channel.
+      const int outer = channel_shared_ ? 1 : bottom[0]->shape(0);
+      const int slopes = channel_shared_ ? 1 : channels(bottom);
+      const int inner = channel_shared_ ? bottom[0]->count() : dim(bottom);
+      kPReLUSlopeGradient.Launch(*ctx_, slope_workspace_, outer, slopes, inner,
+                                 {x, top[0]->diff(), blobs_[0]->diff()});
     }
     if (propagate_down[0]) {
-      const int n = bottom[0]->count();
-      ctx_->Launch1D(ctx_->Kernel("prelu.cl", "", "prelu_backward"), n, n, channels(bottom),
-                     dim(bottom), div_factor(bottom), x, blobs_[0]->data(), top[0]->diff(),
-                     bottom[0]->diff());
+      kPReLUBackward.Launch(*ctx_, bottom[0]->count(),
+                            {x, slope(), top[0]->diff(), bottom[0]->diff()}, {},
+                            {channels(bottom), dim(bottom)});
     }
   }
 
@@ -86,12 +101,11 @@ class PReLULayer : public NeuronLayer {
  private:
   static int channels(const std::vector<Blob*>& bottom) { return bottom[0]->shape(1); }
   static int dim(const std::vector<Blob*>& bottom) { return bottom[0]->count(2); }
-  int div_factor(const std::vector<Blob*>& bottom) const {
-    return channel_shared_ ? channels(bottom) : 1;
-  }
+  // The slopes, one per channel, or one for all when shared.
+  BufferArg slope() const { return {blobs_[0]->data(), 0, channel_shared_ ? 0 : 1}; }
 
   bool channel_shared_ = false;
-  Blob slope_partial_;  // per (sample, channel) sums of the slope gradient
+  ReduceWorkspace slope_workspace_;
 };
 
 REGISTER_LAYER_CLASS(PReLU);

@@ -1,8 +1,20 @@
 // ReLU (Caffe "ReLU"): y = max(0, x) + negative_slope * min(0, x). Works in
 // place: in backward, x > 0 and y > 0 select the same elements.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+const PointwiseKernel kReluForward("relu_forward", {In("x"), Out("y"), Scalar("slope")},
+                                   "y = x > 0.f ? x : slope * x;");
+// The gradient at exactly 0 is taken as slope, as in Caffe.
+const PointwiseKernel kReluBackward("relu_backward",
+                                    {In("x"), In("dy"), Out("dx"), Scalar("slope")},
+                                    "dx = x > 0.f ? dy : slope * dy;");
+}  // namespace
 
 class ReLULayer : public Layer {
  public:
@@ -16,18 +28,16 @@ class ReLULayer : public Layer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("relu.cl", "", "relu_forward"), n, n, slope(),
-                   bottom[0]->data(), top[0]->data());
+    kReluForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+                        {slope()});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    const int n = bottom[0]->count();
     // In place, bottom data already holds y; its sign matches x's.
-    ctx_->Launch1D(ctx_->Kernel("relu.cl", "", "relu_backward"), n, n, slope(),
-                   top[0]->data(), top[0]->diff(), bottom[0]->diff());
+    kReluBackward.Launch(*ctx_, bottom[0]->count(),
+                         {top[0]->data(), top[0]->diff(), bottom[0]->diff()}, {slope()});
   }
 
  private:

@@ -5,12 +5,38 @@
 // (default constant 1). The bias is an internal Bias layer, as in Caffe, whose
 // blob follows the scale's: blobs are [scale, bias], or [bias] with bottom[1].
 // In place, the input is kept in an internal blob for the scale's gradient.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/broadcast_shape.hpp"
 #include "layers/channel_sums.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// y = x * s (+ b, the bias term's blob, when has_bias), clamped at 0 when
+// relu (a fused ReLU); x is outer x scale_dim x inner, s and b have
+// scale_dim values. fma(x, s, 0) rounds as x * s does.
+#define DLC_SCALE_BODY                                  \
+  "const real v = fma(x, s, has_bias ? b : (real)0.f);\n" \
+  "y = relu ? fmax(v, 0.f) : v;"
+const PointwiseKernel kScaleForward("scale_forward",
+                                    {In("x"), Channel("s"), Channel("b"), Out("y"),
+                                     IntScalar("has_bias"), IntScalar("relu")},
+                                    DLC_SCALE_BODY);
+// The same, keeping the input (backward's, when y aliases x) in x_copy.
+const PointwiseKernel kScaleForwardKeepingInput("scale_forward_keeping_input",
+                                                {In("x"), Channel("s"), Channel("b"), Out("y"),
+                                                 Out("x_copy"), IntScalar("has_bias"),
+                                                 IntScalar("relu")},
+                                                "x_copy = x;\n" DLC_SCALE_BODY);
+#undef DLC_SCALE_BODY
+// dx = dy * s; dx may alias dy.
+const PointwiseKernel kScaleBottomBackward("scale_bottom_backward",
+                                           {In("dy"), Channel("s"), Out("dx")}, "dx = dy * s;");
+}  // namespace
 
 class ScaleLayer : public Layer {
  public:
@@ -83,13 +109,16 @@ class ScaleLayer : public Layer {
     // The bias term's blob has the scale's shape: one pass adds it. In place,
     // the same pass keeps the input for the scale's gradient.
     const cl_mem bias = bias_layer_ ? blobs_[bias_param_id_]->data() : scale.data();
-    const bool in_place = bottom[0] == top[0];
-    const bool runs = UseChannelRuns(*ctx_);
-    LaunchElementwise(*ctx_, runs,
-                      ctx_->Kernel("scale.cl", ChannelShapeOption(runs), "scale_forward"), count,
-                      scale_dim_, inner_, bottom[0]->data(), scale.data(), bias_layer_ ? 1 : 0,
-                      bias, fuse_relu_ ? 1 : 0, in_place ? 1 : 0,
-                      in_place ? input_copy_.data() : top[0]->data(), top[0]->data());
+    const std::vector<ScalarArg> flags = {bias_layer_ != nullptr, fuse_relu_};
+    const ChannelAxis axis = {scale_dim_, inner_};
+    if (bottom[0] == top[0]) {
+      kScaleForwardKeepingInput.Launch(
+          *ctx_, count, {bottom[0]->data(), scale.data(), bias, top[0]->data(), input_copy_.data()},
+          flags, axis, ChannelKernelShape(*ctx_));
+    } else {
+      kScaleForward.Launch(*ctx_, count, {bottom[0]->data(), scale.data(), bias, top[0]->data()},
+                           flags, axis, ChannelKernelShape(*ctx_));
+    }
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -106,16 +135,14 @@ class ScaleLayer : public Layer {
       ChannelSumTarget bias_target;
       if (bias_grad) bias_target = {blobs_[bias_param_id_]->diff(), 0, true};
       ChannelSums(*ctx_, ChannelSumKind::kProducts, outer_, scale_dim_, inner_,
-                  top[0]->diff(), x, bias_target, {scale.diff(), 0, learned});
+                  top[0]->diff(), x, bias_target, {scale.diff(), 0, learned}, &workspace_);
     } else if (bias_grad) {
       bias_layer_->Backward({top[0]}, {false}, {top[0]});
     }
     if (propagate_down[0]) {
-      const bool runs = UseChannelRuns(*ctx_);
-      const char* shape = ChannelShapeOption(runs);
-      LaunchElementwise(*ctx_, runs, ctx_->Kernel("scale.cl", shape, "scale_bottom_backward"),
-                        bottom[0]->count(), scale_dim_, inner_, top[0]->diff(), scale.data(),
-                        bottom[0]->diff());
+      kScaleBottomBackward.Launch(*ctx_, bottom[0]->count(),
+                                  {top[0]->diff(), scale.data(), bottom[0]->diff()}, {},
+                                  {scale_dim_, inner_}, ChannelKernelShape(*ctx_));
     }
   }
 
@@ -124,6 +151,7 @@ class ScaleLayer : public Layer {
   std::unique_ptr<Layer> bias_layer_;
   int bias_param_id_ = -1;
   Blob input_copy_{*ctx_};  // the input, when working in place
+  ReduceWorkspace workspace_;  // the gradient sums' scratch
 };
 
 REGISTER_LAYER_CLASS(Scale);

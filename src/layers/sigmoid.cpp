@@ -1,9 +1,22 @@
 // Sigmoid (Caffe "Sigmoid"): y = 1 / (1 + exp(-x)). The gradient follows from
 // y alone, so it works in place.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// Computed as 0.5 * tanh(0.5 * x) + 0.5 (as Caffe's CPU path), which neither
+// overflows nor loses precision for large |x|.
+const PointwiseKernel kSigmoidForward("sigmoid_forward", {In("x"), Out("y")},
+                                      "y = 0.5f * tanh(0.5f * x) + 0.5f;");
+// dy/dx = y * (1 - y): only y is needed, so in-place use works.
+const PointwiseKernel kSigmoidBackward("sigmoid_backward", {In("y"), In("dy"), Out("dx")},
+                                       "dx = dy * y * (1.f - y);");
+}  // namespace
 
 class SigmoidLayer : public NeuronLayer {
  public:
@@ -11,17 +24,14 @@ class SigmoidLayer : public NeuronLayer {
   const char* type() const override { return "Sigmoid"; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("sigmoid.cl", "", "sigmoid_forward"), n, n, bottom[0]->data(),
-                   top[0]->data());
+    kSigmoidForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("sigmoid.cl", "", "sigmoid_backward"), n, n, top[0]->data(),
-                   top[0]->diff(), bottom[0]->diff());
+    kSigmoidBackward.Launch(*ctx_, bottom[0]->count(),
+                            {top[0]->data(), top[0]->diff(), bottom[0]->diff()});
   }
 };
 

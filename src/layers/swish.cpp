@@ -1,10 +1,27 @@
 // Swish (Caffe "Swish"): y = x * sigmoid(beta * x). The sigmoid is kept in an
 // internal blob for Backward, whose formula needs only y and it, so the layer
 // works in place.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// Keeps s = sigmoid(beta * x) for the backward pass, as Caffe does.
+const PointwiseKernel kSwishForward("swish_forward",
+                                    {In("x"), Out("s"), Out("y"), Scalar("beta")},
+                                    "s = 0.5f * tanh(0.5f * beta * x) + 0.5f;\n"
+                                    "y = x * s;");
+// dy/dx = s + beta * x * s * (1 - s) = beta * y + s * (1 - beta * y): needs
+// only y and s, so in-place use works.
+const PointwiseKernel kSwishBackward("swish_backward",
+                                     {In("y"), In("s"), In("dy"), Out("dx"), Scalar("beta")},
+                                     "const real by = beta * y;\n"
+                                     "dx = dy * (by + s * (1.f - by));");
+}  // namespace
 
 class SwishLayer : public NeuronLayer {
  public:
@@ -18,17 +35,16 @@ class SwishLayer : public NeuronLayer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("swish.cl", "", "swish_forward"), n, n, beta(),
-                   bottom[0]->data(), sigmoid_.data(), top[0]->data());
+    kSwishForward.Launch(*ctx_, bottom[0]->count(),
+                         {bottom[0]->data(), sigmoid_.data(), top[0]->data()}, {beta()});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("swish.cl", "", "swish_backward"), n, n, beta(),
-                   top[0]->data(), sigmoid_.data(), top[0]->diff(), bottom[0]->diff());
+    kSwishBackward.Launch(*ctx_, bottom[0]->count(),
+                          {top[0]->data(), sigmoid_.data(), top[0]->diff(), bottom[0]->diff()},
+                          {beta()});
   }
 
  private:

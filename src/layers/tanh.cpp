@@ -1,9 +1,19 @@
 // TanH (Caffe "TanH"): y = tanh(x). The gradient follows from y alone, so it
 // works in place.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+const PointwiseKernel kTanHForward("tanh_forward", {In("x"), Out("y")}, "y = tanh(x);");
+// dy/dx = 1 - y^2: only y is needed, so in-place use works.
+const PointwiseKernel kTanHBackward("tanh_backward", {In("y"), In("dy"), Out("dx")},
+                                    "dx = dy * (1.f - y * y);");
+}  // namespace
 
 class TanHLayer : public NeuronLayer {
  public:
@@ -11,17 +21,14 @@ class TanHLayer : public NeuronLayer {
   const char* type() const override { return "TanH"; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("tanh.cl", "", "tanh_forward"), n, n, bottom[0]->data(),
-                   top[0]->data());
+    kTanHForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("tanh.cl", "", "tanh_backward"), n, n, top[0]->data(),
-                   top[0]->diff(), bottom[0]->diff());
+    kTanHBackward.Launch(*ctx_, bottom[0]->count(),
+                         {top[0]->data(), top[0]->diff(), bottom[0]->diff()});
   }
 };
 

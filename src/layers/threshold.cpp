@@ -1,10 +1,19 @@
 // Threshold (Caffe "Threshold"): y = x > threshold ? 1 : 0. A step function
 // has no useful gradient; Caffe does not implement its Backward, so asking to
 // propagate through it is an error here too.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/neuron_layer.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+const PointwiseKernel kThresholdForward("threshold_forward",
+                                        {In("x"), Out("y"), Scalar("threshold")},
+                                        "y = x > threshold ? (real)1.f : (real)0.f;");
+}  // namespace
 
 class ThresholdLayer : public NeuronLayer {
  public:
@@ -12,9 +21,8 @@ class ThresholdLayer : public NeuronLayer {
   const char* type() const override { return "Threshold"; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    const int n = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("threshold.cl", "", "threshold_forward"), n, n,
-                   param_.threshold_param().threshold(), bottom[0]->data(), top[0]->data());
+    kThresholdForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+                             {param_.threshold_param().threshold()});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,

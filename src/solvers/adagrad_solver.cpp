@@ -1,8 +1,23 @@
 // AdaGrad (Duchi et al.; Caffe's "AdaGrad"): each weight's step is divided by
 // the root of its accumulated squared gradients. One history set: that sum.
+#include "core/pointwise_kernel.hpp"
 #include "solvers/sgd_solver.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// Caffe's AdaGrad step: h += g^2;  update = rate * g / (sqrt(h) + delta).
+const PointwiseKernel kAdaGradUpdate("adagrad_update",
+                                     {InOut("w"), InOut("diff"), InOut("h"),
+                                      Scalar("grad_scale"), Scalar("decay"), IntScalar("l1"),
+                                      Scalar("rate"), Scalar("delta")},
+                                     std::string(kRegularizedGradient) +
+                                         "h = h + g * g;\n"
+                                         "diff = rate * g / (sqrt(h) + delta);\n"
+                                         "w = w - diff;");
+}  // namespace
 
 class AdaGradSolver : public SGDSolver {
  public:
@@ -16,10 +31,8 @@ class AdaGradSolver : public SGDSolver {
  protected:
   void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) override {
     Blob* p = net_->learnable_params()[id];
-    const int n = p->count();
-    ctx_->Launch1D(ctx_->Kernel("solver_updates.cl", "", "adagrad_update"), n, n, p->data(),
-                   p->diff(), history(0, id).data(), grad_scale, decay, (int)l1, rate,
-                   param_.delta());
+    kAdaGradUpdate.Launch(*ctx_, p->count(), {p->data(), p->diff(), history(0, id).data()},
+                          {grad_scale, decay, l1, rate, param_.delta()});
   }
 };
 

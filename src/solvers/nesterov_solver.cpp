@@ -1,8 +1,26 @@
 // Nesterov's accelerated gradient (Caffe's "Nesterov"): SGD's momentum history,
-// but each step looks ahead along it (see nesterov_update in solver_updates.cl).
+// but each step looks ahead along it (see kNesterovUpdate).
+#include "core/pointwise_kernel.hpp"
 #include "solvers/sgd_solver.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// Caffe's Nesterov step (g as in SGD):
+//   h_new = momentum * h + rate * g
+//   update = (1 + momentum) * h_new - momentum * h_old;  diff = update;  w -= update
+const PointwiseKernel kNesterovUpdate("nesterov_update",
+                                      {InOut("w"), InOut("diff"), InOut("h"),
+                                       Scalar("grad_scale"), Scalar("decay"), IntScalar("l1"),
+                                       Scalar("rate"), Scalar("momentum")},
+                                      std::string(kRegularizedGradient) +
+                                          "const real h_old = h;\n"
+                                          "h = momentum * h_old + rate * g;\n"
+                                          "diff = (1.f + momentum) * h - momentum * h_old;\n"
+                                          "w = w - diff;");
+}  // namespace
 
 class NesterovSolver : public SGDSolver {
  public:
@@ -12,10 +30,8 @@ class NesterovSolver : public SGDSolver {
  protected:
   void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) override {
     Blob* p = net_->learnable_params()[id];
-    const int n = p->count();
-    ctx_->Launch1D(ctx_->Kernel("solver_updates.cl", "", "nesterov_update"), n, n, p->data(),
-                   p->diff(), history(0, id).data(), grad_scale, decay, (int)l1, rate,
-                   param_.momentum());
+    kNesterovUpdate.Launch(*ctx_, p->count(), {p->data(), p->diff(), history(0, id).data()},
+                           {grad_scale, decay, l1, rate, param_.momentum()});
   }
 };
 

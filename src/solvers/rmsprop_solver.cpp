@@ -1,8 +1,24 @@
 // RMSProp (Tieleman & Hinton; Caffe's "RMSProp"): each weight's step is divided
 // by the root of a running mean of its squared gradients (decay rms_decay).
+#include "core/pointwise_kernel.hpp"
 #include "solvers/sgd_solver.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// Caffe's RMSProp step:
+//   h = rms_decay * h + (1 - rms_decay) * g^2;  update = rate * g / (sqrt(h) + delta).
+const PointwiseKernel kRMSPropUpdate("rmsprop_update",
+                                     {InOut("w"), InOut("diff"), InOut("h"),
+                                      Scalar("grad_scale"), Scalar("decay"), IntScalar("l1"),
+                                      Scalar("rate"), Scalar("rms_decay"), Scalar("delta")},
+                                     std::string(kRegularizedGradient) +
+                                         "h = rms_decay * h + (1.f - rms_decay) * g * g;\n"
+                                         "diff = rate * g / (sqrt(h) + delta);\n"
+                                         "w = w - diff;");
+}  // namespace
 
 class RMSPropSolver : public SGDSolver {
  public:
@@ -18,10 +34,8 @@ class RMSPropSolver : public SGDSolver {
  protected:
   void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) override {
     Blob* p = net_->learnable_params()[id];
-    const int n = p->count();
-    ctx_->Launch1D(ctx_->Kernel("solver_updates.cl", "", "rmsprop_update"), n, n, p->data(),
-                   p->diff(), history(0, id).data(), grad_scale, decay, (int)l1, rate,
-                   param_.rms_decay(), param_.delta());
+    kRMSPropUpdate.Launch(*ctx_, p->count(), {p->data(), p->diff(), history(0, id).data()},
+                          {grad_scale, decay, l1, rate, param_.rms_decay(), param_.delta()});
   }
 };
 

@@ -3,7 +3,23 @@
 
 #include <glog/logging.h>
 
+#include "core/pointwise_kernel.hpp"
+
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+
+// Caffe's SGD step: h = rate * g + momentum * h;  diff = h;  w -= h.
+const PointwiseKernel kSgdUpdate("sgd_update",
+                                 {InOut("w"), InOut("diff"), InOut("h"), Scalar("grad_scale"),
+                                  Scalar("decay"), IntScalar("l1"), Scalar("rate"),
+                                  Scalar("momentum")},
+                                 std::string(kRegularizedGradient) +
+                                     "h = rate * g + momentum * h;\n"
+                                     "diff = h;\n"
+                                     "w = w - h;");
+}  // namespace
 
 SGDSolver::SGDSolver(const caffe::SolverParameter& param, Context& ctx)
     : Solver(param, ctx) {
@@ -34,10 +50,8 @@ void SGDSolver::ApplyUpdate() {
 
 void SGDSolver::UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) {
   Blob* p = net_->learnable_params()[id];
-  const int n = p->count();
-  ctx_->Launch1D(ctx_->Kernel("solver_updates.cl", "", "sgd_update"), n, n, p->data(),
-                 p->diff(), history(0, id).data(), grad_scale, decay, (int)l1, rate,
-                 param_.momentum());
+  kSgdUpdate.Launch(*ctx_, p->count(), {p->data(), p->diff(), history(0, id).data()},
+                    {grad_scale, decay, l1, rate, param_.momentum()});
 }
 
 void SGDSolver::SnapshotSolverState(caffe::SolverState* state) {

@@ -10,6 +10,12 @@
 
 namespace dlcaffe {
 
+// The first line of every update kernel's body (core/pointwise_kernel.hpp;
+// w, diff, grad_scale, decay and l1 are its arguments): g, the gradient after
+// scaling (clipping, iter_size) and weight decay (L1: decay * sign(w)).
+inline constexpr char kRegularizedGradient[] =
+    "const real g = diff * grad_scale + (l1 ? decay * sign(w) : decay * w);\n";
+
 class SGDSolver : public Solver {
  public:
   SGDSolver(const caffe::SolverParameter& param, Context& ctx);
@@ -17,7 +23,7 @@ class SGDSolver : public Solver {
 
  protected:
   void ApplyUpdate() override;
-  // Updates learnable parameter `id` in one kernel: scale its gradient by
+  // Updates learnable parameter `id` in one launch: scale its gradient by
   // `grad_scale` (clipping, iter_size), add the weight decay (L1 or L2), and
   // apply the solver's rule with learning rate `rate`.
   virtual void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1);

@@ -109,7 +109,9 @@ void CheckPlanKeepsOutputs(const std::string& text, bool reuse_possible) {
     RandomWeights(&reference, &planned);
     const ActivationMemory memory = planned.PlanInferenceMemory();
     EXPECT_LT(memory.bytes_with_plan, memory.bytes_without_plan);
-    if (reuse_possible) EXPECT_LT(DistinctDataBuffers(planned), DistinctDataBuffers(reference));
+    if (reuse_possible) {
+      EXPECT_LT(DistinctDataBuffers(planned), DistinctDataBuffers(reference));
+    }
     for (unsigned pass = 0; pass < 2; ++pass) {
       FillInputs(&reference, 100 + 10 * pass);
       FillInputs(&planned, 100 + 10 * pass);
@@ -328,9 +330,10 @@ TEST(MemoryPlan, InputsOutputsAndKeptBlobsKeepTheirValues) {
   ExpectBitIdentical(input, planned.blob_by_name("data")->ReadData(), "input after Forward");
   for (const char* own : {"data", "prob", "pool1", "conv1"})
     for (size_t b = 0; b < planned.blobs().size(); ++b)
-      if (planned.blob_names()[b] != own)
+      if (planned.blob_names()[b] != own) {
         EXPECT_FALSE(planned.blobs()[b]->SharesDataWith(*planned.blob_by_name(own)))
             << own << " shares its storage with " << planned.blob_names()[b];
+      }
   // conv2 and ip were not kept: reading them is an error naming the blob.
   for (const char* dropped : {"conv2", "ip"}) {
     const std::string what = ErrorOf([&] { planned.blob_by_name(dropped)->ReadData(); });

@@ -113,14 +113,14 @@ TEST(DlcaffeCli, UnknownDeviceListsTheDevices) {
 }
 
 TEST(DlcaffeCli, KernelThatFailsToBuildShowsTheBuildLog) {
-  // A copy of the kernels with a syntax error in relu.cl, read from disk.
+  // A copy of the kernels with a syntax error in pooling.cl, read from disk.
   const std::string dir = TempDir();
   const std::string copy = "cp -r '" + SourceDir() + "/src/cl/.' '" + dir + "/' && printf "
-                           "'__kernel void broken( { }\\n' >> '" + dir + "/relu.cl'";
+                           "'__kernel void broken( { }\\n' >> '" + dir + "/pooling.cl'";
   ASSERT_EQ(std::system(copy.c_str()), 0);
   Result r = RunDlcaffe("time --model=models/lenet/lenet.prototxt --iterations=1",
                         "DLCAFFE_KERNEL_CACHE=off DLCAFFE_CL_DIR=" + dir);
-  ExpectCleanError(r, "relu.cl failed to build");
+  ExpectCleanError(r, "pooling.cl failed to build");
   EXPECT_TRUE(Contains(r.output, "Build log")) << r.output;
 }
 
