@@ -22,6 +22,7 @@
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/solver.hpp"
+#include "util/run_dlcaffe.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -176,26 +177,6 @@ std::string ShapeString(const std::vector<int>& shape) {
   std::string s;
   for (int d : shape) s += (s.empty() ? "" : " ") + std::to_string(d);
   return s;
-}
-
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-// Runs build/tools/dlcaffe from the source root, stdout and stderr together.
-Result RunDlcaffe(const std::string& args) {
-  const std::string cmd =
-      "cd '" + SourceDir() + "' && '" + BuildDir() + "/tools/dlcaffe' " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  Result r{-1, ""};
-  if (!pipe) return r;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
 }
 
 // The value of a "<label> <number> ms." line of `dlcaffe time`, or "?".
@@ -374,7 +355,7 @@ TEST(ModelZoo, DeployNetsRunUnderDlcaffeTime) {
     WriteProtoToTextFile(param, copy);
 
     const auto start = std::chrono::steady_clock::now();
-    const Result r = RunDlcaffe("time --model='" + copy + "' --iterations=1");
+    const ToolResult r = RunDlcaffe("time --model='" + copy + "' --iterations=1");
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASSERT_EQ(r.exit_code, 0) << r.output;

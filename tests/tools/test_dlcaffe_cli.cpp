@@ -8,48 +8,13 @@
 #include <cstdlib>
 
 #include "dlcaffe/io.hpp"
+#include "util/run_dlcaffe.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
 
 namespace {
-
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-// Runs build/tools/dlcaffe from the source root, stdout and stderr together,
-// with `env` (VAR=value ...) added to its environment.
-Result RunDlcaffe(const std::string& args, const std::string& env = "") {
-  const std::string cmd = "cd '" + SourceDir() + "' && " + env + " '" + BuildDir() +
-                          "/tools/dlcaffe' " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  Result r{-1, ""};
-  if (!pipe) return r;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// A user error: one message, non-zero exit, no abort trace.
-void ExpectCleanError(const Result& r, const std::string& must_mention) {
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_LT(r.exit_code, 128) << "killed by a signal:\n" << r.output;
-  EXPECT_TRUE(Contains(r.output, "dlcaffe: error: ")) << r.output;
-  EXPECT_TRUE(Contains(r.output, must_mention)) << "missing '" << must_mention << "' in:\n"
-                                                << r.output;
-  EXPECT_FALSE(Contains(r.output, "Check failed")) << r.output;
-  EXPECT_FALSE(Contains(r.output, "*** ")) << r.output;
-}
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
   static const std::string dir = TempDir();
@@ -61,7 +26,7 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
 }  // namespace
 
 TEST(DlcaffeCli, DeviceQueryListsDevices) {
-  Result r = RunDlcaffe("device_query");
+  ToolResult r = RunDlcaffe("device_query");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "Device 0: ocl:")) << r.output;
 }
@@ -80,7 +45,7 @@ TEST(DlcaffeCli, UnknownLayerTypeListsKnownTypes) {
   const std::string net = WriteTemp("unknown_type.prototxt", R"(
     layer { name: 'in' type: 'Input' top: 'data' input_param { shape { dim: 1 dim: 4 } } }
     layer { name: 'mystery' type: 'Convolution3000' bottom: 'data' top: 'out' })");
-  Result r = RunDlcaffe("time --model=" + net + " --iterations=1");
+  ToolResult r = RunDlcaffe("time --model=" + net + " --iterations=1");
   ExpectCleanError(r, "'Convolution3000'");
   EXPECT_TRUE(Contains(r.output, "InnerProduct")) << r.output;
 }
@@ -107,7 +72,7 @@ TEST(DlcaffeCli, NoOpenCLDeviceIsAClearError) {
 }
 
 TEST(DlcaffeCli, UnknownDeviceListsTheDevices) {
-  Result r = RunDlcaffe("time --model=models/lenet/lenet.prototxt --device=ocl:9:9");
+  ToolResult r = RunDlcaffe("time --model=models/lenet/lenet.prototxt --device=ocl:9:9");
   ExpectCleanError(r, "'ocl:9:9'");
   EXPECT_TRUE(Contains(r.output, "ocl:0:0")) << r.output;
 }
@@ -118,14 +83,14 @@ TEST(DlcaffeCli, KernelThatFailsToBuildShowsTheBuildLog) {
   const std::string copy = "cp -r '" + SourceDir() + "/src/cl/.' '" + dir + "/' && printf "
                            "'__kernel void broken( { }\\n' >> '" + dir + "/pooling.cl'";
   ASSERT_EQ(std::system(copy.c_str()), 0);
-  Result r = RunDlcaffe("time --model=models/lenet/lenet.prototxt --iterations=1",
+  ToolResult r = RunDlcaffe("time --model=models/lenet/lenet.prototxt --iterations=1",
                         "DLCAFFE_KERNEL_CACHE=off DLCAFFE_CL_DIR=" + dir);
   ExpectCleanError(r, "pooling.cl failed to build");
   EXPECT_TRUE(Contains(r.output, "Build log")) << r.output;
 }
 
 TEST(DlcaffeCli, BenchTimesForwardAndTrainingSteps) {
-  Result forward = RunDlcaffe(
+  ToolResult forward = RunDlcaffe(
       "bench --model=models/lenet/lenet.prototxt --mode=forward --iterations=2 --warmup=1");
   ASSERT_EQ(forward.exit_code, 0) << forward.output;
   EXPECT_TRUE(Contains(forward.output, "bench LeNet forward ")) << forward.output;
@@ -136,7 +101,7 @@ TEST(DlcaffeCli, BenchTimesForwardAndTrainingSteps) {
     layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip'
             inner_product_param { num_output: 1000 } }
     layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' })");
-  Result train =
+  ToolResult train =
       RunDlcaffe("bench --model=" + train_net + " --mode=train --iterations=2 --warmup=1");
   ASSERT_EQ(train.exit_code, 0) << train.output;
   EXPECT_TRUE(Contains(train.output, "bench tiny train ")) << train.output;
@@ -156,20 +121,20 @@ TEST(DlcaffeCli, TuneStoresWinnersThatLaterRunsUse) {
     layer { name: 'ip' type: 'InnerProduct' bottom: 'conv' top: 'ip'
             inner_product_param { num_output: 4 } }
     layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' })");
-  Result tune = RunDlcaffe("tune --model=" + net + " --iterations=1", env);
+  ToolResult tune = RunDlcaffe("tune --model=" + net + " --iterations=1", env);
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   EXPECT_TRUE(Contains(tune.output, "distinct GEMM products")) << tune.output;
   EXPECT_TRUE(Contains(tune.output, "winners stored in " + cache + "/gemm-")) << tune.output;
   // The convolution forward: 5 filters of 3 x 3 x 3 over 2 x 7 x 7 outputs.
   EXPECT_TRUE(Contains(tune.output, "= 5 98 27 0 0 ")) << tune.output;
   // A later run with the winners trains as before.
-  Result bench = RunDlcaffe("bench --model=" + net + " --mode=train --iterations=1 --warmup=0", env);
+  ToolResult bench = RunDlcaffe("bench --model=" + net + " --mode=train --iterations=1 --warmup=0", env);
   EXPECT_EQ(bench.exit_code, 0) << bench.output;
   ExpectCleanError(RunDlcaffe("tune"), "--model");
 }
 
 TEST(DlcaffeCli, TimePrintsCaffesBenchmarkLines) {
-  Result r = RunDlcaffe("time --model=models/cifar10_quick/cifar10_quick.prototxt --iterations=2");
+  ToolResult r = RunDlcaffe("time --model=models/cifar10_quick/cifar10_quick.prototxt --iterations=2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* line : {"*** Benchmark begins ***", "conv1\tforward: ", "conv1\tbackward: ",
                            "Average Forward pass: ", "Average Backward pass: ",
@@ -189,7 +154,7 @@ TEST(DlcaffeCli, DebugInfoLogsForwardBackwardAndUpdate) {
     debug_info: true
     snapshot_after_train: false
     snapshot_prefix: "/tmp/unused")");
-  Result r = RunDlcaffe("train --solver=" + solver);
+  ToolResult r = RunDlcaffe("train --solver=" + solver);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* line :
        {"[Forward] Layer conv1, top blob conv1 data: ", "[Forward] Layer conv1, param blob 0 data: ",
@@ -219,7 +184,7 @@ TEST(DlcaffeCli, TrainSnapshotAndResumeOnMnist) {
     snapshot: 20
     snapshot_prefix: ")" + dir + R"(/lenet"
     random_seed: 1)");
-  Result r = RunDlcaffe("train --solver=" + solver);
+  ToolResult r = RunDlcaffe("train --solver=" + solver);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* line :
        {"Iteration 0, Testing net (#0)", "Test net output #0: accuracy = ",
@@ -231,14 +196,14 @@ TEST(DlcaffeCli, TrainSnapshotAndResumeOnMnist) {
   EXPECT_TRUE(FileExists(dir + "/lenet_iter_20.caffemodel"));
   EXPECT_TRUE(FileExists(dir + "/lenet_iter_40.solverstate"));
 
-  Result resumed = RunDlcaffe("train --solver=" + solver + " --snapshot=" + dir +
+  ToolResult resumed = RunDlcaffe("train --solver=" + solver + " --snapshot=" + dir +
                        "/lenet_iter_20.solverstate");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_TRUE(Contains(resumed.output, "Restoring previous solver status from")) << resumed.output;
   EXPECT_FALSE(Contains(resumed.output, "Iteration 0, Testing")) << resumed.output;
   EXPECT_TRUE(Contains(resumed.output, "Optimization Done.")) << resumed.output;
 
-  Result tested = RunDlcaffe("test --model=models/lenet/lenet_train_test.prototxt --weights=" + dir +
+  ToolResult tested = RunDlcaffe("test --model=models/lenet/lenet_train_test.prototxt --weights=" + dir +
                       "/lenet_iter_40.caffemodel --iterations=3");
   ASSERT_EQ(tested.exit_code, 0) << tested.output;
   EXPECT_TRUE(Contains(tested.output, "accuracy = ")) << tested.output;

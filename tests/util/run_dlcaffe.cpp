@@ -1,0 +1,43 @@
+#include "util/run_dlcaffe.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+
+ToolResult RunDlcaffe(const std::string& args, const std::string& env) {
+  const std::string cmd = "cd '" + SourceDir() + "' && " + env + " '" + BuildDir() +
+                          "/tools/dlcaffe' " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ToolResult r{-1, ""};
+  if (!pipe) return r;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+void ExpectCleanError(const ToolResult& r, const std::string& must_mention) {
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_LT(r.exit_code, 128) << "killed by a signal:\n" << r.output;
+  EXPECT_TRUE(Contains(r.output, "dlcaffe: error: ")) << r.output;
+  EXPECT_TRUE(Contains(r.output, must_mention)) << "missing '" << must_mention << "' in:\n"
+                                                << r.output;
+  EXPECT_FALSE(Contains(r.output, "Check failed")) << r.output;
+  EXPECT_FALSE(Contains(r.output, "*** ")) << r.output;
+}
+
+}  // namespace test
+}  // namespace dlcaffe

@@ -1,0 +1,25 @@
+// Runs the built dlcaffe tool from a test, and the check that a user error
+// ended cleanly (shared by the CLI, memory-plan and model-zoo tests).
+#pragma once
+#include <string>
+
+namespace dlcaffe {
+namespace test {
+
+struct ToolResult {
+  int exit_code;       // 128 + signal when killed
+  std::string output;  // stdout and stderr together
+};
+
+// build/tools/dlcaffe `args`, run from the source root with `env` (VAR=value
+// ...) added to its environment.
+ToolResult RunDlcaffe(const std::string& args, const std::string& env = "");
+
+bool Contains(const std::string& text, const std::string& part);
+
+// A user error: one "dlcaffe: error:" message that mentions `must_mention`,
+// a non-zero exit, no signal, no CHECK failure or abort trace.
+void ExpectCleanError(const ToolResult& r, const std::string& must_mention);
+
+}  // namespace test
+}  // namespace dlcaffe
