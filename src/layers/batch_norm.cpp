@@ -11,6 +11,9 @@
 // after it (Layer::CanAbsorbScale; the Net decides): it then writes
 // gamma * x_norm + beta and computes that Scale's parameter gradients from
 // the sums its own backward needs anyway, and may clamp at 0 (a fused ReLU).
+#include <limits>
+
+#include "core/pointwise_kernel.hpp"
 #include "core/reduce_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/channel_sums.hpp"
@@ -59,6 +62,32 @@ const ChannelReduceKernel kGradientSums(
     "sum_dy_x_norm = s_x_norm;\n"
     "if (has_gamma_diff) gamma_diff += s_x_norm;\n"
     "if (has_beta_diff) beta_diff += s;");
+
+// x_norm (the copy backward reads) = (x - mean) / stdev and y = gamma *
+// x_norm + beta, clamped below at `floor` (0 for a fused ReLU, else -inf);
+// without an absorbed Scale gamma is 1 and beta 0 (one constant for every
+// channel). y may alias x.
+const PointwiseKernel kNormalize(
+    "batch_norm_normalize",
+    {In("x"), Channel("mean"), Channel("stdev"), Channel("gamma"), Channel("beta"), Out("y"),
+     Out("x_norm"), Scalar("floor")},
+    "x_norm = (x - mean) / stdev;\n"
+    "y = fmax(fma(gamma, x_norm, beta), floor);");
+
+// Batch statistics: dx = gamma * (dy - mean(dy) - mean(dy * x_norm) * x_norm)
+// / stdev, the means from kGradientSums' sums over m values (gamma: an
+// absorbed Scale's factor, dy then being the Scale's top diff; else 1). dx
+// may alias dy.
+const PointwiseKernel kBackwardFromSums(
+    "batch_norm_backward_from_sums",
+    {In("x_norm"), In("dy"), Channel("sum_dy"), Channel("sum_dy_x_norm"), Channel("stdev"),
+     Channel("gamma"), Out("dx"), Scalar("m")},
+    "dx = (dy - sum_dy / m - sum_dy_x_norm / m * x_norm) * (gamma / stdev);");
+
+// Stored statistics are constants: dx = dy / stdev.
+const PointwiseKernel kBackwardGlobal("batch_norm_backward_global",
+                                      {In("dy"), Channel("stdev"), Out("dx")},
+                                      "dx = dy / stdev;");
 }  // namespace
 
 class BatchNormLayer : public Layer {
@@ -77,6 +106,7 @@ class BatchNormLayer : public Layer {
         p.has_use_global_stats() ? p.use_global_stats() : param_.phase() == caffe::TEST;
     eps_ = p.eps();
     channels_ = ChannelsOf(*bottom[0]);
+    identity_.WriteData({1.f, 0.f});
     if (blobs_.empty()) {
       for (const std::vector<int>& shape :
            {std::vector<int>{channels_}, std::vector<int>{channels_}, std::vector<int>{1}}) {
@@ -115,9 +145,8 @@ class BatchNormLayer : public Layer {
     const int count = bottom[0]->count();
     if (count == 0) return;
     const bool runs = UseChannelRuns(*ctx_);
-    const char* shape = ChannelShapeOption(runs);
     if (use_global_stats_) {
-      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", shape, "batch_norm_global_stats"), channels_,
+      ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_global_stats"), channels_,
                      channels_, eps_, blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data(),
                      mean_.data(), stdev_.data());
     } else {
@@ -127,10 +156,11 @@ class BatchNormLayer : public Layer {
                                blobs_[1]->data(), {blobs_[2]->data(), 0, 0}},
                               {num_ * spatial_, fraction_, eps_}, ReduceShape(runs));
     }
-    LaunchElementwise(*ctx_, runs, ctx_->Kernel("batch_norm.cl", shape, "batch_norm_normalize"),
-                      count, channels_, spatial_, bottom[0]->data(), mean_.data(),
-                      stdev_.data(), top[0]->data(), x_norm_.data(), ScaleParam(0, false),
-                      ScaleParam(1, false), fuse_relu_ ? 1 : 0);
+    const float floor = fuse_relu_ ? 0.f : -std::numeric_limits<float>::infinity();
+    kNormalize.Launch(*ctx_, count,
+                      {bottom[0]->data(), mean_.data(), stdev_.data(), Gamma(), Beta(),
+                       top[0]->data(), x_norm_.data()},
+                      {floor}, {channels_, spatial_}, ReduceShape(runs));
   }
 
   // The statistics get no gradient; only the input does (and an absorbed
@@ -140,12 +170,9 @@ class BatchNormLayer : public Layer {
     const int count = bottom[0]->count();
     if ((!propagate_down[0] && !absorbed_scale_) || count == 0) return;
     const bool runs = UseChannelRuns(*ctx_);
-    const char* shape = ChannelShapeOption(runs);
     if (use_global_stats_) {
-      LaunchElementwise(*ctx_, runs,
-                        ctx_->Kernel("batch_norm.cl", shape, "batch_norm_backward_global"),
-                        count, channels_, spatial_, top[0]->diff(), stdev_.data(),
-                        bottom[0]->diff());
+      kBackwardGlobal.Launch(*ctx_, count, {top[0]->diff(), stdev_.data(), bottom[0]->diff()},
+                             {}, {channels_, spatial_}, ReduceShape(runs));
     } else {
       const cl_mem gamma_diff = ScaleParam(0, true), beta_diff = ScaleParam(1, true);
       kGradientSums.Launch(*ctx_, workspace_, num_, channels_, spatial_,
@@ -153,11 +180,12 @@ class BatchNormLayer : public Layer {
                             {sums_.data(), channels_}, gamma_diff, beta_diff},
                            {gamma_diff != nullptr, beta_diff != nullptr}, ReduceShape(runs));
       if (propagate_down[0])
-        LaunchElementwise(*ctx_, runs,
-                          ctx_->Kernel("batch_norm.cl", shape, "batch_norm_backward_from_sums"),
-                          count, channels_, spatial_, num_ * spatial_, x_norm_.data(),
-                          top[0]->diff(), sums_.data(), stdev_.data(), ScaleParam(0, false),
-                          bottom[0]->diff());
+        kBackwardFromSums.Launch(*ctx_, count,
+                                 {x_norm_.data(), top[0]->diff(), sums_.data(),
+                                  {sums_.data(), channels_}, stdev_.data(), Gamma(),
+                                  bottom[0]->diff()},
+                                 {static_cast<float>(num_ * spatial_)}, {channels_, spatial_},
+                                 ReduceShape(runs));
     }
   }
 
@@ -166,6 +194,17 @@ class BatchNormLayer : public Layer {
   // The reductions take the shape of the elementwise passes.
   static KernelShape ReduceShape(bool runs) {
     return runs ? KernelShape::kCpu : KernelShape::kGpu;
+  }
+
+  // The absorbed Scale's factor and bias as per-channel arguments; without
+  // them, the constants 1 and 0 for every channel (stride 0).
+  BufferArg Gamma() const {
+    const cl_mem gamma = ScaleParam(0, false);
+    return gamma ? BufferArg(gamma) : BufferArg(identity_.data(), 0, 0);
+  }
+  BufferArg Beta() const {
+    const cl_mem beta = ScaleParam(1, false);
+    return beta ? BufferArg(beta) : BufferArg(identity_.data(), 1, 0);
   }
 
   // The absorbed Scale's factor (0) or bias (1), data or diff; null without
@@ -185,6 +224,7 @@ class BatchNormLayer : public Layer {
   Blob sums_{*ctx_};  // backward's per-channel sums: [sum(dy); sum(dy * x_norm)]
   ReduceWorkspace workspace_;  // the reductions' scratch
   Blob x_norm_{*ctx_};  // the normalized input, kept for backward (the top may change)
+  Blob identity_{*ctx_, {2}};  // {1, 0}: gamma and beta without an absorbed Scale
 };
 
 REGISTER_LAYER_CLASS(BatchNorm);
