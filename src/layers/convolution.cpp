@@ -215,7 +215,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   // above 1 would multiply zeros between the top diff's values (stride^2 the
   // products), so those keep col2im.
   bool DataGradientImplicit() const {
-    if (!implicit_ || num_spatial_axes_ != 2 || channel_axis_ != 1) return false;
+    if (!implicit_ || channel_axis_ != 1) return false;  // implicit_: 2-D
     for (int d = 0; d < 2; ++d)
       if (stride_[d] != 1 || pad_[d] > (kernel_shape_[d] - 1) * dilation_[d]) return false;
     return true;

@@ -23,13 +23,6 @@ namespace test {
 
 namespace {
 
-caffe::NetParameter NetFromText(const std::string& text, caffe::Phase phase = caffe::TEST) {
-  caffe::NetParameter param;
-  ReadProtoFromTextString(text, "<test net>", &param);
-  param.mutable_state()->set_phase(phase);
-  return param;
-}
-
 std::string ErrorOf(const std::function<void()>& f) {
   try {
     f();
@@ -103,8 +96,8 @@ void CheckPlanKeepsOutputs(const std::string& text, bool reuse_possible) {
   for (bool fusion : {true, false}) {
     SCOPED_TRACE(fusion ? "fusion on" : "DLCAFFE_FUSION=off");
     if (!fusion) setenv("DLCAFFE_FUSION", "off", 1);
-    Net reference(NetFromText(text), TestContext());
-    Net planned(NetFromText(text), TestContext());
+    Net reference(NetFromText(text, caffe::TEST), TestContext());
+    Net planned(NetFromText(text, caffe::TEST), TestContext());
     unsetenv("DLCAFFE_FUSION");
     RandomWeights(&reference, &planned);
     const ActivationMemory memory = planned.PlanInferenceMemory();
@@ -233,7 +226,7 @@ const char* kBatchNormNet = R"(
 
 TEST(MemoryPlan, BatchNormAndScaleFusedIntoConvolutions) {
   {  // The fused path is what the check below runs with fusion on.
-    Net net(NetFromText(kBatchNormNet), TestContext());
+    Net net(NetFromText(kBatchNormNet, caffe::TEST), TestContext());
     ASSERT_EQ(net.absorbs_after(1), 2);
     ASSERT_EQ(net.absorbs_after(5), 2);
   }
@@ -251,8 +244,8 @@ TEST(MemoryPlan, LayerThatReadsABottomAndGrowsItsTop) {
     layer { name: 'filter' type: 'Filter' bottom: 'x' bottom: 'sel' top: 'fx' }
     layer { name: 'ip' type: 'InnerProduct' bottom: 'fx' top: 'ip'
             inner_product_param { num_output: 3 } })";
-  Net reference(NetFromText(text), TestContext());
-  Net planned(NetFromText(text), TestContext());
+  Net reference(NetFromText(text, caffe::TEST), TestContext());
+  Net planned(NetFromText(text, caffe::TEST), TestContext());
   RandomWeights(&reference, &planned);
   const std::vector<std::vector<float>> selections = {
       {1, -1, -1, -1, 1}, {1, 1, -1, 1, 1}, {-1, 1, -1, -1, -1}, {1, 1, 1, 1, 1}};
@@ -277,8 +270,8 @@ TEST(MemoryPlan, StorageHeldByAParameterIsLeftAlone) {
     layer { name: 'relu' type: 'ReLU' bottom: 'sum' top: 'sum' }
     layer { name: 'ip' type: 'InnerProduct' bottom: 'sum' top: 'ip'
             inner_product_param { num_output: 4 } })";
-  Net reference(NetFromText(text), TestContext());
-  Net planned(NetFromText(text), TestContext());
+  Net reference(NetFromText(text, caffe::TEST), TestContext());
+  Net planned(NetFromText(text, caffe::TEST), TestContext());
   RandomWeights(&reference, &planned);
   planned.PlanInferenceMemory();
   FillInputs(&reference, 3);
@@ -297,7 +290,7 @@ TEST(MemoryPlan, StorageHeldByAParameterIsLeftAlone) {
 // (input) and prob (output) keep theirs. Without the plan every blob has its
 // own data and diff; with it, no diffs.
 TEST(MemoryPlan, BytesMatchAHandCountOnAChain) {
-  Net net(NetFromText(kChain), TestContext());
+  Net net(NetFromText(kChain, caffe::TEST), TestContext());
   const auto bytes = [&](const char* blob) {
     return net.blob_by_name(blob)->count() * sizeof(float);
   };
@@ -315,8 +308,8 @@ TEST(MemoryPlan, BytesMatchAHandCountOnAChain) {
 }
 
 TEST(MemoryPlan, InputsOutputsAndKeptBlobsKeepTheirValues) {
-  Net reference(NetFromText(kChain), TestContext());
-  Net planned(NetFromText(kChain), TestContext());
+  Net reference(NetFromText(kChain, caffe::TEST), TestContext());
+  Net planned(NetFromText(kChain, caffe::TEST), TestContext());
   RandomWeights(&reference, &planned);
   planned.PlanInferenceMemory({"pool1", "conv1"});
   FillInputs(&reference, 7);
@@ -346,8 +339,8 @@ TEST(MemoryPlan, InputsOutputsAndKeptBlobsKeepTheirValues) {
 // Calling the plan again replaces the keep list: a blob kept only by the
 // first call is dropped, one kept only by the second gets its own storage.
 TEST(MemoryPlan, PlanningAgainReplacesTheKeepList) {
-  Net reference(NetFromText(kChain), TestContext());
-  Net planned(NetFromText(kChain), TestContext());
+  Net reference(NetFromText(kChain, caffe::TEST), TestContext());
+  Net planned(NetFromText(kChain, caffe::TEST), TestContext());
   RandomWeights(&reference, &planned);
   planned.PlanInferenceMemory({"pool1"});
   const ActivationMemory first = planned.activation_memory();
@@ -376,8 +369,8 @@ TEST(MemoryPlan, PlanningAgainReplacesTheKeepList) {
 TEST(MemoryPlan, ReshapeAfterPlanningKeepsOutputsIdentical) {
   for (bool explicit_reshape : {true, false}) {
     SCOPED_TRACE(explicit_reshape ? "Net::Reshape" : "Forward after the input's Reshape");
-    Net reference(NetFromText(kChain), TestContext());
-    Net planned(NetFromText(kChain), TestContext());
+    Net reference(NetFromText(kChain, caffe::TEST), TestContext());
+    Net planned(NetFromText(kChain, caffe::TEST), TestContext());
     RandomWeights(&reference, &planned);
     const ActivationMemory small = planned.PlanInferenceMemory();
     for (int batch : {5, 2}) {
@@ -412,7 +405,7 @@ TEST(MemoryPlan, NetThatRunsBackwardIsRefused) {
 }
 
 TEST(MemoryPlan, PartialForwardAndBackwardAreRefused) {
-  Net net(NetFromText(kChain), TestContext());
+  Net net(NetFromText(kChain, caffe::TEST), TestContext());
   net.PlanInferenceMemory();
   std::string what = ErrorOf([&] { net.ForwardFromTo(0, 3); });
   EXPECT_TRUE(Contains(what, "layers 'in' to 'pool1'")) << what;

@@ -15,13 +15,6 @@ namespace test {
 
 namespace {
 
-caffe::NetParameter NetFromText(const std::string& text, caffe::Phase phase = caffe::TRAIN) {
-  caffe::NetParameter param;
-  ReadProtoFromTextString(text, "<test net>", &param);
-  param.mutable_state()->set_phase(phase);
-  return param;
-}
-
 std::vector<std::string> KeptLayers(const std::string& text, const caffe::NetState& state) {
   caffe::NetParameter param;
   ReadProtoFromTextString(text, "<test net>", &param);

@@ -8,6 +8,7 @@
 #include "dlcaffe/error.hpp"
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/convolution_paths.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -72,24 +73,8 @@ std::vector<float> ReferenceConvolution(const ConvCase& c, const std::vector<flo
   return y;
 }
 
-// Every test runs with both shapes of the layout kernels (a plane or an
-// element per work-item), whatever this device would pick, and with the
-// GEMM's image columns implicit or through im2col.
-class ConvolutionTest : public ::testing::TestWithParam<const char*> {
- protected:
-  // "elements" reads the GEMM's image columns implicitly (no im2col
-  // buffer), "elements_im2col" through im2col, as "planes" does.
-  void SetUp() override {
-    const std::string shape = GetParam();
-    const bool im2col = shape == "elements_im2col";
-    setenv("DLCAFFE_CONV_KERNELS", im2col ? "elements" : shape.c_str(), 1);
-    setenv("DLCAFFE_CONV_IMPLICIT", shape == "elements" ? "on" : "off", 1);
-  }
-  void TearDown() override {
-    unsetenv("DLCAFFE_CONV_KERNELS");
-    unsetenv("DLCAFFE_CONV_IMPLICIT");
-  }
-};
+// Every test runs on every convolution path (util/convolution_paths.hpp).
+class ConvolutionTest : public ConvolutionPathTest {};
 
 void CheckForward(const ConvCase& c) {
   SCOPED_TRACE(c.Prototxt() + " on " + std::to_string(c.num) + "x" +
@@ -607,11 +592,7 @@ TEST(ConvolutionNd, ChannelAxisTwo) {
   CheckGradient(*layer, {&bottom}, {&top}, {}, options);
 }
 
-INSTANTIATE_TEST_SUITE_P(KernelShapes, ConvolutionTest,
-                         ::testing::Values("planes", "elements", "elements_im2col"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param);
-                         });
+DLC_INSTANTIATE_CONVOLUTION_PATHS(ConvolutionTest);
 
 TEST(Convolution, UnknownKernelShapeIsAnError) {
   setenv("DLCAFFE_CONV_KERNELS", "tiles", 1);

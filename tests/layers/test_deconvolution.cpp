@@ -8,6 +8,7 @@
 #include "dlcaffe/error.hpp"
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/convolution_paths.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -70,23 +71,8 @@ std::vector<float> ReferenceDeconvolution(const DeconvCase& c, const std::vector
   return out;
 }
 
-// Both shapes of the layout kernels, whatever this device would pick, and
-// the GEMM's image columns implicit or through im2col.
-class DeconvolutionTest : public ::testing::TestWithParam<const char*> {
- protected:
-  // "elements" reads the GEMM's image columns implicitly (no im2col
-  // buffer), "elements_im2col" through im2col, as "planes" does.
-  void SetUp() override {
-    const std::string shape = GetParam();
-    const bool im2col = shape == "elements_im2col";
-    setenv("DLCAFFE_CONV_KERNELS", im2col ? "elements" : shape.c_str(), 1);
-    setenv("DLCAFFE_CONV_IMPLICIT", shape == "elements" ? "on" : "off", 1);
-  }
-  void TearDown() override {
-    unsetenv("DLCAFFE_CONV_KERNELS");
-    unsetenv("DLCAFFE_CONV_IMPLICIT");
-  }
-};
+// Every test runs on every convolution path (util/convolution_paths.hpp).
+class DeconvolutionTest : public ConvolutionPathTest {};
 
 DeconvCase Case(int num, int channels, int height, int width, int num_output, int kernel) {
   DeconvCase c{num, channels, height, width, num_output, kernel, kernel};
@@ -294,11 +280,7 @@ TEST_P(DeconvolutionTest, NoPropagateDown) {
   EXPECT_GT(weight_diff, 0.f);
 }
 
-INSTANTIATE_TEST_SUITE_P(KernelShapes, DeconvolutionTest,
-                         ::testing::Values("planes", "elements", "elements_im2col"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param);
-                         });
+DLC_INSTANTIATE_CONVOLUTION_PATHS(DeconvolutionTest);
 
 // N spatial axes: geometry per axis, reference by scattering.
 struct NdCase {

@@ -20,6 +20,13 @@ std::unique_ptr<Layer> MakeLayer(const std::string& text) {
   return LayerRegistry::Create(LayerParam(text), TestContext());
 }
 
+caffe::NetParameter NetFromText(const std::string& text, caffe::Phase phase) {
+  caffe::NetParameter param;
+  ReadProtoFromTextString(text, "<test net>", &param);
+  param.mutable_state()->set_phase(phase);
+  return param;
+}
+
 void FillUniform(Blob* blob, float lo, float hi, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
