@@ -2,7 +2,7 @@
 // gradient needs the sign of x; here in place keeps a copy of x instead.
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/neuron_layer.hpp"
+#include "core/neuron_layer.hpp"
 
 namespace dlcaffe {
 

@@ -16,7 +16,7 @@
 #include "core/pointwise_kernel.hpp"
 #include "core/reduce_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/channel_sums.hpp"
+#include "core/channel_sums.hpp"
 
 namespace dlcaffe {
 

@@ -6,9 +6,9 @@
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/channel_sums.hpp"
+#include "core/channel_sums.hpp"
 #include "dlcaffe/math.hpp"
-#include "layers/broadcast_shape.hpp"
+#include "core/broadcast_shape.hpp"
 
 namespace dlcaffe {
 

@@ -29,8 +29,8 @@
 
 #include "core/gemm_config.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/base_convolution.hpp"
-#include "layers/winograd.hpp"
+#include "core/base_convolution.hpp"
+#include "core/winograd.hpp"
 
 namespace dlcaffe {
 

@@ -5,7 +5,7 @@
 // Backward recomputes it from the same seed. Works in place.
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
-#include "layers/neuron_layer.hpp"
+#include "core/neuron_layer.hpp"
 
 namespace dlcaffe {
 

@@ -1,7 +1,7 @@
 // ELU (Caffe "ELU"): y = x > 0 ? x : alpha * (exp(x) - 1).
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/neuron_layer.hpp"
+#include "core/neuron_layer.hpp"
 
 namespace dlcaffe {
 

@@ -10,7 +10,7 @@
 // rows are NaN and a later Forward throws.
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/late_label_check.hpp"
+#include "core/late_label_check.hpp"
 
 namespace dlcaffe {
 

@@ -8,7 +8,7 @@
 // error, found lazily (LateLabelCheck): that pass's loss is NaN and a later
 // Forward throws.
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/late_label_check.hpp"
+#include "core/late_label_check.hpp"
 
 namespace dlcaffe {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/base_convolution.hpp"
+#include "core/base_convolution.hpp"
 
 namespace dlcaffe {
 

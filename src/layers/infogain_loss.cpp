@@ -16,7 +16,7 @@
 
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/late_label_check.hpp"
+#include "core/late_label_check.hpp"
 
 namespace dlcaffe {
 

@@ -10,7 +10,7 @@
 // W_hc (4 num_output x num_output).
 // With expose_hidden: bottoms h_0, c_0 (1 x N x num_output), tops h_T, c_T.
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/recurrent_layer.hpp"
+#include "core/recurrent_layer.hpp"
 
 namespace dlcaffe {
 

@@ -5,7 +5,7 @@
 
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/neuron_layer.hpp"
+#include "core/neuron_layer.hpp"
 
 namespace dlcaffe {
 

@@ -7,7 +7,7 @@
 #include "core/reduce_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/neuron_layer.hpp"
+#include "core/neuron_layer.hpp"
 
 namespace dlcaffe {
 

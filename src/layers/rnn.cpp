@@ -7,7 +7,7 @@
 // W_hh (num_output x num_output), W_ho (num_output x num_output), b_o.
 // With expose_hidden: bottom h_0 (1 x N x num_output), top h_T.
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/recurrent_layer.hpp"
+#include "core/recurrent_layer.hpp"
 
 namespace dlcaffe {
 

@@ -8,8 +8,8 @@
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/broadcast_shape.hpp"
-#include "layers/channel_sums.hpp"
+#include "core/broadcast_shape.hpp"
+#include "core/channel_sums.hpp"
 
 namespace dlcaffe {
 

@@ -10,7 +10,7 @@
 #include <CL/cl.h>
 
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/late_label_check.hpp"
+#include "core/late_label_check.hpp"
 
 namespace dlcaffe {
 

@@ -3,7 +3,7 @@
 // works in place.
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/neuron_layer.hpp"
+#include "core/neuron_layer.hpp"
 
 namespace dlcaffe {
 

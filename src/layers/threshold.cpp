@@ -3,7 +3,7 @@
 // propagate through it is an error here too.
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "layers/neuron_layer.hpp"
+#include "core/neuron_layer.hpp"
 
 namespace dlcaffe {
 

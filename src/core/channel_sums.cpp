@@ -1,4 +1,4 @@
-#include "layers/channel_sums.hpp"
+#include "core/channel_sums.hpp"
 
 #include <cstdlib>
 #include <string>

@@ -1,4 +1,4 @@
-// Winograd F(4x4, 3x3) convolution (src/layers/winograd.*), through the
+// Winograd F(4x4, 3x3) convolution (src/core/winograd.*), through the
 // Convolution layer with DLCAFFE_CONV_WINOGRAD=on: forward and data gradient
 // against direct convolutions in double, fused ReLU, chunks of images,
 // numerical gradients, and the shapes it must leave to im2col + GEMM.

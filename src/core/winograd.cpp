@@ -1,4 +1,4 @@
-#include "layers/winograd.hpp"
+#include "core/winograd.hpp"
 
 #include <glog/logging.h>
 

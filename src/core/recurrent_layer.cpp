@@ -1,4 +1,4 @@
-#include "layers/recurrent_layer.hpp"
+#include "core/recurrent_layer.hpp"
 
 #include <glog/logging.h>
 

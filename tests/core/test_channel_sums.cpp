@@ -1,4 +1,4 @@
-// ChannelSums (src/layers/channel_sums.hpp) against double-precision sums on
+// ChannelSums (src/core/channel_sums.hpp) against double-precision sums on
 // the host, in both kernel shapes: work-items over contiguous runs (CPU) and
 // work-groups over segments (GPU).
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/layers/channel_sums.hpp"
+#include "../../src/core/channel_sums.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
 

@@ -1,4 +1,4 @@
-#include "layers/base_convolution.hpp"
+#include "core/base_convolution.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "layers/late_label_check.hpp"
+#include "core/late_label_check.hpp"
 
 #include <cstring>
 #include <sstream>
