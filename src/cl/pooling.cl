@@ -5,9 +5,15 @@
 //
 // HAS_TOP_MASK (0/1): max pooling also writes the argmax as floats to a
 // second top (Caffe's mask top).
+// EXCLUDE_PAD (0/1): average pooling divides by the number of input elements
+// in the window (ONNX AveragePool's count_include_pad = 0) instead of Caffe's
+// window clipped to the padded input.
 
 #ifndef HAS_TOP_MASK
 #define HAS_TOP_MASK 0
+#endif
+#ifndef EXCLUDE_PAD
+#define EXCLUDE_PAD 0
 #endif
 
 // Geometry arguments shared by every kernel here.
@@ -82,7 +88,27 @@ __kernel void max_pool_backward(const int n, __global const float* top_diff,
 }
 
 // Average over the window; the divisor is the window clipped to the padded
-// input (padding counts, the part beyond the padding does not), as in Caffe.
+// input (padding counts, the part beyond the padding does not), as in Caffe,
+// or with EXCLUDE_PAD the window clipped to the input itself.
+
+// The divisor of the window starting at (hstart, wstart) of the unpadded
+// input (negative inside the padding). EXCLUDE_PAD: the input elements it
+// covers, at least 1 (a window past the input, which Caffe's output size can
+// give when stride > kernel, averages nothing to 0).
+inline float ave_pool_divisor(const int hstart, const int wstart, const int height,
+                              const int width, const int kernel_h, const int kernel_w,
+                              const int pad_h, const int pad_w) {
+#if EXCLUDE_PAD
+  const int rows = min(hstart + kernel_h, height) - max(hstart, 0);
+  const int cols = min(wstart + kernel_w, width) - max(wstart, 0);
+  return (float)max(rows * cols, 1);
+#else
+  const int hend = min(hstart + kernel_h, height + pad_h);
+  const int wend = min(wstart + kernel_w, width + pad_w);
+  return (float)((hend - hstart) * (wend - wstart));
+#endif
+}
+
 __kernel void ave_pool_forward(const int n, __global const float* bottom,
                                POOL_GEOMETRY, __global float* top) {
   const int index = GLOBAL_INDEX;
@@ -90,15 +116,12 @@ __kernel void ave_pool_forward(const int n, __global const float* bottom,
   const int pw = index % pooled_w;
   const int ph = (index / pooled_w) % pooled_h;
   const int plane = index / (pooled_w * pooled_h);
-  int hstart = ph * stride_h - pad_h;
-  int wstart = pw * stride_w - pad_w;
-  int hend = min(hstart + kernel_h, height + pad_h);
-  int wend = min(wstart + kernel_w, width + pad_w);
-  const int pool_size = (hend - hstart) * (wend - wstart);
-  hstart = max(hstart, 0);
-  wstart = max(wstart, 0);
-  hend = min(hend, height);
-  wend = min(wend, width);
+  const int h0 = ph * stride_h - pad_h;
+  const int w0 = pw * stride_w - pad_w;
+  const float pool_size =
+      ave_pool_divisor(h0, w0, height, width, kernel_h, kernel_w, pad_h, pad_w);
+  const int hstart = max(h0, 0), wstart = max(w0, 0);
+  const int hend = min(h0 + kernel_h, height), wend = min(w0 + kernel_w, width);
   __global const float* slice = bottom + plane * height * width;
   float sum = 0.f;
   for (int h = hstart; h < hend; ++h)
@@ -122,11 +145,9 @@ __kernel void ave_pool_backward(const int n, __global const float* top_diff,
   float gradient = 0.f;
   for (int ph = phstart; ph < phend; ++ph) {
     for (int pw = pwstart; pw < pwend; ++pw) {
-      const int hstart = ph * stride_h - pad_h;
-      const int wstart = pw * stride_w - pad_w;
-      const int hend = min(hstart + kernel_h, height + pad_h);
-      const int wend = min(wstart + kernel_w, width + pad_w);
-      const int pool_size = (hend - hstart) * (wend - wstart);
+      const float pool_size =
+          ave_pool_divisor(ph * stride_h - pad_h, pw * stride_w - pad_w, height, width,
+                           kernel_h, kernel_w, pad_h, pad_w);
       gradient += slice[ph * pooled_w + pw] / pool_size;
     }
   }

@@ -4,8 +4,12 @@
 // starting inside the padding. MAX may write the argmax as a second top
 // (Caffe's mask). MAX and STOCHASTIC backward gather through a saved index
 // buffer (the argmax or the sampled element), so they need no atomics.
+// average_excludes_padding (dlcaffe, ONNX count_include_pad = 0): AVE divides
+// by the number of input elements in each window instead of Caffe's window
+// clipped to the padded input.
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "dlcaffe/layer_registry.hpp"
 
@@ -26,6 +30,10 @@ class PoolingLayer : public Layer {
     const caffe::PoolingParameter& p = param_.pooling_param();
     method_ = p.pool();
     global_pooling_ = p.global_pooling();
+    DLC_REQUIRE(!p.average_excludes_padding() ||
+                    method_ == caffe::PoolingParameter_PoolMethod_AVE,
+                Where() << "average_excludes_padding applies to AVE pooling only");
+    ave_options_ = p.average_excludes_padding() ? "-DEXCLUDE_PAD=1" : "";
     if (global_pooling_) {
       DLC_REQUIRE(!p.has_kernel_size() && !p.has_kernel_h() && !p.has_kernel_w(),
                   Where() << "with global_pooling the kernel size cannot be specified");
@@ -107,7 +115,7 @@ class PoolingLayer : public Layer {
                        top[0]->data(), argmax_->mem());
       }
     } else if (method_ == caffe::PoolingParameter_PoolMethod_AVE) {
-      ctx_->Launch1D(ctx_->Kernel("pooling.cl", "", "ave_pool_forward"), n, n,
+      ctx_->Launch1D(ctx_->Kernel("pooling.cl", ave_options_, "ave_pool_forward"), n, n,
                      bottom[0]->data(), height_, width_, pooled_h_, pooled_w_, kernel_h_,
                      kernel_w_, stride_h_, stride_w_, pad_h_, pad_w_, top[0]->data());
     } else if (param_.phase() == caffe::TRAIN) {
@@ -146,7 +154,7 @@ class PoolingLayer : public Layer {
                      pooled_w_, kernel_h_, kernel_w_, stride_h_, stride_w_, pad_h_,
                      pad_w_, bottom[0]->diff());
     } else {
-      ctx_->Launch1D(ctx_->Kernel("pooling.cl", "", "ave_pool_backward"), n, n,
+      ctx_->Launch1D(ctx_->Kernel("pooling.cl", ave_options_, "ave_pool_backward"), n, n,
                      top[0]->diff(), height_, width_, pooled_h_, pooled_w_, kernel_h_,
                      kernel_w_, stride_h_, stride_w_, pad_h_, pad_w_, bottom[0]->diff());
     }
@@ -168,6 +176,7 @@ class PoolingLayer : public Layer {
 
   caffe::PoolingParameter::PoolMethod method_ = caffe::PoolingParameter_PoolMethod_MAX;
   bool global_pooling_ = false;
+  std::string ave_options_;  // AVE kernels' -D options (average_excludes_padding)
   int kernel_h_ = 0, kernel_w_ = 0, stride_h_ = 1, stride_w_ = 1, pad_h_ = 0, pad_w_ = 0;
   int height_ = 0, width_ = 0, pooled_h_ = 0, pooled_w_ = 0;
   // int per top element: offset in its (n, c) plane of the max (MAX) or of

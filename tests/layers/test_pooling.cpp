@@ -18,6 +18,7 @@ struct PoolConfig {
   std::string method;  // "MAX" or "AVE"
   int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
   bool floor_mode = false;
+  bool excludes_padding = false;  // AVE: average_excludes_padding
   std::string Prototxt() const {
     std::string s = "type: 'Pooling' pooling_param { pool: " + method +
                     " kernel_h: " + std::to_string(kernel_h) +
@@ -26,6 +27,7 @@ struct PoolConfig {
                     " stride_w: " + std::to_string(stride_w) +
                     " pad_h: " + std::to_string(pad_h) + " pad_w: " + std::to_string(pad_w);
     if (floor_mode) s += " round_mode: FLOOR";
+    if (excludes_padding) s += " average_excludes_padding: true";
     return s + " }";
   }
 };
@@ -51,7 +53,8 @@ struct PoolReference {
   std::vector<int> shape;      // top shape
   std::vector<float> top;
   std::vector<int> argmax;     // MAX: offset in the (n, c) plane, -1 if none
-  std::vector<float> divisor;  // AVE: the window size Caffe divides by
+  std::vector<float> divisor;  // AVE: the window size Caffe divides by (or,
+                               // excluding padding, the input elements in it)
 };
 
 PoolReference ReferencePool(const std::vector<float>& x, const std::vector<int>& shape,
@@ -70,18 +73,20 @@ PoolReference ReferencePool(const std::vector<float>& x, const std::vector<int>&
         const int h1p = std::min(h0 + c.kernel_h, H + c.pad_h);
         const int w1p = std::min(w0 + c.kernel_w, W + c.pad_w);
         float best = -FLT_MAX, sum = 0.f;
-        int best_index = -1;
+        int best_index = -1, inside = 0;
         for (int h = std::max(h0, 0); h < std::min(h0 + c.kernel_h, H); ++h) {
           for (int w = std::max(w0, 0); w < std::min(w0 + c.kernel_w, W); ++w) {
             const float v = x[(p * H + h) * W + w];
             sum += v;
+            ++inside;
             if (v > best) {  // the first of equal maxima wins
               best = v;
               best_index = h * W + w;
             }
           }
         }
-        const float divisor = float((h1p - h0) * (w1p - w0));
+        const float divisor =
+            c.excludes_padding ? float(std::max(inside, 1)) : float((h1p - h0) * (w1p - w0));
         r.top.push_back(c.method == "MAX" ? best : sum / divisor);
         r.argmax.push_back(best_index);
         r.divisor.push_back(divisor);
@@ -254,6 +259,53 @@ TEST(Pooling, BackwardMatchesReference) {
   }
 }
 
+// average_excludes_padding (ONNX AveragePool count_include_pad = 0): the
+// divisor is the number of input elements in the window.
+std::vector<PoolConfig> ExcludingPaddingConfigs() {
+  std::vector<PoolConfig> configs = Configs("AVE");
+  for (PoolConfig& c : configs) c.excludes_padding = true;
+  configs.push_back({"AVE", 1, 1, 3, 3, 0, 0, false, true});  // CEIL: a window past the input
+  return configs;
+}
+
+TEST(Pooling, AveExcludingPaddingByHand) {
+  // All ones, 3 x 3 kernel, pad 1, stride 1: every average is 1 (Caffe's
+  // divisor 9 would give 4/9 in the corners and 6/9 on the edges).
+  Blob bottom(TestContext(), {1, 1, 4, 5}), top(TestContext());
+  bottom.SetData(1.f);
+  auto layer = MakeLayer(
+      "type: 'Pooling' pooling_param { pool: AVE kernel_size: 3 pad: 1 stride: 1 "
+      "average_excludes_padding: true }");
+  layer->SetUp({&bottom}, {&top});
+  ASSERT_EQ(top.shape(), (std::vector<int>{1, 1, 4, 5}));
+  layer->Forward({&bottom}, {&top});
+  for (float v : top.ReadData()) EXPECT_FLOAT_EQ(v, 1.f);
+  // Backward: each input gets sum over its windows of 1 / (window's inputs);
+  // the corner (0, 0) is in windows of 4, 6, 6 and 9 inputs.
+  top.SetDiff(1.f);
+  layer->Backward({&top}, {true}, {&bottom});
+  EXPECT_FLOAT_EQ(bottom.ReadDiff()[0], 1.f / 4 + 2.f / 6 + 1.f / 9);
+}
+
+TEST(Pooling, AveExcludingPaddingMatchesReference) {
+  for (const auto& shape : kShapes)
+    for (const PoolConfig& c : ExcludingPaddingConfigs()) {
+      ExpectForwardMatches(c, shape, false);
+      ExpectBackwardMatches(c, shape);
+    }
+}
+
+TEST(Pooling, AveExcludingPaddingGradientMatchesNumeric) {
+  for (const PoolConfig& c : ExcludingPaddingConfigs()) {
+    SCOPED_TRACE(c.Prototxt());
+    Blob bottom(TestContext(), {3, 2, 7, 5}), top(TestContext());
+    FillGaussian(&bottom, 0.f, 1.f, 19);
+    auto layer = MakeLayer(c.Prototxt());
+    layer->SetUp({&bottom}, {&top});
+    CheckGradient(*layer, {&bottom}, {&top});
+  }
+}
+
 TEST(Pooling, MaxGradientMatchesNumeric) {
   for (const PoolConfig& c : Configs("MAX")) {
     SCOPED_TRACE(c.Prototxt());
@@ -411,6 +463,7 @@ TEST(Pooling, BadParametersAreUserErrors) {
       "pool: MAX kernel_size: 2 pad: 1 pad_h: 1 pad_w: 1",     // both forms
       "pool: MAX kernel_size: 2 stride: 0",                    // zero stride
       "pool: MAX kernel_size: 9",                              // larger than the input
+      "pool: MAX kernel_size: 2 average_excludes_padding: true",  // AVE only
   };
   for (const char* p : bad) {
     auto layer = MakeLayer(std::string("type: 'Pooling' pooling_param { ") + p + " }");
