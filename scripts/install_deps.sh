@@ -10,6 +10,7 @@ packages=(
   libgoogle-glog-dev libgflags-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   liblmdb-dev libgtest-dev
+  libonnx-dev libonnx-testdata
   ca-certificates wget
 )
 

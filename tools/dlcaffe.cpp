@@ -18,13 +18,14 @@
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/net.hpp"
+#include "dlcaffe/onnx_import.hpp"
 #include "dlcaffe/solver.hpp"
 
 DEFINE_string(device, "",
               "OpenCL device: ocl:P:D, or a flat index from device_query; "
               "default: the first GPU, else the first device");
 DEFINE_string(solver, "", "The solver definition protocol buffer text file.");
-DEFINE_string(model, "", "The model definition protocol buffer text file.");
+DEFINE_string(model, "", "The model definition protocol buffer text file, or an ONNX model (.onnx).");
 DEFINE_string(phase, "", "Optional; network phase (TRAIN or TEST). Only used for 'time'.");
 DEFINE_int32(level, 0, "Optional; network level.");
 DEFINE_string(stage, "", "Optional; network stages (not to be confused with phase), "
@@ -242,6 +243,29 @@ int Time() {
   return 0;
 }
 
+// A classifier imported from ONNX has no loss: train steps get a label
+// input and a SoftmaxWithLoss on the first graph output (N x classes).
+void AddClassifierLoss(const std::string& path, caffe::NetParameter* net) {
+  const OnnxModel model = [&] {
+    OnnxImportOptions options;
+    options.training = true;
+    return ImportOnnx(path, options);
+  }();
+  DLC_REQUIRE(!model.outputs.empty() && !net->layer(0).input_param().shape().empty(),
+              path << ": bench --mode=train needs a model with an input and an output");
+  caffe::LayerParameter* label = net->add_layer();
+  label->set_name("label");
+  label->set_type("Input");
+  label->add_top("label");
+  label->mutable_input_param()->add_shape()->add_dim(net->layer(0).input_param().shape(0).dim(0));
+  caffe::LayerParameter* loss = net->add_layer();
+  loss->set_name("loss");
+  loss->set_type("SoftmaxWithLoss");
+  loss->add_bottom(model.outputs[0]);
+  loss->add_bottom("label");
+  loss->add_top("loss");
+}
+
 // The speed benchmark used against other frameworks (issue 5): the whole
 // step a user pays for, pipelined with no wait between layers, mean over
 // --iterations after --warmup. forward: host->device copy of the input batch,
@@ -257,9 +281,9 @@ int Bench() {
               "--memory_plan is for --mode=forward: it shares activation storage, which "
               "training needs for its backward pass");
   auto ctx = MakeContext();
-  caffe::NetParameter net_param;
-  ReadProtoFromTextFile(FLAGS_model, &net_param);
-  UpgradeNetAsNeeded(FLAGS_model, &net_param);
+  // A prototxt, or an .onnx model imported for this mode.
+  caffe::NetParameter net_param = ReadNetOrOnnx(FLAGS_model, train);
+  if (train && IsOnnxPath(FLAGS_model)) AddClassifierLoss(FLAGS_model, &net_param);
   std::unique_ptr<Net> net_holder;
   std::unique_ptr<Solver> solver;
   if (train) {
@@ -340,9 +364,7 @@ int Tune() {
       gflags::GetCommandLineFlagInfoOrDie("iterations").is_default ? 5 : FLAGS_iterations;
   DLC_REQUIRE(iterations > 0, "--iterations must be positive");
   auto ctx = MakeContext();
-  caffe::NetParameter net_param;
-  ReadProtoFromTextFile(FLAGS_model, &net_param);
-  UpgradeNetAsNeeded(FLAGS_model, &net_param);
+  caffe::NetParameter net_param = ReadNetOrOnnx(FLAGS_model, PhaseFromFlag(caffe::TRAIN) == caffe::TRAIN);
   net_param.mutable_state()->set_phase(PhaseFromFlag(caffe::TRAIN));
   Net net(net_param, *ctx);
   std::vector<GemmArgs> products;

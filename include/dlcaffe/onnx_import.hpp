@@ -1,0 +1,71 @@
+// ONNX models in: an .onnx file becomes a dlcaffe NetParameter (an Input
+// layer per graph input, ordinary dlcaffe layers, the weights in the layers'
+// blobs), so that a Net can be built from it, or it can be written out as a
+// prototxt and a .caffemodel (tools/convert_onnx).
+//
+// Blob names are the ONNX tensor names. Shapes are static: the graph's
+// inputs must have fixed dimensions (or be given in `input_shapes`), and the
+// shape arithmetic exporters write around static shapes (Shape, Gather,
+// Concat, Cast, ...) is evaluated at import time.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "caffe.pb.h"
+
+namespace dlcaffe {
+
+struct OnnxImportOptions {
+  // false: inference (BatchNormalization uses its stored statistics, Dropout
+  // is dropped). true: for training (BatchNormalization uses batch
+  // statistics, Dropout is the identity too, so that a gradient check is
+  // deterministic; use the prototxt's Dropout layer for real training).
+  bool training = false;
+  // Recognise the subgraphs exporters spell out op by op (LayerNorm, GELU,
+  // SiLU, HardSwish) and run each as one layer.
+  bool fuse_patterns = true;
+  // Fixed shapes for graph inputs whose dimensions are symbolic (or to
+  // override the stored ones).
+  std::map<std::string, std::vector<int>> input_shapes;
+};
+
+// Where an ONNX initializer ended up: blob `blob_index` of layer `layer`.
+// The values are the initializer's in the same order (the shapes may differ,
+// e.g. a PRelu slope of shape C x 1 x 1 is a PReLU blob of shape C).
+struct OnnxParameterSource {
+  std::string layer;
+  int blob_index = 0;
+};
+
+struct OnnxModel {
+  caffe::NetParameter net;           // layers with their weights in blobs
+  std::vector<std::string> inputs;   // graph inputs (blob names), in order
+  std::vector<std::string> outputs;  // graph outputs (blob names), in order
+  // Initializers that became layer blobs, by initializer name.
+  std::map<std::string, OnnxParameterSource> parameters;
+  int opset = 0;
+  std::vector<std::string> applied_fusions;  // one entry per fused subgraph
+};
+
+// Reads and converts `path`. Throws dlcaffe::Error naming the file, and the
+// node and its op type where one is at fault (unsupported op or attribute,
+// an opset outside 9..17, a shape that cannot be folded, missing external
+// data, a truncated or corrupt file).
+OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options = {});
+
+// Whether `path` names an ONNX model (by its extension), for tools that take
+// either a prototxt or an .onnx file.
+bool IsOnnxPath(const std::string& path);
+
+// A NetParameter for `path`: an .onnx model imported (its weights in the
+// layers' blobs) or a prototxt read and upgraded. `training` as in
+// OnnxImportOptions.
+caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training = false);
+
+// An ONNX TensorProto file (.pb) as floats, e.g. a backend test's
+// input_0.pb. `name` receives the tensor's name.
+std::vector<float> ReadOnnxTensorFile(const std::string& path, std::vector<int>* shape,
+                                      std::string* name = nullptr);
+
+}  // namespace dlcaffe

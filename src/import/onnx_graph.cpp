@@ -1,0 +1,282 @@
+#include "import/onnx_graph.hpp"
+
+#include <algorithm>
+
+namespace dlcaffe {
+namespace onnx_import {
+
+namespace {
+std::map<std::string, OpHandler>& Handlers() {
+  static std::map<std::string, OpHandler> handlers;
+  return handlers;
+}
+}  // namespace
+
+void OpRegistry::Add(const std::string& op_type, OpHandler handler) {
+  Handlers()[op_type] = std::move(handler);
+}
+
+const OpHandler* OpRegistry::Find(const std::string& op_type) {
+  auto it = Handlers().find(op_type);
+  return it == Handlers().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpRegistry::Ops() {
+  std::vector<std::string> ops;
+  for (const auto& entry : Handlers()) ops.push_back(entry.first);
+  return ops;
+}
+
+// ---- Graph ----
+
+Graph::Graph(const std::string& path, const OnnxImportOptions& options, int opset)
+    : path_(path), options_(options), opset_(opset) {}
+
+std::string Graph::model_dir() const {
+  const size_t slash = path_.find_last_of('/');
+  return slash == std::string::npos ? "." : path_.substr(0, slash);
+}
+
+Value& Graph::Get(const std::string& name, const std::string& where) {
+  auto it = values_.find(name);
+  DLC_REQUIRE(it != values_.end(), where << "input '" << name
+                                         << "' is not produced by any earlier node, "
+                                            "initializer or graph input");
+  return it->second;
+}
+
+void Graph::Set(const std::string& name, Value value) { values_[name] = std::move(value); }
+
+std::string Graph::UniqueLayerName(const std::string& base) {
+  std::string name = base;
+  for (int i = 1; layer_names_.count(name); ++i) name = base + "_" + std::to_string(i);
+  layer_names_.insert(name);
+  return name;
+}
+
+std::string Graph::UniqueBlobName(const std::string& base) {
+  std::string name = base;
+  for (int i = 1; blob_names_.count(name) || values_.count(name); ++i)
+    name = base + "_" + std::to_string(i);
+  blob_names_.insert(name);
+  return name;
+}
+
+std::string Graph::Materialize(const std::string& name, const std::string& where) {
+  Value& value = Get(name, where);
+  if (!value.blob.empty()) return value.blob;
+  DLC_REQUIRE(value.constant, where << "tensor '" << name << "' has no blob");
+  // A constant used at run time: a Parameter layer holds it.
+  const std::string blob = UniqueBlobName(name);
+  caffe::LayerParameter* layer = net_.add_layer();
+  layer->set_name(UniqueLayerName("constant_" + name));
+  layer->set_type("Parameter");
+  layer->add_top(blob);
+  *layer->mutable_parameter_param()->mutable_shape() = ToBlobShape(value.shape);
+  caffe::BlobProto* proto = layer->add_blobs();
+  *proto->mutable_shape() = ToBlobShape(value.shape);
+  for (double v : value.tensor.values) proto->add_data(static_cast<float>(v));
+  caffe::ParamSpec* spec = layer->add_param();
+  const bool learnable = !value.initializer.empty() && !value.tensor.is_integer();
+  if (learnable) {
+    spec->set_name(value.initializer);
+    parameters_[value.initializer] = {layer->name(), 0};
+  } else {
+    spec->set_lr_mult(0.f);
+    spec->set_decay_mult(0.f);
+  }
+  value.blob = blob;
+  return blob;
+}
+
+// ---- NodeContext ----
+
+NodeContext::NodeContext(Graph& graph, const onnx::NodeProto& node, int index)
+    : graph_(graph), node_(node), index_(index) {}
+
+int NodeContext::opset() const { return graph_.opset(); }
+const OnnxImportOptions& NodeContext::options() const { return graph_.options(); }
+
+std::string NodeContext::Where() const {
+  std::string name = node_.name().empty() ? "#" + std::to_string(index_) : node_.name();
+  return graph_.path() + ": node '" + name + "' (" + node_.op_type() + "): ";
+}
+
+const Value& NodeContext::input(int i) const {
+  DLC_REQUIRE(has_input(i), Where() << "needs input " << i);
+  return graph_.Get(node_.input(i), Where());
+}
+
+bool NodeContext::all_constant() const {
+  for (int i = 0; i < num_inputs(); ++i)
+    if (has_input(i) && !input(i).constant) return false;
+  return true;
+}
+
+const HostTensor& NodeContext::constant(int i) const {
+  const Value& v = input(i);
+  DLC_REQUIRE(v.constant, Where() << "input " << i << " ('" << node_.input(i)
+                                  << "') must be known at import time (a constant or "
+                                     "initializer, or computed from shapes only); values known only at run "
+                                     "time are not supported here");
+  return v.tensor;
+}
+
+std::string NodeContext::blob(int i) {
+  DLC_REQUIRE(has_input(i), Where() << "needs input " << i);
+  return graph_.Materialize(node_.input(i), Where());
+}
+
+namespace {
+const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& a : node.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+}  // namespace
+
+bool NodeContext::has_attr(const std::string& name) const { return FindAttr(node_, name); }
+
+int64_t NodeContext::attr_int(const std::string& name, int64_t fallback) const {
+  const auto* a = FindAttr(node_, name);
+  if (!a) return fallback;
+  ONNX_REQUIRE(*this, a->type() == onnx::AttributeProto::INT || a->has_i(),
+               "attribute '" << name << "' must be an int");
+  return a->i();
+}
+
+float NodeContext::attr_float(const std::string& name, float fallback) const {
+  const auto* a = FindAttr(node_, name);
+  if (!a) return fallback;
+  ONNX_REQUIRE(*this, a->type() == onnx::AttributeProto::FLOAT || a->has_f(),
+               "attribute '" << name << "' must be a float");
+  return a->f();
+}
+
+std::string NodeContext::attr_string(const std::string& name, const std::string& fallback) const {
+  const auto* a = FindAttr(node_, name);
+  return a ? a->s() : fallback;
+}
+
+std::vector<int64_t> NodeContext::attr_ints(const std::string& name) const {
+  const auto* a = FindAttr(node_, name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>{};
+}
+
+std::vector<float> NodeContext::attr_floats(const std::string& name) const {
+  const auto* a = FindAttr(node_, name);
+  return a ? std::vector<float>(a->floats().begin(), a->floats().end()) : std::vector<float>{};
+}
+
+HostTensor NodeContext::attr_tensor(const std::string& name) const {
+  const auto* a = FindAttr(node_, name);
+  ONNX_REQUIRE(*this, a && a->has_t(), "needs the tensor attribute '" << name << "'");
+  return FromTensorProto(a->t(), graph_.model_dir(), Where() + "attribute '" + name + "'");
+}
+
+void NodeContext::CheckAttributes(const std::set<std::string>& known) const {
+  for (const auto& a : node_.attribute())
+    ONNX_REQUIRE(*this, known.count(a.name()),
+                 "attribute '" << a.name() << "' is not supported by the importer");
+}
+
+void NodeContext::SetConstantOutput(int k, HostTensor value) {
+  if (!has_output(k)) return;
+  Value v;
+  v.shape = value.shape;
+  v.constant = true;
+  v.tensor = std::move(value);
+  graph_.Set(node_.output(k), std::move(v));
+}
+
+void NodeContext::SetOutput(int k, std::vector<int64_t> shape, const std::string& blob) {
+  if (!has_output(k)) return;
+  Value v;
+  v.shape = std::move(shape);
+  v.blob = blob.empty() ? node_.output(k) : blob;
+  graph_.Set(node_.output(k), std::move(v));
+}
+
+caffe::LayerParameter* NodeContext::AddLayer(const std::string& type,
+                                             const std::vector<std::string>& bottoms,
+                                             const std::vector<std::string>& tops,
+                                             const std::string& suffix) {
+  std::string base = node_.name().empty() ? node_.op_type() + "_" + std::to_string(index_)
+                                          : node_.name();
+  if (!suffix.empty()) base += "/" + suffix;
+  caffe::LayerParameter* layer = graph_.net().add_layer();
+  layer->set_name(graph_.UniqueLayerName(base));
+  layer->set_type(type);
+  for (const auto& b : bottoms) layer->add_bottom(b);
+  for (const auto& t : tops) {
+    layer->add_top(t);
+    graph_.ClaimBlobName(t);
+  }
+  ++layers_added_;
+  return layer;
+}
+
+std::string NodeContext::TempBlob(const std::string& suffix) {
+  const std::string base = (has_output(0) ? node_.output(0) : node_.op_type()) + "/" + suffix;
+  return graph_.UniqueBlobName(base);
+}
+
+void NodeContext::AddValueBlob(caffe::LayerParameter* layer, const HostTensor& value,
+                               const std::vector<int64_t>& shape, const std::string& initializer,
+                               bool learnable) {
+  const std::vector<int64_t>& s = shape.empty() && value.shape.size() ? value.shape : shape;
+  ONNX_REQUIRE(*this, ShapeCount(s) == value.count(),
+               "a parameter of shape " << ShapeString(value.shape) << " cannot be used as shape "
+                                       << ShapeString(s));
+  caffe::BlobProto* proto = layer->add_blobs();
+  *proto->mutable_shape() = ToBlobShape(s);
+  for (double v : value.values) proto->add_data(static_cast<float>(v));
+  caffe::ParamSpec* spec = layer->add_param();
+  if (learnable && !initializer.empty()) {
+    spec->set_name(initializer);
+    graph_.parameters()[initializer] = {layer->name(), layer->blobs_size() - 1};
+  } else if (!learnable) {
+    spec->set_lr_mult(0.f);
+    spec->set_decay_mult(0.f);
+  }
+}
+
+void NodeContext::AddParamBlob(caffe::LayerParameter* layer, int input_index,
+                               const std::vector<int64_t>& shape) {
+  const Value& v = input(input_index);
+  const HostTensor& t = constant(input_index);
+  const bool learnable = !v.initializer.empty() && !t.is_integer();
+  AddValueBlob(layer, t, shape.empty() ? v.shape : shape, v.initializer, learnable);
+}
+
+// ---- helpers ----
+
+int NormalizeAxis(const NodeContext& ctx, int64_t axis, int rank) {
+  ONNX_REQUIRE(ctx, axis >= -rank && axis < std::max(rank, 1),
+               "axis " << axis << " is out of range for rank " << rank);
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+std::vector<int64_t> BroadcastShapes(const NodeContext& ctx, const std::vector<int64_t>& a,
+                                     const std::vector<int64_t>& b) {
+  const size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    ONNX_REQUIRE(ctx, da == db || da == 1 || db == 1,
+                 "shapes " << ShapeString(a) << " and " << ShapeString(b)
+                           << " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+caffe::BlobShape ToBlobShape(const std::vector<int64_t>& shape) {
+  caffe::BlobShape s;
+  for (int64_t d : shape) s.add_dim(d);
+  return s;
+}
+
+}  // namespace onnx_import
+}  // namespace dlcaffe

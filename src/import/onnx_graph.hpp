@@ -1,0 +1,166 @@
+// The ONNX importer's working state, and what an op handler sees of one
+// node: its inputs (host constants or blobs, every shape static), its
+// attributes, and the calls that add dlcaffe layers or folded constants for
+// its outputs. Op handlers live in onnx_ops_*.cpp and register themselves
+// by op type (REGISTER_ONNX_OP), as layers do.
+#pragma once
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "caffe.pb.h"
+#include "dlcaffe/error.hpp"
+#include "dlcaffe/onnx_import.hpp"
+#include "import/onnx_tensor.hpp"
+
+namespace dlcaffe {
+namespace onnx_import {
+
+// One ONNX tensor as the importer knows it.
+struct Value {
+  std::vector<int64_t> shape;  // always known (static shapes only)
+  bool constant = false;       // known on the host (initializer or folded)
+  HostTensor tensor;           // constant: the values
+  std::string initializer;     // set for graph initializers (float: a parameter)
+  std::string blob;            // the blob holding it at run time ("" until needed)
+};
+
+class Graph;
+
+class NodeContext {
+ public:
+  NodeContext(Graph& graph, const onnx::NodeProto& node, int index);
+
+  const onnx::NodeProto& node() const { return node_; }
+  const std::string& op() const { return node_.op_type(); }
+  int opset() const;
+  const OnnxImportOptions& options() const;
+  // "model.onnx: node 'Conv_0' (Conv): " — the start of every error.
+  std::string Where() const;
+
+  // Inputs. An empty name (an omitted optional input) is absent.
+  int num_inputs() const { return node_.input_size(); }
+  bool has_input(int i) const { return i < node_.input_size() && !node_.input(i).empty(); }
+  const Value& input(int i) const;
+  const std::vector<int64_t>& shape(int i) const { return input(i).shape; }
+  int rank(int i) const { return static_cast<int>(shape(i).size()); }
+  bool is_constant(int i) const { return has_input(i) && input(i).constant; }
+  bool all_constant() const;
+  // The host value of input i; an error if it is only known at run time.
+  const HostTensor& constant(int i) const;
+  // The blob of input i (a constant gets a Parameter layer on first use).
+  std::string blob(int i);
+
+  // Attributes.
+  bool has_attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t fallback) const;
+  float attr_float(const std::string& name, float fallback) const;
+  std::string attr_string(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& name) const;
+  std::vector<float> attr_floats(const std::string& name) const;
+  HostTensor attr_tensor(const std::string& name) const;
+  // Fails naming each attribute that is not in `known` (an attribute the
+  // importer would silently ignore could change the result).
+  void CheckAttributes(const std::set<std::string>& known) const;
+
+  // Outputs.
+  int num_outputs() const { return node_.output_size(); }
+  bool has_output(int k) const { return k < node_.output_size() && !node_.output(k).empty(); }
+  const std::string& output_name(int k) const { return node_.output(k); }
+  void SetConstantOutput(int k, HostTensor value);
+  // Output k is blob `blob` of this shape (by default the output's own name,
+  // which a layer of this node must top).
+  void SetOutput(int k, std::vector<int64_t> shape, const std::string& blob = "");
+
+  // A layer named after the node (a suffix tells several apart).
+  caffe::LayerParameter* AddLayer(const std::string& type, const std::vector<std::string>& bottoms,
+                                  const std::vector<std::string>& tops,
+                                  const std::string& suffix = "");
+  // A fresh intermediate blob name.
+  std::string TempBlob(const std::string& suffix);
+  // Adds input i's constant value as the layer's next blob (reshaped to
+  // `shape` when given; same count). A float initializer becomes a
+  // learnable parameter named after it (OnnxModel::parameters records
+  // where); any other constant gets lr_mult 0.
+  void AddParamBlob(caffe::LayerParameter* layer, int input_index,
+                    const std::vector<int64_t>& shape = {});
+  // Adds `value` as the layer's next blob, not learnable (lr_mult 0), or
+  // learnable, recorded as initializer `initializer` when that is non-empty.
+  void AddValueBlob(caffe::LayerParameter* layer, const HostTensor& value,
+                    const std::vector<int64_t>& shape = {}, const std::string& initializer = "",
+                    bool learnable = false);
+
+ private:
+  Graph& graph_;
+  const onnx::NodeProto& node_;
+  int index_;
+  int layers_added_ = 0;
+};
+
+#define ONNX_REQUIRE(ctx, cond, message) DLC_REQUIRE(cond, (ctx).Where() << message)
+
+using OpHandler = std::function<void(NodeContext&)>;
+
+class OpRegistry {
+ public:
+  static void Add(const std::string& op_type, OpHandler handler);
+  static const OpHandler* Find(const std::string& op_type);
+  static std::vector<std::string> Ops();
+};
+
+struct OpRegisterer {
+  OpRegisterer(const std::vector<std::string>& op_types, OpHandler handler) {
+    for (const auto& op : op_types) OpRegistry::Add(op, handler);
+  }
+};
+
+#define ONNX_OP_CONCAT_(a, b) a##b
+#define ONNX_OP_CONCAT(a, b) ONNX_OP_CONCAT_(a, b)
+// REGISTER_ONNX_OP(ImportActivation, "Relu", "Sigmoid");
+#define REGISTER_ONNX_OP(handler, ...)                                               \
+  static ::dlcaffe::onnx_import::OpRegisterer ONNX_OP_CONCAT(g_onnx_op_, __LINE__)( \
+      {__VA_ARGS__}, handler)
+
+// The whole import's state.
+class Graph {
+ public:
+  Graph(const std::string& path, const OnnxImportOptions& options, int opset);
+
+  const std::string& path() const { return path_; }
+  std::string model_dir() const;
+  const OnnxImportOptions& options() const { return options_; }
+  int opset() const { return opset_; }
+
+  bool Has(const std::string& name) const { return values_.count(name) > 0; }
+  Value& Get(const std::string& name, const std::string& where);
+  void Set(const std::string& name, Value value);
+  // The blob of a value (a constant gets a Parameter layer).
+  std::string Materialize(const std::string& name, const std::string& where);
+
+  caffe::NetParameter& net() { return net_; }
+  std::map<std::string, OnnxParameterSource>& parameters() { return parameters_; }
+  std::string UniqueLayerName(const std::string& base);
+  std::string UniqueBlobName(const std::string& base);
+  void ClaimBlobName(const std::string& name) { blob_names_.insert(name); }
+
+ private:
+  std::string path_;
+  OnnxImportOptions options_;
+  int opset_;
+  std::map<std::string, Value> values_;
+  caffe::NetParameter net_;
+  std::map<std::string, OnnxParameterSource> parameters_;
+  std::set<std::string> layer_names_, blob_names_;
+};
+
+// Axis helpers: a negative axis counts from the end.
+int NormalizeAxis(const NodeContext& ctx, int64_t axis, int rank);
+// The numpy broadcast of two shapes (an error naming the node otherwise).
+std::vector<int64_t> BroadcastShapes(const NodeContext& ctx, const std::vector<int64_t>& a,
+                                     const std::vector<int64_t>& b);
+caffe::BlobShape ToBlobShape(const std::vector<int64_t>& shape);
+
+}  // namespace onnx_import
+}  // namespace dlcaffe

@@ -1,0 +1,179 @@
+// ImportOnnx: reads the model, checks its opset, turns initializers and
+// graph inputs into values, runs each node's op handler in graph order,
+// then the pattern fusions and the in-place rewrite (src/passes/).
+#include <fstream>
+#include <sstream>
+
+#include <glog/logging.h>
+
+#include "dlcaffe/io.hpp"
+#include "dlcaffe/net.hpp"
+#include "dlcaffe/onnx_import.hpp"
+#include "import/onnx_graph.hpp"
+#include "passes/net_pass.hpp"
+
+namespace dlcaffe {
+
+namespace {
+using namespace onnx_import;
+
+constexpr int kMinOpset = 9, kMaxOpset = 17;
+
+onnx::ModelProto ReadModel(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  DLC_REQUIRE(in, path << ": cannot open the ONNX model");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  const std::string data = bytes.str();
+  DLC_REQUIRE(!data.empty(), path << ": the file is empty, not an ONNX model");
+  onnx::ModelProto model;
+  DLC_REQUIRE(model.ParseFromString(data),
+              path << ": not a valid ONNX model (the file is truncated or corrupt: it does not "
+                      "parse as an ONNX ModelProto)");
+  DLC_REQUIRE(model.has_graph() && model.has_ir_version(),
+              path << ": not a valid ONNX model (no graph or IR version; the file is truncated "
+                      "or not an ONNX model)");
+  return model;
+}
+
+int DefaultOpset(const std::string& path, const onnx::ModelProto& model) {
+  int opset = -1;
+  for (const auto& id : model.opset_import())
+    if (id.domain().empty() || id.domain() == "ai.onnx") opset = static_cast<int>(id.version());
+  DLC_REQUIRE(opset >= 0, path << ": the model imports no version of the default ONNX opset (models of other "
+                             "domains only are not supported)");
+  DLC_REQUIRE(opset >= kMinOpset && opset <= kMaxOpset,
+              path << ": opset " << opset << " is outside the range the importer supports ("
+                   << kMinOpset << " to " << kMaxOpset << ")");
+  return opset;
+}
+
+std::vector<int64_t> InputShape(const std::string& path, const onnx::ValueInfoProto& input,
+                                const OnnxImportOptions& options) {
+  auto given = options.input_shapes.find(input.name());
+  if (given != options.input_shapes.end())
+    return std::vector<int64_t>(given->second.begin(), given->second.end());
+  DLC_REQUIRE(input.type().has_tensor_type(),
+              path << ": graph input '" << input.name() << "' is not a tensor");
+  const auto& tensor = input.type().tensor_type();
+  const int elem = tensor.elem_type();
+  DLC_REQUIRE(elem == onnx::TensorProto::FLOAT || elem == onnx::TensorProto::UNDEFINED,
+              path << ": graph input '" << input.name() << "' has element type "
+                   << onnx::TensorProto_DataType_Name(
+                          static_cast<onnx::TensorProto_DataType>(elem))
+                   << "; the importer takes float inputs");
+  DLC_REQUIRE(tensor.has_shape(), path << ": graph input '" << input.name()
+                                       << "' has no shape; give it one (--input_shape)");
+  std::vector<int64_t> shape;
+  for (const auto& d : tensor.shape().dim()) {
+    DLC_REQUIRE(d.has_dim_value() && d.dim_value() > 0,
+                path << ": graph input '" << input.name() << "' has a dynamic dimension "
+                     << (d.has_dim_param() ? "'" + d.dim_param() + "'" : std::string("(unnamed)"))
+                     << "; give the input a fixed shape (--input_shape)");
+    shape.push_back(d.dim_value());
+  }
+  return shape;
+}
+
+}  // namespace
+
+bool IsOnnxPath(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
+OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
+  const onnx::ModelProto model = ReadModel(path);
+  const int opset = DefaultOpset(path, model);
+  const onnx::GraphProto& g = model.graph();
+  Graph graph(path, options, opset);
+  OnnxModel result;
+  result.opset = opset;
+
+  std::set<std::string> initializer_names;
+  for (const auto& init : g.initializer()) {
+    Value v;
+    v.constant = true;
+    v.tensor = FromTensorProto(init, graph.model_dir(), path + ": initializer '" + init.name() + "'");
+    v.shape = v.tensor.shape;
+    v.initializer = init.name();
+    initializer_names.insert(init.name());
+    graph.Set(init.name(), std::move(v));
+  }
+
+  // One Input layer for the graph inputs that are not initializers.
+  caffe::LayerParameter input_layer;
+  for (const auto& input : g.input()) {
+    if (initializer_names.count(input.name())) continue;
+    Value v;
+    v.shape = InputShape(path, input, options);
+    v.blob = input.name();
+    input_layer.add_top(input.name());
+    *input_layer.mutable_input_param()->add_shape() = ToBlobShape(v.shape);
+    graph.ClaimBlobName(input.name());
+    result.inputs.push_back(input.name());
+    graph.Set(input.name(), std::move(v));
+  }
+  for (const auto& name : options.input_shapes)
+    DLC_REQUIRE(std::find(result.inputs.begin(), result.inputs.end(), name.first) !=
+                    result.inputs.end(),
+                path << ": a shape is given for '" << name.first
+                     << "', which is not a graph input");
+  if (input_layer.top_size() > 0) {
+    input_layer.set_name(graph.UniqueLayerName("input"));
+    input_layer.set_type("Input");
+    *graph.net().add_layer() = input_layer;
+  }
+
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& node = g.node(i);
+    NodeContext ctx(graph, node, i);
+    DLC_REQUIRE(node.domain().empty() || node.domain() == "ai.onnx",
+                ctx.Where() << "operators of domain '" << node.domain()
+                            << "' are not supported by the importer");
+    const OpHandler* handler = OpRegistry::Find(node.op_type());
+    DLC_REQUIRE(handler, ctx.Where() << "operator '" << node.op_type()
+                                     << "' is not supported by the importer");
+    (*handler)(ctx);
+    for (int k = 0; k < node.output_size(); ++k)
+      DLC_REQUIRE(node.output(k).empty() || graph.Has(node.output(k)) || k > 0,
+                  ctx.Where() << "produced no value for output '" << node.output(k) << "'");
+  }
+
+  for (const auto& output : g.output()) {
+    const std::string where = path + ": graph output: ";
+    result.outputs.push_back(graph.Materialize(output.name(), where));
+  }
+
+  graph.net().set_name(g.name().empty() ? "onnx_model" : g.name());
+  result.parameters = graph.parameters();
+  result.net.Swap(&graph.net());
+  // The graph rewrites: fused subgraphs, then in-place layers (which the
+  // Net's own fusions look for), keeping graph inputs and outputs.
+  std::set<std::string> keep(result.inputs.begin(), result.inputs.end());
+  keep.insert(result.outputs.begin(), result.outputs.end());
+  if (options.fuse_patterns) result.applied_fusions = RunFusionPasses(&result.net, keep);
+  MakeLayersInPlace(&result.net, keep);
+  // Parameters whose layers a fusion replaced follow them.
+  RelocateParameters(result.net, &result.parameters);
+  LOG(INFO) << "Imported " << path << " (opset " << opset << "): " << result.net.layer_size()
+            << " layers" << (options.training ? ", for training" : "")
+            << (result.applied_fusions.empty()
+                    ? std::string()
+                    : ", " + std::to_string(result.applied_fusions.size()) + " fused subgraphs");
+  return result;
+}
+
+caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training) {
+  caffe::NetParameter param;
+  if (IsOnnxPath(path)) {
+    OnnxImportOptions options;
+    options.training = training;
+    param = ImportOnnx(path, options).net;
+  } else {
+    ReadProtoFromTextFile(path, &param);
+    UpgradeNetAsNeeded(path, &param);
+  }
+  return param;
+}
+
+}  // namespace dlcaffe

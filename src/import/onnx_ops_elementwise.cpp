@@ -1,0 +1,328 @@
+// Elementwise ONNX ops: activations, arithmetic with numpy broadcasting,
+// Clip, PRelu, Identity/Dropout/Cast. All-constant inputs are evaluated on
+// the host (shape arithmetic); the rest become layers.
+#include <cfloat>
+#include <cmath>
+
+#include "import/onnx_graph.hpp"
+#include "import/onnx_host_ops.hpp"
+
+namespace dlcaffe {
+namespace onnx_import {
+namespace {
+
+// The output is the input's blob under another name (no layer).
+void Alias(NodeContext& ctx) {
+  if (ctx.is_constant(0)) {
+    ctx.SetConstantOutput(0, ctx.constant(0));
+    return;
+  }
+  ctx.SetOutput(0, ctx.shape(0), ctx.blob(0));
+}
+
+void ImportIdentity(NodeContext& ctx) { Alias(ctx); }
+
+void ImportDropout(NodeContext& ctx) {
+  // Inference drops it; an import for training keeps it as the identity so
+  // that a gradient check is deterministic (see OnnxImportOptions).
+  ONNX_REQUIRE(ctx, !ctx.has_output(1), "the mask output is not supported");
+  Alias(ctx);
+}
+
+void ImportCast(NodeContext& ctx) {
+  const int64_t to = ctx.attr_int("to", onnx::TensorProto::FLOAT);
+  if (ctx.is_constant(0)) {
+    HostTensor t = ctx.constant(0);
+    t.type = static_cast<int>(to);
+    if (t.is_integer())
+      for (double& v : t.values) v = std::trunc(v);
+    if (to == onnx::TensorProto::BOOL)
+      for (double& v : t.values) v = v != 0;
+    ctx.SetConstantOutput(0, t);
+    return;
+  }
+  ONNX_REQUIRE(ctx, to == onnx::TensorProto::FLOAT,
+               "casting a run-time tensor to "
+                   << onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(to))
+                   << " is not supported (dlcaffe computes in float)");
+  Alias(ctx);
+}
+
+// One layer of `type` on input 0, its parameters filled by `set`.
+template <typename F>
+void Unary(NodeContext& ctx, const std::string& type, F set) {
+  caffe::LayerParameter* layer = ctx.AddLayer(type, {ctx.blob(0)}, {ctx.output_name(0)});
+  set(layer);
+  ctx.SetOutput(0, ctx.shape(0));
+}
+void Unary(NodeContext& ctx, const std::string& type) {
+  Unary(ctx, type, [](caffe::LayerParameter*) {});
+}
+
+double Erf(double x) { return std::erf(x); }
+
+// Activations and unary math: a layer each, or host values for constants.
+void ImportUnary(NodeContext& ctx) {
+  const std::string& op = ctx.op();
+  if (ctx.is_constant(0)) {
+    static const std::map<std::string, double (*)(double)> host = {
+        {"Sqrt", [](double x) { return std::sqrt(x); }},
+        {"Exp", [](double x) { return std::exp(x); }},
+        {"Log", [](double x) { return std::log(x); }},
+        {"Neg", [](double x) { return -x; }},
+        {"Abs", [](double x) { return std::fabs(x); }},
+        {"Reciprocal", [](double x) { return 1 / x; }},
+        {"Floor", [](double x) { return std::floor(x); }},
+        {"Ceil", [](double x) { return std::ceil(x); }},
+        {"Relu", [](double x) { return x > 0 ? x : 0; }},
+        {"Sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }},
+        {"Tanh", [](double x) { return std::tanh(x); }},
+        {"Erf", Erf},
+        {"Not", [](double x) { return double(x == 0); }},
+    };
+    auto it = host.find(op);
+    if (it != host.end()) {
+      HostTensor t = HostUnary(ctx.constant(0), it->second);
+      if (op == "Not") t.type = onnx::TensorProto::BOOL;
+      ctx.SetConstantOutput(0, t);
+      return;
+    }
+  }
+  if (op == "Relu") return Unary(ctx, "ReLU");
+  if (op == "Sigmoid") return Unary(ctx, "Sigmoid");
+  if (op == "Tanh") return Unary(ctx, "TanH");
+  if (op == "Abs") return Unary(ctx, "AbsVal");
+  if (op == "Erf") return Unary(ctx, "Erf");
+  if (op == "Softplus") return Unary(ctx, "BNLL");  // log(1 + e^x)
+  if (op == "HardSwish") return Unary(ctx, "HardSwish");
+  if (op == "Exp") return Unary(ctx, "Exp");
+  if (op == "Log") return Unary(ctx, "Log");
+  if (op == "Sqrt")
+    return Unary(ctx, "Power", [](caffe::LayerParameter* l) { l->mutable_power_param()->set_power(0.5f); });
+  if (op == "Reciprocal")
+    return Unary(ctx, "Power", [](caffe::LayerParameter* l) { l->mutable_power_param()->set_power(-1.f); });
+  if (op == "Neg")
+    return Unary(ctx, "Power", [](caffe::LayerParameter* l) { l->mutable_power_param()->set_scale(-1.f); });
+  if (op == "LeakyRelu") {
+    const float alpha = ctx.attr_float("alpha", 0.01f);
+    return Unary(ctx, "ReLU", [&](caffe::LayerParameter* l) {
+      l->mutable_relu_param()->set_negative_slope(alpha);
+    });
+  }
+  if (op == "Elu") {
+    const float alpha = ctx.attr_float("alpha", 1.f);
+    return Unary(ctx, "ELU", [&](caffe::LayerParameter* l) { l->mutable_elu_param()->set_alpha(alpha); });
+  }
+  if (op == "HardSigmoid") {
+    const float alpha = ctx.attr_float("alpha", 0.2f), beta = ctx.attr_float("beta", 0.5f);
+    return Unary(ctx, "HardSigmoid", [&](caffe::LayerParameter* l) {
+      l->mutable_hard_sigmoid_param()->set_alpha(alpha);
+      l->mutable_hard_sigmoid_param()->set_beta(beta);
+    });
+  }
+  if (op == "Selu") {
+    // gamma * elu_alpha(x): an ELU and a Power scaling its output.
+    const float alpha = ctx.attr_float("alpha", 1.67326319217681884765625f);
+    const float gamma = ctx.attr_float("gamma", 1.05070102214813232421875f);
+    const std::string elu = ctx.TempBlob("elu");
+    ctx.AddLayer("ELU", {ctx.blob(0)}, {elu}, "elu")->mutable_elu_param()->set_alpha(alpha);
+    ctx.AddLayer("Power", {elu}, {ctx.output_name(0)})->mutable_power_param()->set_scale(gamma);
+    ctx.SetOutput(0, ctx.shape(0));
+    return;
+  }
+  ONNX_REQUIRE(ctx, false, "run-time inputs are not supported");
+}
+REGISTER_ONNX_OP(ImportUnary, "Relu", "Sigmoid", "Tanh", "Abs", "Erf", "Softplus", "HardSwish", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "LeakyRelu", "Elu", "HardSigmoid", "Selu", "Floor", "Ceil", "Not");
+REGISTER_ONNX_OP(ImportIdentity, "Identity");
+REGISTER_ONNX_OP(ImportDropout, "Dropout");
+REGISTER_ONNX_OP(ImportCast, "Cast");
+
+void ImportClip(NodeContext& ctx) {
+  float lo = -FLT_MAX, hi = FLT_MAX;
+  if (ctx.opset() < 11) {
+    lo = ctx.attr_float("min", lo);
+    hi = ctx.attr_float("max", hi);
+  } else {
+    if (ctx.has_input(1)) lo = static_cast<float>(ctx.constant(1).values.at(0));
+    if (ctx.has_input(2)) hi = static_cast<float>(ctx.constant(2).values.at(0));
+  }
+  if (ctx.is_constant(0)) {
+    ctx.SetConstantOutput(0, HostUnary(ctx.constant(0), [&](double x) {
+                            return x < lo ? lo : (x > hi ? hi : x);
+                          }));
+    return;
+  }
+  if (lo == 0.f && hi == FLT_MAX) return Unary(ctx, "ReLU");
+  Unary(ctx, "Clip", [&](caffe::LayerParameter* l) {
+    l->mutable_clip_param()->set_min(lo);
+    l->mutable_clip_param()->set_max(hi);
+  });
+}
+REGISTER_ONNX_OP(ImportClip, "Clip");
+
+void ImportPRelu(NodeContext& ctx) {
+  const auto& x = ctx.shape(0);
+  const HostTensor& slope = ctx.constant(1);
+  const int64_t channels = x.size() >= 2 ? x[1] : 1;
+  // A slope per channel (C, C x 1 x 1, ...) or one shared slope.
+  bool per_channel = slope.count() == channels && x.size() >= 2;
+  if (per_channel && slope.shape.size() > 0) {
+    // The channel axis must line up with the input's axis 1 under broadcasting.
+    const size_t off = x.size() - slope.shape.size();
+    per_channel = false;
+    for (size_t i = 0; i < slope.shape.size(); ++i)
+      if (slope.shape[i] == channels && off + i == 1) per_channel = true;
+  }
+  ONNX_REQUIRE(ctx, per_channel || slope.count() == 1,
+               "a slope of shape " << ShapeString(slope.shape) << " for an input of shape "
+                                   << ShapeString(x) << " is not supported (one slope, or one per channel)");
+  caffe::LayerParameter* layer = ctx.AddLayer("PReLU", {ctx.blob(0)}, {ctx.output_name(0)});
+  if (!per_channel) layer->mutable_prelu_param()->set_channel_shared(true);
+  ctx.AddParamBlob(layer, 1, {per_channel ? channels : 1});
+  ctx.SetOutput(0, x);
+}
+REGISTER_ONNX_OP(ImportPRelu, "PRelu");
+
+// ---- binary arithmetic ----
+
+const std::map<std::string, std::function<double(double, double)>>& HostBinaryOps() {
+  static const std::map<std::string, std::function<double(double, double)>> ops = {
+      {"Add", [](double a, double b) { return a + b; }},
+      {"Sub", [](double a, double b) { return a - b; }},
+      {"Mul", [](double a, double b) { return a * b; }},
+      {"Div", [](double a, double b) { return a / b; }},
+      {"Pow", [](double a, double b) { return std::pow(a, b); }},
+      {"Max", [](double a, double b) { return a > b ? a : b; }},
+      {"Min", [](double a, double b) { return a < b ? a : b; }},
+      {"Equal", [](double a, double b) { return double(a == b); }},
+      {"Less", [](double a, double b) { return double(a < b); }},
+      {"Greater", [](double a, double b) { return double(a > b); }},
+      {"And", [](double a, double b) { return double(a != 0 && b != 0); }},
+      {"Or", [](double a, double b) { return double(a != 0 || b != 0); }},
+      {"Mod", [](double a, double b) { return std::fmod(a, b); }},
+  };
+  return ops;
+}
+
+caffe::BinaryOpParameter::Operation BinaryOperation(const std::string& op) {
+  static const std::map<std::string, caffe::BinaryOpParameter::Operation> ops = {
+      {"Add", caffe::BinaryOpParameter::ADD}, {"Sub", caffe::BinaryOpParameter::SUB},
+      {"Mul", caffe::BinaryOpParameter::MUL}, {"Div", caffe::BinaryOpParameter::DIV},
+      {"Pow", caffe::BinaryOpParameter::POW}, {"Max", caffe::BinaryOpParameter::MAX},
+      {"Min", caffe::BinaryOpParameter::MIN}};
+  return ops.at(op);
+}
+
+// A non-learnable scalar constant on one side: a Power layer,
+// (shift + scale * x) ^ power, for the forms it covers exactly.
+bool ImportScalarAsPower(NodeContext& ctx, int const_index, double c) {
+  const std::string& op = ctx.op();
+  const bool const_first = const_index == 0;
+  const int x = 1 - const_index;
+  float power = 1, scale = 1, shift = 0;
+  if (op == "Add") {
+    shift = static_cast<float>(c);
+  } else if (op == "Sub") {
+    if (const_first) { scale = -1; shift = static_cast<float>(c); } else { shift = static_cast<float>(-c); }
+  } else if (op == "Mul") {
+    scale = static_cast<float>(c);
+  } else if (op == "Div" && !const_first && c != 0) {
+    scale = static_cast<float>(1.0 / c);
+    // Only when 1/c is exact, so that x * (1/c) == x / c bit for bit.
+    if (static_cast<double>(scale) * c != 1.0) return false;
+  } else if (op == "Pow" && !const_first) {
+    power = static_cast<float>(c);
+  } else {
+    return false;
+  }
+  caffe::LayerParameter* layer = ctx.AddLayer("Power", {ctx.blob(x)}, {ctx.output_name(0)});
+  caffe::PowerParameter* p = layer->mutable_power_param();
+  p->set_power(power);
+  p->set_scale(scale);
+  p->set_shift(shift);
+  return true;
+}
+
+void ImportBinary(NodeContext& ctx) {
+  const std::string& op = ctx.op();
+  ONNX_REQUIRE(ctx, ctx.num_inputs() == 2, "takes 2 inputs here, got " << ctx.num_inputs());
+  if (ctx.all_constant()) {
+    HostTensor out = HostBinary(ctx, ctx.constant(0), ctx.constant(1), HostBinaryOps().at(op));
+    if (op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or")
+      out.type = onnx::TensorProto::BOOL;
+    ctx.SetConstantOutput(0, out);
+    return;
+  }
+  static const std::set<std::string> kLayerOps = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+  ONNX_REQUIRE(ctx, kLayerOps.count(op), "run-time inputs are not supported");
+  const auto shape = BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1));
+  for (int c = 0; c < 2; ++c) {
+    if (!ctx.is_constant(c)) continue;
+    const Value& v = ctx.input(c);
+    const int x = 1 - c;
+    const bool learnable = !v.initializer.empty() && !v.tensor.is_integer();
+    // A fixed scalar: a Power layer (no broadcast, no parameter).
+    if (!learnable && v.tensor.count() == 1 && ctx.shape(x) == shape &&
+        ImportScalarAsPower(ctx, c, v.tensor.values[0])) {
+      ctx.SetOutput(0, shape);
+      return;
+    }
+    // A stored operand: blobs[0] of a one-bottom BinaryOp.
+    caffe::LayerParameter* layer = ctx.AddLayer("BinaryOp", {ctx.blob(x)}, {ctx.output_name(0)});
+    caffe::BinaryOpParameter* p = layer->mutable_binary_op_param();
+    p->set_operation(BinaryOperation(op));
+    *p->mutable_operand_shape() = ToBlobShape(v.shape);
+    p->set_operand_first(c == 0);
+    ctx.AddParamBlob(layer, c);
+    ctx.SetOutput(0, shape);
+    return;
+  }
+  // Two run-time operands of one shape: Eltwise where it computes the same.
+  if (ctx.shape(0) == ctx.shape(1) && (op == "Add" || op == "Mul" || op == "Sub")) {
+    caffe::LayerParameter* layer =
+        ctx.AddLayer("Eltwise", {ctx.blob(0), ctx.blob(1)}, {ctx.output_name(0)});
+    caffe::EltwiseParameter* p = layer->mutable_eltwise_param();
+    p->set_operation(op == "Mul" ? caffe::EltwiseParameter::PROD : caffe::EltwiseParameter::SUM);
+    if (op == "Sub") {
+      p->add_coeff(1.f);
+      p->add_coeff(-1.f);
+    }
+    ctx.SetOutput(0, shape);
+    return;
+  }
+  caffe::LayerParameter* layer =
+      ctx.AddLayer("BinaryOp", {ctx.blob(0), ctx.blob(1)}, {ctx.output_name(0)});
+  layer->mutable_binary_op_param()->set_operation(BinaryOperation(op));
+  ctx.SetOutput(0, shape);
+}
+REGISTER_ONNX_OP(ImportBinary, "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Greater", "And", "Or", "Mod");
+
+// Sum of several same-shaped inputs (ONNX Sum).
+void ImportSum(NodeContext& ctx) {
+  std::vector<std::string> bottoms;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    ONNX_REQUIRE(ctx, ctx.shape(i) == ctx.shape(0), "inputs of different shapes are not supported");
+    bottoms.push_back(ctx.blob(i));
+  }
+  if (bottoms.size() == 1) return Alias(ctx);
+  ctx.AddLayer("Eltwise", bottoms, {ctx.output_name(0)});
+  ctx.SetOutput(0, ctx.shape(0));
+}
+REGISTER_ONNX_OP(ImportSum, "Sum");
+
+void ImportWhere(NodeContext& ctx) {
+  ONNX_REQUIRE(ctx, ctx.all_constant(), "run-time inputs are not supported");
+  HostTensor c = ctx.constant(0);
+  c.type = ctx.constant(1).type;  // the results take the values' type
+  // where(c, x, y) = c * x + (1 - c) * y, evaluated with broadcasting.
+  HostTensor picked_x = HostBinary(ctx, c, ctx.constant(1), [](double m, double x) { return m != 0 ? x : 0; });
+  HostTensor mask_y = HostBinary(ctx, c, ctx.constant(2), [](double m, double y) { return m != 0 ? 0 : y; });
+  HostTensor out = HostBinary(ctx, picked_x, mask_y, [](double a, double b) { return a + b; });
+  out.type = ctx.constant(1).type;
+  ctx.SetConstantOutput(0, out);
+}
+REGISTER_ONNX_OP(ImportWhere, "Where");
+
+}  // namespace
+}  // namespace onnx_import
+}  // namespace dlcaffe

@@ -1,0 +1,568 @@
+// Neural-network ONNX ops: Conv, ConvTranspose, pooling, the
+// normalizations, LRN, Gemm/MatMul, Softmax/LogSoftmax, Resize/Upsample and
+// the Reduce ops, each as dlcaffe layers (Caffe's where they compute the
+// same, dlcaffe's own otherwise).
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+#include "import/onnx_graph.hpp"
+#include "import/onnx_host_ops.hpp"
+
+namespace dlcaffe {
+namespace onnx_import {
+namespace {
+
+// Per spatial axis: kernel, stride, dilation and the two pads, with
+// auto_pad resolved.
+struct Window {
+  std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end;
+  bool symmetric() const { return pad_begin == pad_end; }
+};
+
+Window ReadWindow(const NodeContext& ctx, const std::vector<int64_t>& in_spatial,
+                  const std::vector<int64_t>& kernel) {
+  const size_t n = in_spatial.size();
+  Window w;
+  w.kernel = kernel;
+  w.stride = ctx.attr_ints("strides");
+  w.dilation = ctx.attr_ints("dilations");
+  if (w.stride.empty()) w.stride.assign(n, 1);
+  if (w.dilation.empty()) w.dilation.assign(n, 1);
+  ONNX_REQUIRE(ctx, w.kernel.size() == n && w.stride.size() == n && w.dilation.size() == n,
+               "kernel_shape, strides and dilations must have one entry per spatial axis (" << n << ")");
+  const std::vector<int64_t> pads = ctx.attr_ints("pads");
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  w.pad_begin.assign(n, 0);
+  w.pad_end.assign(n, 0);
+  if (auto_pad == "NOTSET") {
+    if (!pads.empty()) {
+      ONNX_REQUIRE(ctx, pads.size() == 2 * n, "pads must have 2 entries per spatial axis");
+      for (size_t i = 0; i < n; ++i) {
+        w.pad_begin[i] = pads[i];
+        w.pad_end[i] = pads[i + n];
+      }
+    }
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t out = (in_spatial[i] + w.stride[i] - 1) / w.stride[i];
+      const int64_t total = std::max<int64_t>(
+          0, (out - 1) * w.stride[i] + (w.kernel[i] - 1) * w.dilation[i] + 1 - in_spatial[i]);
+      const int64_t small = total / 2, large = total - small;
+      w.pad_begin[i] = auto_pad == "SAME_UPPER" ? small : large;
+      w.pad_end[i] = auto_pad == "SAME_UPPER" ? large : small;
+    }
+  } else {
+    ONNX_REQUIRE(ctx, auto_pad == "VALID", "auto_pad '" << auto_pad << "' is not supported");
+  }
+  return w;
+}
+
+// A Pad layer in front for pads that differ between the two sides (Caffe's
+// layers pad symmetrically); returns its blob, the window then unpadded.
+std::string PadAsymmetric(NodeContext& ctx, const std::string& bottom, std::vector<int64_t>* shape,
+                          Window* w, float value) {
+  if (w->symmetric()) return bottom;
+  const std::string top = ctx.TempBlob("pad");
+  caffe::LayerParameter* layer = ctx.AddLayer("Pad", {bottom}, {top}, "pad");
+  caffe::PadParameter* p = layer->mutable_pad_param();
+  p->set_value(value);
+  p->add_pad_begin(0); p->add_pad_begin(0);
+  p->add_pad_end(0); p->add_pad_end(0);
+  for (size_t i = 0; i < w->kernel.size(); ++i) {
+    p->add_pad_begin(static_cast<int>(w->pad_begin[i]));
+    p->add_pad_end(static_cast<int>(w->pad_end[i]));
+    (*shape)[2 + i] += w->pad_begin[i] + w->pad_end[i];
+    w->pad_begin[i] = w->pad_end[i] = 0;
+  }
+  return top;
+}
+
+void SetWindow2d(const Window& w, caffe::ConvolutionParameter* p) {
+  p->set_kernel_h(static_cast<int>(w.kernel[0]));
+  p->set_kernel_w(static_cast<int>(w.kernel[1]));
+  p->set_stride_h(static_cast<int>(w.stride[0]));
+  p->set_stride_w(static_cast<int>(w.stride[1]));
+  p->set_pad_h(static_cast<int>(w.pad_begin[0]));
+  p->set_pad_w(static_cast<int>(w.pad_begin[1]));
+  if (w.dilation[0] != 1 || w.dilation[1] != 1) {
+    p->add_dilation(static_cast<int>(w.dilation[0]));
+    p->add_dilation(static_cast<int>(w.dilation[1]));
+  }
+}
+
+void ImportConv(NodeContext& ctx) {
+  ctx.CheckAttributes({"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
+  std::vector<int64_t> in = ctx.shape(0);
+  ONNX_REQUIRE(ctx, in.size() == 4, "convolutions over other than 2 spatial axes are not supported, the input is "
+                                        << ShapeString(in));
+  const auto& wshape = ctx.input(1).shape;
+  ONNX_REQUIRE(ctx, wshape.size() == 4, "the weights must be M x C/group x kH x kW");
+  const int64_t group = ctx.attr_int("group", 1);
+  ONNX_REQUIRE(ctx, in[1] == wshape[1] * group, "input channels " << in[1] << " do not match weights "
+                                                  << ShapeString(wshape) << " with group " << group);
+  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (kernel.empty()) kernel = {wshape[2], wshape[3]};
+  Window w = ReadWindow(ctx, {in[2], in[3]}, kernel);
+  const std::string bottom = PadAsymmetric(ctx, ctx.blob(0), &in, &w, 0.f);
+  caffe::LayerParameter* layer = ctx.AddLayer("Convolution", {bottom}, {ctx.output_name(0)});
+  caffe::ConvolutionParameter* p = layer->mutable_convolution_param();
+  p->set_num_output(static_cast<int>(wshape[0]));
+  p->set_group(static_cast<int>(group));
+  p->set_bias_term(ctx.has_input(2));
+  SetWindow2d(w, p);
+  ctx.AddParamBlob(layer, 1);
+  if (ctx.has_input(2)) ctx.AddParamBlob(layer, 2);
+  std::vector<int64_t> out = {in[0], wshape[0], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t extent = (w.kernel[i] - 1) * w.dilation[i] + 1;
+    out[2 + i] = (in[2 + i] + 2 * w.pad_begin[i] - extent) / w.stride[i] + 1;
+    ONNX_REQUIRE(ctx, out[2 + i] > 0, "the kernel does not fit the input " << ShapeString(in));
+  }
+  ctx.SetOutput(0, out);
+}
+REGISTER_ONNX_OP(ImportConv, "Conv");
+
+void ImportConvTranspose(NodeContext& ctx) {
+  ctx.CheckAttributes({"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad",
+                       "output_padding", "output_shape"});
+  const auto& in = ctx.shape(0);
+  ONNX_REQUIRE(ctx, in.size() == 4, "transposed convolutions over other than 2 spatial axes are not supported");
+  const auto& wshape = ctx.input(1).shape;
+  const int64_t group = ctx.attr_int("group", 1);
+  ONNX_REQUIRE(ctx, wshape.size() == 4 && wshape[0] == in[1],
+               "the weights " << ShapeString(wshape) << " do not fit the input " << ShapeString(in));
+  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (kernel.empty()) kernel = {wshape[2], wshape[3]};
+  ONNX_REQUIRE(ctx, ctx.attr_string("auto_pad", "NOTSET") == "NOTSET" || ctx.attr_string("auto_pad", "") == "VALID",
+               "auto_pad is not supported for ConvTranspose");
+  Window w = ReadWindow(ctx, {in[2], in[3]}, kernel);
+  std::vector<int64_t> out_pad = ctx.attr_ints("output_padding");
+  if (out_pad.empty()) out_pad = {0, 0};
+  std::vector<int64_t> full(2), out(2);
+  for (int i = 0; i < 2; ++i) {
+    full[i] = w.stride[i] * (in[2 + i] - 1) + (w.kernel[i] - 1) * w.dilation[i] + 1;
+    out[i] = full[i] - w.pad_begin[i] - w.pad_end[i] + out_pad[i];
+  }
+  const std::vector<int64_t> output_shape = ctx.attr_ints("output_shape");
+  if (!output_shape.empty()) {
+    // Explicit output size: the pads follow from it (SAME_UPPER-like split).
+    ONNX_REQUIRE(ctx, output_shape.size() >= 2, "output_shape needs the spatial sizes");
+    for (int i = 0; i < 2; ++i) {
+      out[i] = output_shape[output_shape.size() - 2 + i];
+      const int64_t total = full[i] + out_pad[i] - out[i];
+      w.pad_begin[i] = total / 2;
+      w.pad_end[i] = total - total / 2;
+      out_pad[i] = 0;
+    }
+  }
+  const bool plain = w.symmetric() && out_pad[0] == 0 && out_pad[1] == 0;
+  for (int i = 0; i < 2; ++i)
+    ONNX_REQUIRE(ctx, w.pad_end[i] - out_pad[i] >= 0 && w.pad_begin[i] >= 0,
+                 "output_padding larger than the end pad is not supported");
+  const std::string deconv_top = plain ? ctx.output_name(0) : ctx.TempBlob("full");
+  caffe::LayerParameter* layer = ctx.AddLayer("Deconvolution", {ctx.blob(0)}, {deconv_top});
+  caffe::ConvolutionParameter* p = layer->mutable_convolution_param();
+  p->set_num_output(static_cast<int>(wshape[1] * group));
+  p->set_group(static_cast<int>(group));
+  p->set_bias_term(ctx.has_input(2));
+  Window deconv = w;
+  if (!plain) deconv.pad_begin = deconv.pad_end = {0, 0};
+  SetWindow2d(deconv, p);
+  ctx.AddParamBlob(layer, 1);
+  if (ctx.has_input(2)) ctx.AddParamBlob(layer, 2);
+  if (!plain) {
+    // The full output, cropped to [pad_begin, full - pad_end + output_padding).
+    caffe::LayerParameter* crop = ctx.AddLayer("StridedSlice", {deconv_top}, {ctx.output_name(0)}, "crop");
+    for (int i = 0; i < 2; ++i) {
+      crop->mutable_strided_slice_param()->add_axis(2 + i);
+      crop->mutable_strided_slice_param()->add_start(static_cast<int>(w.pad_begin[i]));
+      crop->mutable_strided_slice_param()->add_end(static_cast<int>(w.pad_begin[i] + out[i]));
+    }
+  }
+  ctx.SetOutput(0, {in[0], wshape[1] * group, out[0], out[1]});
+}
+REGISTER_ONNX_OP(ImportConvTranspose, "ConvTranspose");
+
+void ImportPool(NodeContext& ctx) {
+  const bool max = ctx.op() == "MaxPool";
+  ctx.CheckAttributes({"kernel_shape", "strides", "pads", "dilations", "auto_pad", "ceil_mode",
+                       "count_include_pad", "storage_order"});
+  ONNX_REQUIRE(ctx, !ctx.has_output(1), "the Indices output is not supported");
+  std::vector<int64_t> in = ctx.shape(0);
+  ONNX_REQUIRE(ctx, in.size() == 4, "pooling over other than 2 spatial axes is not supported, the input is "
+                                        << ShapeString(in));
+  Window w = ReadWindow(ctx, {in[2], in[3]}, ctx.attr_ints("kernel_shape"));
+  ONNX_REQUIRE(ctx, w.dilation[0] == 1 && w.dilation[1] == 1, "dilated pooling is not supported");
+  const bool ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
+  const bool include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  std::string bottom = ctx.blob(0);
+  if (!w.symmetric()) {
+    ONNX_REQUIRE(ctx, max || include_pad,
+                 "asymmetric pads with count_include_pad = 0 are not supported");
+    bottom = PadAsymmetric(ctx, bottom, &in, &w, max ? -FLT_MAX : 0.f);
+  }
+  caffe::LayerParameter* layer = ctx.AddLayer("Pooling", {bottom}, {ctx.output_name(0)});
+  caffe::PoolingParameter* p = layer->mutable_pooling_param();
+  p->set_pool(max ? caffe::PoolingParameter::MAX : caffe::PoolingParameter::AVE);
+  p->set_kernel_h(static_cast<int>(w.kernel[0]));
+  p->set_kernel_w(static_cast<int>(w.kernel[1]));
+  p->set_stride_h(static_cast<int>(w.stride[0]));
+  p->set_stride_w(static_cast<int>(w.stride[1]));
+  p->set_pad_h(static_cast<int>(w.pad_begin[0]));
+  p->set_pad_w(static_cast<int>(w.pad_begin[1]));
+  p->set_round_mode(ceil_mode ? caffe::PoolingParameter::CEIL : caffe::PoolingParameter::FLOOR);
+  if (!max && !include_pad) p->set_average_excludes_padding(true);
+  std::vector<int64_t> out = {in[0], in[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const double span = double(in[2 + i] + 2 * w.pad_begin[i] - w.kernel[i]) / w.stride[i];
+    int64_t n = static_cast<int64_t>(ceil_mode ? std::ceil(span) : std::floor(span)) + 1;
+    // As Caffe and PyTorch: the last window must start inside the input or its left pad.
+    if (ceil_mode && w.pad_begin[i] > 0 && (n - 1) * w.stride[i] >= in[2 + i] + w.pad_begin[i]) --n;
+    out[2 + i] = n;
+  }
+  ctx.SetOutput(0, out);
+}
+REGISTER_ONNX_OP(ImportPool, "MaxPool", "AveragePool");
+
+void ImportGlobalPool(NodeContext& ctx) {
+  const bool max = ctx.op() == "GlobalMaxPool";
+  const auto& in = ctx.shape(0);
+  ONNX_REQUIRE(ctx, in.size() >= 3, "the input must be N x C x spatial");
+  std::vector<int64_t> out = {in[0], in[1]};
+  out.resize(in.size(), 1);
+  if (in.size() == 4) {
+    caffe::LayerParameter* layer = ctx.AddLayer("Pooling", {ctx.blob(0)}, {ctx.output_name(0)});
+    layer->mutable_pooling_param()->set_pool(max ? caffe::PoolingParameter::MAX : caffe::PoolingParameter::AVE);
+    layer->mutable_pooling_param()->set_global_pooling(true);
+  } else {
+    caffe::LayerParameter* layer = ctx.AddLayer("Reduce", {ctx.blob(0)}, {ctx.output_name(0)});
+    caffe::ReduceParameter* p = layer->mutable_reduce_param();
+    p->set_operation(max ? caffe::ReduceParameter::MAX : caffe::ReduceParameter::MEAN);
+    for (size_t d = 2; d < in.size(); ++d) p->add_axis(static_cast<int>(d));
+  }
+  ctx.SetOutput(0, out);
+}
+REGISTER_ONNX_OP(ImportGlobalPool, "GlobalAveragePool", "GlobalMaxPool");
+
+// Per-channel gamma * x + beta after a normalization (axis 1).
+void AddChannelAffine(NodeContext& ctx, const std::string& bottom, int gamma_input, int beta_input) {
+  const int64_t channels = ctx.shape(0)[1];
+  caffe::LayerParameter* scale = ctx.AddLayer("Scale", {bottom}, {ctx.output_name(0)}, "scale");
+  scale->mutable_scale_param()->set_axis(1);
+  scale->mutable_scale_param()->set_bias_term(true);
+  ctx.AddParamBlob(scale, gamma_input, {channels});
+  ctx.AddParamBlob(scale, beta_input, {channels});
+}
+
+void ImportBatchNorm(NodeContext& ctx) {
+  ctx.CheckAttributes({"epsilon", "momentum", "training_mode", "spatial"});
+  for (int k = 1; k < 5; ++k)
+    ONNX_REQUIRE(ctx, !ctx.has_output(k), "the running-statistics outputs are not supported");
+  const auto& in = ctx.shape(0);
+  ONNX_REQUIRE(ctx, in.size() >= 2, "the input must be N x C x ...");
+  const int64_t channels = in[1];
+  const std::string normalized = ctx.TempBlob("normalized");
+  caffe::LayerParameter* bn = ctx.AddLayer("BatchNorm", {ctx.blob(0)}, {normalized});
+  caffe::BatchNormParameter* p = bn->mutable_batch_norm_param();
+  p->set_eps(ctx.attr_float("epsilon", 1e-5f));
+  p->set_moving_average_fraction(ctx.attr_float("momentum", 0.9f));
+  // The mode is the import's, as module.train()/eval() is PyTorch's: the
+  // node's training_mode describes how it was exported.
+  p->set_use_global_stats(!ctx.options().training);
+  ctx.AddParamBlob(bn, 3, {channels});
+  ctx.AddParamBlob(bn, 4, {channels});
+  HostTensor one;
+  one.shape = {1};
+  one.values = {1.0};
+  ctx.AddValueBlob(bn, one);  // Caffe's moving-average scale factor
+  AddChannelAffine(ctx, normalized, 1, 2);
+  ctx.SetOutput(0, in);
+}
+REGISTER_ONNX_OP(ImportBatchNorm, "BatchNormalization");
+
+void ImportInstanceNorm(NodeContext& ctx) {
+  const auto& in = ctx.shape(0);
+  ONNX_REQUIRE(ctx, in.size() >= 3, "the input must be N x C x spatial");
+  const std::string normalized = ctx.TempBlob("normalized");
+  caffe::LayerParameter* ln = ctx.AddLayer("LayerNorm", {ctx.blob(0)}, {normalized});
+  ln->mutable_layer_norm_param()->set_axis(2);
+  ln->mutable_layer_norm_param()->set_eps(ctx.attr_float("epsilon", 1e-5f));
+  ln->mutable_layer_norm_param()->set_elementwise_affine(false);
+  AddChannelAffine(ctx, normalized, 1, 2);
+  ctx.SetOutput(0, in);
+}
+REGISTER_ONNX_OP(ImportInstanceNorm, "InstanceNormalization");
+
+void ImportLayerNorm(NodeContext& ctx) {
+  ONNX_REQUIRE(ctx, !ctx.has_output(1) && !ctx.has_output(2), "the Mean and InvStdDev outputs are not supported");
+  const auto& in = ctx.shape(0);
+  const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", -1), static_cast<int>(in.size()));
+  const std::vector<int64_t> normalized(in.begin() + axis, in.end());
+  caffe::LayerParameter* layer = ctx.AddLayer("LayerNorm", {ctx.blob(0)}, {ctx.output_name(0)});
+  caffe::LayerNormParameter* p = layer->mutable_layer_norm_param();
+  p->set_axis(axis);
+  p->set_eps(ctx.attr_float("epsilon", 1e-5f));
+  p->set_bias(ctx.has_input(2));
+  ctx.AddParamBlob(layer, 1, normalized);
+  if (ctx.has_input(2)) ctx.AddParamBlob(layer, 2, normalized);
+  ctx.SetOutput(0, in);
+}
+REGISTER_ONNX_OP(ImportLayerNorm, "LayerNormalization");
+
+void ImportLrn(NodeContext& ctx) {
+  caffe::LayerParameter* layer = ctx.AddLayer("LRN", {ctx.blob(0)}, {ctx.output_name(0)});
+  caffe::LRNParameter* p = layer->mutable_lrn_param();
+  const int64_t size = ctx.attr_int("size", 0);
+  ONNX_REQUIRE(ctx, size % 2 == 1, "an even size (" << size << ") is not supported");
+  p->set_local_size(static_cast<int>(size));
+  p->set_alpha(ctx.attr_float("alpha", 1e-4f));
+  p->set_beta(ctx.attr_float("beta", 0.75f));
+  p->set_k(ctx.attr_float("bias", 1.f));
+  ctx.SetOutput(0, ctx.shape(0));
+}
+REGISTER_ONNX_OP(ImportLrn, "LRN");
+
+// A MatMul layer for a @ b (either may be stored as the layer's operand).
+void AddMatMul(NodeContext& ctx, int a, int b, bool ta, bool tb, const std::string& top,
+               const std::vector<int64_t>& out_shape) {
+  caffe::LayerParameter* layer;
+  if (ctx.is_constant(b) || ctx.is_constant(a)) {
+    const int stored = ctx.is_constant(b) ? b : a;
+    layer = ctx.AddLayer("MatMul", {ctx.blob(stored == b ? a : b)}, {top});
+    *layer->mutable_matmul_param()->mutable_operand_shape() = ToBlobShape(ctx.shape(stored));
+    layer->mutable_matmul_param()->set_operand_first(stored == a);
+    ctx.AddParamBlob(layer, stored);
+  } else {
+    layer = ctx.AddLayer("MatMul", {ctx.blob(a), ctx.blob(b)}, {top});
+  }
+  layer->mutable_matmul_param()->set_transpose_a(ta);
+  layer->mutable_matmul_param()->set_transpose_b(tb);
+  (void)out_shape;
+}
+
+std::vector<int64_t> MatMulShape(const NodeContext& ctx, std::vector<int64_t> a, std::vector<int64_t> b,
+                                 bool ta, bool tb) {
+  ONNX_REQUIRE(ctx, !a.empty() && !b.empty(), "scalar operands are not allowed");
+  const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
+  if (a_vec) a.insert(a.begin(), 1);
+  if (b_vec) b.push_back(1);
+  if (ta) std::swap(a[a.size() - 1], a[a.size() - 2]);
+  if (tb) std::swap(b[b.size() - 1], b[b.size() - 2]);
+  ONNX_REQUIRE(ctx, a.back() == b[b.size() - 2], "inner dimensions differ: " << ShapeString(a) << " @ " << ShapeString(b));
+  std::vector<int64_t> batch = BroadcastShapes(ctx, std::vector<int64_t>(a.begin(), a.end() - 2),
+                                               std::vector<int64_t>(b.begin(), b.end() - 2));
+  if (!a_vec) batch.push_back(a[a.size() - 2]);
+  if (!b_vec) batch.push_back(b.back());
+  return batch;
+}
+
+void ImportMatMul(NodeContext& ctx) {
+  const auto out = MatMulShape(ctx, ctx.shape(0), ctx.shape(1), false, false);
+  // x @ W with a stored 2-d W: an InnerProduct over the last axis (its
+  // transpose mode keeps W's K x N layout).
+  if (ctx.is_constant(1) && !ctx.is_constant(0) && ctx.rank(1) == 2 && ctx.rank(0) >= 2) {
+    caffe::LayerParameter* layer = ctx.AddLayer("InnerProduct", {ctx.blob(0)}, {ctx.output_name(0)});
+    caffe::InnerProductParameter* p = layer->mutable_inner_product_param();
+    p->set_num_output(static_cast<int>(ctx.shape(1)[1]));
+    p->set_axis(ctx.rank(0) - 1);
+    p->set_transpose(true);
+    p->set_bias_term(false);
+    ctx.AddParamBlob(layer, 1);
+    return ctx.SetOutput(0, out);
+  }
+  ONNX_REQUIRE(ctx, !ctx.all_constant(), "constant matrix products are not supported");
+  AddMatMul(ctx, 0, 1, false, false, ctx.output_name(0), out);
+  ctx.SetOutput(0, out);
+}
+REGISTER_ONNX_OP(ImportMatMul, "MatMul");
+
+void ImportGemm(NodeContext& ctx) {
+  const float alpha = ctx.attr_float("alpha", 1.f), beta = ctx.attr_float("beta", 1.f);
+  const bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
+  ONNX_REQUIRE(ctx, ctx.rank(0) == 2 && ctx.rank(1) == 2, "A and B must be matrices");
+  const auto out = MatMulShape(ctx, ctx.shape(0), ctx.shape(1), ta, tb);
+  const int64_t n = out[1];
+  const bool bias_vector = ctx.has_input(2) && ctx.is_constant(2) && ShapeCount(ctx.shape(2)) == n &&
+                           ctx.shape(2).back() == n;
+  // The usual fully connected layer: an InnerProduct with B as its weights.
+  if (!ta && ctx.is_constant(1) && !ctx.is_constant(0) && alpha == 1.f &&
+      (!ctx.has_input(2) || (bias_vector && beta == 1.f))) {
+    caffe::LayerParameter* layer = ctx.AddLayer("InnerProduct", {ctx.blob(0)}, {ctx.output_name(0)});
+    caffe::InnerProductParameter* p = layer->mutable_inner_product_param();
+    p->set_num_output(static_cast<int>(n));
+    p->set_transpose(!tb);  // Caffe's weights are N x K; B is K x N unless transB
+    p->set_bias_term(ctx.has_input(2));
+    ctx.AddParamBlob(layer, 1);
+    if (ctx.has_input(2)) ctx.AddParamBlob(layer, 2, {n});
+    return ctx.SetOutput(0, out);
+  }
+  // General form: alpha * op(A) op(B) (+ beta * C).
+  std::string product = ctx.has_input(2) || alpha != 1.f ? ctx.TempBlob("product") : ctx.output_name(0);
+  AddMatMul(ctx, 0, 1, ta, tb, product, out);
+  if (alpha != 1.f) {
+    const std::string scaled = ctx.has_input(2) ? ctx.TempBlob("scaled") : ctx.output_name(0);
+    ctx.AddLayer("Power", {product}, {scaled}, "alpha")->mutable_power_param()->set_scale(alpha);
+    product = scaled;
+  }
+  if (ctx.has_input(2)) {
+    std::string c = ctx.blob(2);
+    if (beta != 1.f) {
+      const std::string scaled_c = ctx.TempBlob("beta_c");
+      ctx.AddLayer("Power", {c}, {scaled_c}, "beta")->mutable_power_param()->set_scale(beta);
+      c = scaled_c;
+    }
+    ctx.AddLayer("BinaryOp", {product, c}, {ctx.output_name(0)}, "add")
+        ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::ADD);
+  }
+  ctx.SetOutput(0, out);
+}
+REGISTER_ONNX_OP(ImportGemm, "Gemm");
+
+void ImportSoftmax(NodeContext& ctx) {
+  const bool log = ctx.op() == "LogSoftmax";
+  const auto& in = ctx.shape(0);
+  const int rank = static_cast<int>(in.size());
+  const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", ctx.opset() < 13 ? 1 : -1), rank);
+  const std::string type = log ? "LogSoftmax" : "Softmax";
+  if (ctx.opset() >= 13 || axis == rank - 1) {
+    ctx.AddLayer(type, {ctx.blob(0)}, {ctx.output_name(0)})->mutable_softmax_param()->set_axis(axis);
+    return ctx.SetOutput(0, in);
+  }
+  // Before opset 13: over the input flattened to 2-d at axis.
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d) outer *= in[d];
+  const std::string flat = ctx.TempBlob("flat"), soft = ctx.TempBlob("softmax");
+  *ctx.AddLayer("Reshape", {ctx.blob(0)}, {flat}, "flatten")->mutable_reshape_param()->mutable_shape() =
+      ToBlobShape({outer, ShapeCount(in) / outer});
+  ctx.AddLayer(type, {flat}, {soft})->mutable_softmax_param()->set_axis(1);
+  *ctx.AddLayer("Reshape", {soft}, {ctx.output_name(0)}, "unflatten")->mutable_reshape_param()->mutable_shape() =
+      ToBlobShape(in);
+  ctx.SetOutput(0, in);
+}
+REGISTER_ONNX_OP(ImportSoftmax, "Softmax", "LogSoftmax");
+
+void ImportResize(NodeContext& ctx) {
+  const auto& in = ctx.shape(0);
+  const int rank = static_cast<int>(in.size());
+  ONNX_REQUIRE(ctx, rank >= 3 && rank <= 5, "the input must be N x C x 1-3 spatial axes");
+  std::string mode = ctx.attr_string("mode", "nearest");
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  if (ctx.op() == "Upsample" || ctx.opset() < 11) {
+    if (ctx.has_input(1)) {
+      scales = ctx.constant(1).values;
+    } else {
+      for (float f : ctx.attr_floats("scales")) scales.push_back(f);
+    }
+  } else {
+    if (ctx.has_input(2) && ctx.constant(2).count() > 0) scales = ctx.constant(2).values;
+    if (ctx.has_input(3) && ctx.constant(3).count() > 0) sizes = ctx.constant(3).ints();
+  }
+  ONNX_REQUIRE(ctx, static_cast<int>(scales.size()) == rank || static_cast<int>(sizes.size()) == rank,
+               "needs scales or sizes for every axis");
+  if (!scales.empty())
+    ONNX_REQUIRE(ctx, scales[0] == 1 && scales[1] == 1, "resizing the batch or channel axis is not supported");
+  if (!sizes.empty())
+    ONNX_REQUIRE(ctx, sizes[0] == in[0] && sizes[1] == in[1], "resizing the batch or channel axis is not supported");
+  const std::string ct = ctx.attr_string("coordinate_transformation_mode",
+                                         ctx.op() == "Upsample" || ctx.opset() < 11 ? "asymmetric" : "half_pixel");
+  static const std::map<std::string, caffe::ResizeParameter::CoordinateTransform> transforms = {
+      {"half_pixel", caffe::ResizeParameter::HALF_PIXEL},
+      {"asymmetric", caffe::ResizeParameter::ASYMMETRIC},
+      {"align_corners", caffe::ResizeParameter::ALIGN_CORNERS},
+      {"pytorch_half_pixel", caffe::ResizeParameter::PYTORCH_HALF_PIXEL}};
+  ONNX_REQUIRE(ctx, transforms.count(ct), "coordinate_transformation_mode '" << ct << "' is not supported");
+  static const std::map<std::string, caffe::ResizeParameter::NearestMode> nearest = {
+      {"round_prefer_floor", caffe::ResizeParameter::ROUND_PREFER_FLOOR},
+      {"round_prefer_ceil", caffe::ResizeParameter::ROUND_PREFER_CEIL},
+      {"floor", caffe::ResizeParameter::FLOOR},
+      {"ceil", caffe::ResizeParameter::CEIL}};
+  const std::string nm = ctx.attr_string("nearest_mode", ctx.opset() < 11 ? "floor" : "round_prefer_floor");
+  ONNX_REQUIRE(ctx, nearest.count(nm), "nearest_mode '" << nm << "' is not supported");
+  if (mode == "bilinear" || mode == "trilinear") mode = "linear";
+  ONNX_REQUIRE(ctx, mode == "nearest" || mode == "linear", "mode '" << mode << "' is not supported");
+  ONNX_REQUIRE(ctx, ctx.attr_int("exclude_outside", 0) == 0, "exclude_outside is not supported");
+  caffe::LayerParameter* layer = ctx.AddLayer("Resize", {ctx.blob(0)}, {ctx.output_name(0)});
+  caffe::ResizeParameter* p = layer->mutable_resize_param();
+  p->set_mode(mode == "nearest" ? caffe::ResizeParameter::NEAREST : caffe::ResizeParameter::LINEAR);
+  p->set_coordinate_transform(transforms.at(ct));
+  p->set_nearest_mode(nearest.at(nm));
+  std::vector<int64_t> out = in;
+  for (int d = 2; d < rank; ++d) {
+    if (!sizes.empty()) {
+      out[d] = sizes[d];
+      p->add_size(static_cast<int>(sizes[d]));
+    } else {
+      out[d] = static_cast<int64_t>(std::floor(in[d] * scales[d]));
+      p->add_scale(static_cast<float>(scales[d]));
+    }
+  }
+  ctx.SetOutput(0, out);
+}
+REGISTER_ONNX_OP(ImportResize, "Resize", "Upsample");
+
+void ImportReduce(NodeContext& ctx) {
+  static const std::map<std::string, caffe::ReduceParameter::Operation> ops = {
+      {"ReduceSum", caffe::ReduceParameter::SUM},   {"ReduceMean", caffe::ReduceParameter::MEAN},
+      {"ReduceMax", caffe::ReduceParameter::MAX},   {"ReduceMin", caffe::ReduceParameter::MIN},
+      {"ReduceSumSquare", caffe::ReduceParameter::SUM_SQUARE},
+      {"ReduceL1", caffe::ReduceParameter::L1},     {"ReduceL2", caffe::ReduceParameter::L2}};
+  const auto& in = ctx.shape(0);
+  const int rank = static_cast<int>(in.size());
+  std::vector<int64_t> axes = ctx.attr_ints("axes");
+  if (ctx.op() == "ReduceSum" && ctx.opset() >= 13 && ctx.has_input(1)) axes = ctx.constant(1).ints();
+  const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  if (axes.empty() && ctx.attr_int("noop_with_empty_axes", 0)) {
+    if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, ctx.constant(0));
+    return ctx.SetOutput(0, in, ctx.blob(0));
+  }
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t a : axes) reduced[NormalizeAxis(ctx, a, rank)] = true;
+  std::vector<int64_t> out;
+  for (int d = 0; d < rank; ++d)
+    if (!reduced[d]) out.push_back(in[d]); else if (keepdims) out.push_back(1);
+  if (ctx.is_constant(0)) {
+    ONNX_REQUIRE(ctx, ctx.op() == "ReduceSum" || ctx.op() == "ReduceMax" || ctx.op() == "ReduceMin" ||
+                      ctx.op() == "ReduceMean", "is not evaluated on constants");
+    // Fold: reduce one axis at a time on the host.
+    HostTensor t = ctx.constant(0);
+    for (int d = rank - 1; d >= 0; --d) {
+      if (!reduced[d]) continue;
+      int64_t outer = 1, inner = 1;
+      for (int e = 0; e < d; ++e) outer *= t.shape[e];
+      for (size_t e = d + 1; e < t.shape.size(); ++e) inner *= t.shape[e];
+      const int64_t n = t.shape[d];
+      HostTensor r;
+      r.type = t.type;
+      r.shape = t.shape;
+      r.shape[d] = 1;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          double acc = t.values[o * n * inner + i];
+          for (int64_t k = 1; k < n; ++k) {
+            const double v = t.values[(o * n + k) * inner + i];
+            acc = ctx.op() == "ReduceMax" ? std::max(acc, v) : ctx.op() == "ReduceMin" ? std::min(acc, v) : acc + v;
+          }
+          if (ctx.op() == "ReduceMean") acc /= n;
+          r.values.push_back(acc);
+        }
+      t = r;
+    }
+    t.shape = out;
+    return ctx.SetConstantOutput(0, t);
+  }
+  ONNX_REQUIRE(ctx, ops.count(ctx.op()), "is not supported");
+  caffe::LayerParameter* layer = ctx.AddLayer("Reduce", {ctx.blob(0)}, {ctx.output_name(0)});
+  caffe::ReduceParameter* p = layer->mutable_reduce_param();
+  p->set_operation(ops.at(ctx.op()));
+  p->set_keepdims(keepdims);
+  for (int d = 0; d < rank; ++d)
+    if (reduced[d]) p->add_axis(d);
+  ctx.SetOutput(0, out);
+}
+REGISTER_ONNX_OP(ImportReduce, "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1", "ReduceL2");
+
+}  // namespace
+}  // namespace onnx_import
+}  // namespace dlcaffe

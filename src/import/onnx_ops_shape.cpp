@@ -1,0 +1,476 @@
+// Shape and data-movement ONNX ops: Constant, Shape, Gather, Reshape,
+// Flatten, Squeeze/Unsqueeze, Transpose, Concat, Split, Slice, Pad, Expand,
+// Tile, ConstantOfShape, Range. On constants they are evaluated on the host;
+// on run-time tensors they become layers (Reshape, Permute, Concat, Slice,
+// StridedSlice, Pad, Tile, ...).
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <numeric>
+
+#include "import/onnx_graph.hpp"
+#include "import/onnx_host_ops.hpp"
+
+namespace dlcaffe {
+namespace onnx_import {
+namespace {
+
+HostTensor Int64Tensor(const std::vector<int64_t>& values, std::vector<int64_t> shape) {
+  HostTensor t;
+  t.type = onnx::TensorProto::INT64;
+  t.shape = std::move(shape);
+  for (int64_t v : values) t.values.push_back(static_cast<double>(v));
+  return t;
+}
+
+// A reshape of input 0 to `shape`: host values or a Reshape layer.
+void ReshapeTo(NodeContext& ctx, const std::vector<int64_t>& shape) {
+  ONNX_REQUIRE(ctx, ShapeCount(shape) == ShapeCount(ctx.shape(0)),
+               "cannot reshape " << ShapeString(ctx.shape(0)) << " to " << ShapeString(shape));
+  if (ctx.is_constant(0)) {
+    HostTensor t = ctx.constant(0);
+    t.shape = shape;
+    ctx.SetConstantOutput(0, t);
+    return;
+  }
+  if (shape == ctx.shape(0)) {
+    ctx.SetOutput(0, shape, ctx.blob(0));
+    return;
+  }
+  caffe::LayerParameter* layer = ctx.AddLayer("Reshape", {ctx.blob(0)}, {ctx.output_name(0)});
+  *layer->mutable_reshape_param()->mutable_shape() = ToBlobShape(shape);
+  ctx.SetOutput(0, shape);
+}
+
+void ImportConstant(NodeContext& ctx) {
+  if (ctx.has_attr("value")) return ctx.SetConstantOutput(0, ctx.attr_tensor("value"));
+  HostTensor t;
+  if (ctx.has_attr("value_float")) {
+    t.values = {ctx.attr_float("value_float", 0)};
+  } else if (ctx.has_attr("value_floats")) {
+    for (float f : ctx.attr_floats("value_floats")) t.values.push_back(f);
+    t.shape = {static_cast<int64_t>(t.values.size())};
+  } else if (ctx.has_attr("value_int")) {
+    t = Int64Tensor({ctx.attr_int("value_int", 0)}, {});
+  } else if (ctx.has_attr("value_ints")) {
+    const auto v = ctx.attr_ints("value_ints");
+    t = Int64Tensor(v, {static_cast<int64_t>(v.size())});
+  } else {
+    ONNX_REQUIRE(ctx, false, "has no supported value attribute (sparse and string constants are not supported)");
+  }
+  ctx.SetConstantOutput(0, t);
+}
+REGISTER_ONNX_OP(ImportConstant, "Constant");
+
+void ImportShape(NodeContext& ctx) {
+  const auto& s = ctx.shape(0);
+  const int rank = static_cast<int>(s.size());
+  int64_t start = ctx.attr_int("start", 0), end = ctx.attr_int("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  std::vector<int64_t> dims(s.begin() + start, s.begin() + end);
+  ctx.SetConstantOutput(0, Int64Tensor(dims, {static_cast<int64_t>(dims.size())}));
+}
+REGISTER_ONNX_OP(ImportShape, "Shape");
+
+void ImportSize(NodeContext& ctx) {
+  ctx.SetConstantOutput(0, Int64Tensor({ShapeCount(ctx.shape(0))}, {}));
+}
+REGISTER_ONNX_OP(ImportSize, "Size");
+
+void ImportConstantOfShape(NodeContext& ctx) {
+  const auto shape = ctx.constant(0).ints();
+  HostTensor value;
+  value.values = {0.0};
+  if (ctx.has_attr("value")) value = ctx.attr_tensor("value");
+  HostTensor t;
+  t.type = value.type;
+  t.shape = shape;
+  t.values.assign(ShapeCount(shape), value.values.at(0));
+  ctx.SetConstantOutput(0, t);
+}
+REGISTER_ONNX_OP(ImportConstantOfShape, "ConstantOfShape");
+
+void ImportRange(NodeContext& ctx) {
+  const double start = ctx.constant(0).values.at(0), limit = ctx.constant(1).values.at(0),
+               delta = ctx.constant(2).values.at(0);
+  ONNX_REQUIRE(ctx, delta != 0, "delta is 0");
+  HostTensor t;
+  t.type = ctx.constant(0).type;
+  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+  for (int64_t i = 0; i < n; ++i) t.values.push_back(start + i * delta);
+  t.shape = {n};
+  ctx.SetConstantOutput(0, t);
+}
+REGISTER_ONNX_OP(ImportRange, "Range");
+
+// ---- reshapes ----
+
+void ImportReshape(NodeContext& ctx) {
+  const auto requested = ctx.constant(1).ints();
+  const bool allow_zero = ctx.attr_int("allowzero", 0) != 0;
+  const auto& in = ctx.shape(0);
+  std::vector<int64_t> shape(requested.size());
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < requested.size(); ++i) {
+    int64_t d = requested[i];
+    if (d == 0 && !allow_zero) {
+      ONNX_REQUIRE(ctx, i < in.size(), "shape entry " << i << " copies a dimension the input does not have");
+      d = in[i];
+    }
+    if (d == -1) {
+      ONNX_REQUIRE(ctx, infer < 0, "the shape has more than one -1");
+      infer = static_cast<int>(i);
+      continue;
+    }
+    ONNX_REQUIRE(ctx, d >= 0, "invalid shape entry " << d);
+    shape[i] = d;
+    known *= d;
+  }
+  if (infer >= 0) {
+    ONNX_REQUIRE(ctx, known > 0 && ShapeCount(in) % known == 0,
+                 "cannot reshape " << ShapeString(in) << " to " << ShapeString(requested));
+    shape[infer] = ShapeCount(in) / known;
+  }
+  ReshapeTo(ctx, shape);
+}
+REGISTER_ONNX_OP(ImportReshape, "Reshape");
+
+void ImportFlatten(NodeContext& ctx) {
+  const auto& in = ctx.shape(0);
+  const int rank = static_cast<int>(in.size());
+  int64_t axis = ctx.attr_int("axis", 1);
+  if (axis < 0) axis += rank;
+  ONNX_REQUIRE(ctx, axis >= 0 && axis <= rank, "axis " << axis << " out of range");
+  const int64_t outer = std::accumulate(in.begin(), in.begin() + axis, int64_t{1}, std::multiplies<int64_t>());
+  ReshapeTo(ctx, {outer, ShapeCount(in) / std::max<int64_t>(outer, 1)});
+}
+REGISTER_ONNX_OP(ImportFlatten, "Flatten");
+
+std::vector<int64_t> AxesArgument(NodeContext& ctx, int input_index) {
+  // Opset 13 moved axes from an attribute to an input.
+  if (ctx.has_input(input_index)) return ctx.constant(input_index).ints();
+  return ctx.attr_ints("axes");
+}
+
+void ImportSqueeze(NodeContext& ctx) {
+  const auto& in = ctx.shape(0);
+  const int rank = static_cast<int>(in.size());
+  auto axes = AxesArgument(ctx, 1);
+  std::vector<bool> drop(rank, false);
+  if (axes.empty()) {
+    for (int i = 0; i < rank; ++i) drop[i] = in[i] == 1;
+  } else {
+    for (int64_t a : axes) {
+      const int axis = NormalizeAxis(ctx, a, rank);
+      ONNX_REQUIRE(ctx, in[axis] == 1, "axis " << a << " has size " << in[axis] << ", not 1");
+      drop[axis] = true;
+    }
+  }
+  std::vector<int64_t> shape;
+  for (int i = 0; i < rank; ++i)
+    if (!drop[i]) shape.push_back(in[i]);
+  ReshapeTo(ctx, shape);
+}
+REGISTER_ONNX_OP(ImportSqueeze, "Squeeze");
+
+void ImportUnsqueeze(NodeContext& ctx) {
+  const auto& in = ctx.shape(0);
+  const auto axes = AxesArgument(ctx, 1);
+  const int rank = static_cast<int>(in.size() + axes.size());
+  std::vector<bool> added(rank, false);
+  for (int64_t a : axes) {
+    const int axis = NormalizeAxis(ctx, a, rank);
+    ONNX_REQUIRE(ctx, !added[axis], "axis " << a << " is given twice");
+    added[axis] = true;
+  }
+  std::vector<int64_t> shape;
+  size_t next = 0;
+  for (int i = 0; i < rank; ++i) shape.push_back(added[i] ? 1 : in[next++]);
+  ReshapeTo(ctx, shape);
+}
+REGISTER_ONNX_OP(ImportUnsqueeze, "Unsqueeze");
+
+void ImportTranspose(NodeContext& ctx) {
+  const int rank = ctx.rank(0);
+  std::vector<int64_t> perm = ctx.attr_ints("perm");
+  if (perm.empty())
+    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  ONNX_REQUIRE(ctx, static_cast<int>(perm.size()) == rank, "perm has " << perm.size() << " entries for rank " << rank);
+  std::vector<int> order;
+  std::vector<int64_t> shape;
+  for (int64_t p : perm) {
+    order.push_back(NormalizeAxis(ctx, p, rank));
+    shape.push_back(ctx.shape(0)[order.back()]);
+  }
+  if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, HostTranspose(ctx.constant(0), order));
+  bool identity = true;
+  for (int i = 0; i < rank; ++i) identity = identity && order[i] == i;
+  if (identity) return ctx.SetOutput(0, shape, ctx.blob(0));
+  caffe::LayerParameter* layer = ctx.AddLayer("Permute", {ctx.blob(0)}, {ctx.output_name(0)});
+  for (int o : order) layer->mutable_permute_param()->add_order(o);
+  ctx.SetOutput(0, shape);
+}
+REGISTER_ONNX_OP(ImportTranspose, "Transpose");
+
+void ImportConcat(NodeContext& ctx) {
+  const int rank = ctx.rank(0);
+  const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", 0), rank);
+  std::vector<int64_t> shape = ctx.shape(0);
+  shape[axis] = 0;
+  std::vector<int> present;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const auto& s = ctx.shape(i);
+    ONNX_REQUIRE(ctx, static_cast<int>(s.size()) == rank, "inputs of different ranks");
+    for (int d = 0; d < rank; ++d)
+      ONNX_REQUIRE(ctx, d == axis || s[d] == ctx.shape(0)[d],
+                   "input " << i << " has shape " << ShapeString(s) << ", input 0 "
+                            << ShapeString(ctx.shape(0)));
+    shape[axis] += s[axis];
+    if (s[axis] > 0) present.push_back(i);  // empty parts add nothing
+  }
+  if (ctx.all_constant()) {
+    std::vector<const HostTensor*> parts;
+    for (int i = 0; i < ctx.num_inputs(); ++i)
+      if (ctx.has_input(i)) parts.push_back(&ctx.constant(i));
+    return ctx.SetConstantOutput(0, HostConcat(parts, axis));
+  }
+  std::vector<std::string> bottoms;
+  for (int i : present) bottoms.push_back(ctx.blob(i));
+  if (bottoms.size() == 1) return ctx.SetOutput(0, shape, bottoms[0]);
+  ctx.AddLayer("Concat", bottoms, {ctx.output_name(0)})->mutable_concat_param()->set_axis(axis);
+  ctx.SetOutput(0, shape);
+}
+REGISTER_ONNX_OP(ImportConcat, "Concat");
+
+void ImportSplit(NodeContext& ctx) {
+  const auto& in = ctx.shape(0);
+  const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", 0), ctx.rank(0));
+  std::vector<int64_t> sizes = ctx.has_input(1) ? ctx.constant(1).ints() : ctx.attr_ints("split");
+  const int n = ctx.num_outputs();
+  if (sizes.empty()) {
+    ONNX_REQUIRE(ctx, in[axis] % n == 0, "axis " << axis << " of size " << in[axis]
+                                               << " does not split into " << n << " equal parts");
+    sizes.assign(n, in[axis] / n);
+  }
+  ONNX_REQUIRE(ctx, static_cast<int>(sizes.size()) == n &&
+                        std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) == in[axis],
+               "split sizes do not add up to the axis' size " << in[axis]);
+  if (ctx.is_constant(0)) {
+    int64_t start = 0;
+    for (int k = 0; k < n; ++k) {
+      std::vector<int64_t> starts(in.size(), 0), steps(in.size(), 1), out = in;
+      starts[axis] = start;
+      out[axis] = sizes[k];
+      ctx.SetConstantOutput(k, HostSlice(ctx.constant(0), starts, steps, out));
+      start += sizes[k];
+    }
+    return;
+  }
+  std::vector<std::string> tops;
+  for (int k = 0; k < n; ++k)
+    tops.push_back(ctx.has_output(k) ? ctx.output_name(k) : ctx.TempBlob("unused" + std::to_string(k)));
+  caffe::LayerParameter* layer = ctx.AddLayer("Slice", {ctx.blob(0)}, tops);
+  layer->mutable_slice_param()->set_axis(axis);
+  int64_t point = 0;
+  for (int k = 0; k + 1 < n; ++k) layer->mutable_slice_param()->add_slice_point(point += sizes[k]);
+  for (int k = 0; k < n; ++k) {
+    std::vector<int64_t> out = in;
+    out[axis] = sizes[k];
+    ctx.SetOutput(k, out);
+  }
+}
+REGISTER_ONNX_OP(ImportSplit, "Split");
+
+// ONNX Slice's clamping of one axis: the first index and the count.
+void ClampSlice(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* first,
+                int64_t* count) {
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    *count = end > start ? (end - start + step - 1) / step : 0;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    *count = start > end ? (start - end - step - 1) / -step : 0;
+  }
+  *first = start;
+}
+
+void ImportSlice(NodeContext& ctx) {
+  const auto& in = ctx.shape(0);
+  const int rank = ctx.rank(0);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = ctx.attr_ints("starts");
+    ends = ctx.attr_ints("ends");
+    axes = ctx.attr_ints("axes");
+  } else {
+    starts = ctx.constant(1).ints();
+    ends = ctx.constant(2).ints();
+    if (ctx.has_input(3)) axes = ctx.constant(3).ints();
+    if (ctx.has_input(4)) steps = ctx.constant(4).ints();
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  ONNX_REQUIRE(ctx, ends.size() == starts.size() && axes.size() == starts.size() && steps.size() == starts.size(),
+               "starts, ends, axes and steps differ in length");
+  std::vector<int64_t> first(rank, 0), step(rank, 1), out = in;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int axis = NormalizeAxis(ctx, axes[i], rank);
+    ONNX_REQUIRE(ctx, steps[i] != 0, "step 0 on axis " << axis);
+    step[axis] = steps[i];
+    ClampSlice(in[axis], starts[i], ends[i], steps[i], &first[axis], &out[axis]);
+  }
+  if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, HostSlice(ctx.constant(0), first, step, out));
+  if (out == in && std::all_of(step.begin(), step.end(), [](int64_t s) { return s == 1; }))
+    return ctx.SetOutput(0, out, ctx.blob(0));
+  caffe::LayerParameter* layer = ctx.AddLayer("StridedSlice", {ctx.blob(0)}, {ctx.output_name(0)});
+  caffe::StridedSliceParameter* p = layer->mutable_strided_slice_param();
+  for (int d = 0; d < rank; ++d) {
+    if (out[d] == in[d] && step[d] == 1) continue;
+    // Already clamped: the layer sees an exact [first, first + count * step) range.
+    p->add_axis(d);
+    p->add_start(static_cast<int>(first[d]));
+    const int64_t end = first[d] + out[d] * step[d];
+    p->add_end(static_cast<int>(step[d] < 0 && end < 0 ? INT_MIN : end));
+    p->add_step(static_cast<int>(step[d]));
+  }
+  ctx.SetOutput(0, out);
+}
+REGISTER_ONNX_OP(ImportSlice, "Slice");
+
+void ImportGather(NodeContext& ctx) {
+  const int rank = ctx.rank(0);
+  const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", 0), rank);
+  HostTensor indices = ctx.constant(1);
+  const int64_t dim = ctx.shape(0)[axis];
+  for (double& v : indices.values) {
+    if (v < 0) v += dim;
+    ONNX_REQUIRE(ctx, v >= 0 && v < dim, "index out of range for axis " << axis << " of size " << dim);
+  }
+  if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, HostGather(ctx.constant(0), indices, axis));
+  // Run-time data: each index is a one-wide StridedSlice; several are
+  // concatenated; then the indices' shape replaces the axis.
+  std::vector<int64_t> out_shape(ctx.shape(0).begin(), ctx.shape(0).begin() + axis);
+  out_shape.insert(out_shape.end(), indices.shape.begin(), indices.shape.end());
+  out_shape.insert(out_shape.end(), ctx.shape(0).begin() + axis + 1, ctx.shape(0).end());
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < indices.values.size(); ++i) {
+    const std::string part = ctx.TempBlob("index" + std::to_string(i));
+    caffe::LayerParameter* layer = ctx.AddLayer("StridedSlice", {ctx.blob(0)}, {part}, "index" + std::to_string(i));
+    const int idx = static_cast<int>(indices.values[i]);
+    layer->mutable_strided_slice_param()->add_axis(axis);
+    layer->mutable_strided_slice_param()->add_start(idx);
+    layer->mutable_strided_slice_param()->add_end(idx + 1);
+    parts.push_back(part);
+  }
+  std::string gathered = parts.at(0);
+  if (parts.size() > 1) {
+    gathered = ctx.TempBlob("gathered");
+    ctx.AddLayer("Concat", parts, {gathered}, "concat")->mutable_concat_param()->set_axis(axis);
+  }
+  caffe::LayerParameter* reshape = ctx.AddLayer("Reshape", {gathered}, {ctx.output_name(0)});
+  *reshape->mutable_reshape_param()->mutable_shape() = ToBlobShape(out_shape);
+  ctx.SetOutput(0, out_shape);
+}
+REGISTER_ONNX_OP(ImportGather, "Gather");
+
+void ImportPad(NodeContext& ctx) {
+  const int rank = ctx.rank(0);
+  std::vector<int64_t> pads;
+  float value = 0;
+  if (ctx.opset() < 11) {
+    pads = ctx.attr_ints("pads");
+    value = ctx.attr_float("value", 0.f);
+  } else {
+    pads = ctx.constant(1).ints();
+    if (ctx.has_input(2)) value = static_cast<float>(ctx.constant(2).values.at(0));
+    ONNX_REQUIRE(ctx, !ctx.has_input(3), "the axes input is not supported");
+  }
+  ONNX_REQUIRE(ctx, static_cast<int>(pads.size()) == 2 * rank,
+               "pads has " << pads.size() << " entries for rank " << rank);
+  const std::string mode = ctx.attr_string("mode", "constant");
+  static const std::map<std::string, caffe::PadParameter::Mode> modes = {
+      {"constant", caffe::PadParameter::CONSTANT},
+      {"reflect", caffe::PadParameter::REFLECT},
+      {"edge", caffe::PadParameter::EDGE}};
+  ONNX_REQUIRE(ctx, modes.count(mode), "mode '" << mode << "' is not supported");
+  std::vector<int64_t> shape = ctx.shape(0);
+  bool any = false;
+  for (int d = 0; d < rank; ++d) {
+    shape[d] += pads[d] + pads[d + rank];
+    any = any || pads[d] || pads[d + rank];
+  }
+  if (!any) return ctx.SetOutput(0, shape, ctx.blob(0));
+  caffe::LayerParameter* layer = ctx.AddLayer("Pad", {ctx.blob(0)}, {ctx.output_name(0)});
+  caffe::PadParameter* p = layer->mutable_pad_param();
+  p->set_mode(modes.at(mode));
+  p->set_value(value);
+  for (int d = 0; d < rank; ++d) {
+    p->add_pad_begin(static_cast<int>(pads[d]));
+    p->add_pad_end(static_cast<int>(pads[d + rank]));
+  }
+  ctx.SetOutput(0, shape);
+}
+REGISTER_ONNX_OP(ImportPad, "Pad");
+
+void ImportExpand(NodeContext& ctx) {
+  const auto target = ctx.constant(1).ints();
+  const auto shape = BroadcastShapes(ctx, ctx.shape(0), target);
+  if (ctx.is_constant(0)) {
+    HostTensor zeros;
+    zeros.type = ctx.constant(0).type;
+    zeros.shape = shape;
+    zeros.values.assign(ShapeCount(shape), 0.0);
+    return ctx.SetConstantOutput(0, HostBinary(ctx, ctx.constant(0), zeros,
+                                               [](double a, double) { return a; }));
+  }
+  if (shape == ctx.shape(0)) return ctx.SetOutput(0, shape, ctx.blob(0));
+  // x + zeros of the target shape: the broadcast, with the gradient summed back.
+  caffe::LayerParameter* layer = ctx.AddLayer("BinaryOp", {ctx.blob(0)}, {ctx.output_name(0)});
+  caffe::BinaryOpParameter* p = layer->mutable_binary_op_param();
+  p->set_operation(caffe::BinaryOpParameter::ADD);
+  *p->mutable_operand_shape() = ToBlobShape(shape);
+  HostTensor zeros;
+  zeros.shape = shape;
+  zeros.values.assign(ShapeCount(shape), 0.0);
+  ctx.AddValueBlob(layer, zeros);
+  ctx.SetOutput(0, shape);
+}
+REGISTER_ONNX_OP(ImportExpand, "Expand");
+
+void ImportTile(NodeContext& ctx) {
+  const auto repeats = ctx.constant(1).ints();
+  const int rank = ctx.rank(0);
+  ONNX_REQUIRE(ctx, static_cast<int>(repeats.size()) == rank, "repeats has " << repeats.size() << " entries for rank " << rank);
+  ONNX_REQUIRE(ctx, !ctx.is_constant(0), "tiling a constant is not supported");
+  std::vector<int64_t> shape = ctx.shape(0);
+  std::string current = ctx.blob(0);
+  std::vector<int> tiled;
+  for (int d = 0; d < rank; ++d)
+    if (repeats[d] != 1) tiled.push_back(d);
+  if (tiled.empty()) return ctx.SetOutput(0, shape, current);
+  for (size_t i = 0; i < tiled.size(); ++i) {
+    const int d = tiled[i];
+    const std::string top = i + 1 == tiled.size() ? ctx.output_name(0) : ctx.TempBlob("tile" + std::to_string(d));
+    caffe::LayerParameter* layer = ctx.AddLayer("Tile", {current}, {top}, "axis" + std::to_string(d));
+    layer->mutable_tile_param()->set_axis(d);
+    layer->mutable_tile_param()->set_tiles(static_cast<int>(repeats[d]));
+    shape[d] *= repeats[d];
+    current = top;
+  }
+  ctx.SetOutput(0, shape);
+}
+REGISTER_ONNX_OP(ImportTile, "Tile");
+
+}  // namespace
+}  // namespace onnx_import
+}  // namespace dlcaffe

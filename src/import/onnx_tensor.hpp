@@ -1,0 +1,42 @@
+// Host-side tensors of the ONNX importer: initializers, Constant nodes and
+// the values that shape arithmetic folds at import time. Values are doubles,
+// which hold every float32 and every int64 an exporter writes for a shape
+// exactly.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+
+namespace dlcaffe {
+namespace onnx_import {
+
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+  // ONNX's element type (TensorProto::FLOAT, INT64, ...): folded integer
+  // arithmetic truncates as integers do.
+  int type = onnx::TensorProto::FLOAT;
+
+  int64_t count() const;
+  bool is_integer() const;
+  // The values as ints (shapes, axes, indices).
+  std::vector<int64_t> ints() const;
+};
+
+int64_t ShapeCount(const std::vector<int64_t>& shape);
+
+// Decodes a TensorProto (typed fields or raw_data; external data is read
+// from `model_dir`). `where` names the tensor's place in messages.
+HostTensor FromTensorProto(const onnx::TensorProto& proto, const std::string& model_dir,
+                           const std::string& where);
+
+// Reads a TensorProto file; throws naming the file when it is missing or
+// does not parse.
+onnx::TensorProto ReadTensorProtoFile(const std::string& path);
+
+std::string ShapeString(const std::vector<int64_t>& shape);
+
+}  // namespace onnx_import
+}  // namespace dlcaffe

@@ -1,0 +1,93 @@
+// convert_onnx MODEL.onnx OUT.prototxt OUT.caffemodel: an ONNX model as a
+// dlcaffe deploy net (an Input layer per graph input) and its weights.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "dlcaffe/error.hpp"
+#include "dlcaffe/io.hpp"
+#include "dlcaffe/onnx_import.hpp"
+
+DEFINE_bool(training, false,
+            "Import for training: BatchNormalization uses batch statistics (use_global_stats "
+            "false) and Dropout stays the identity.");
+DEFINE_bool(fuse, true,
+            "Run the subgraphs exporters spell out op by op (LayerNorm, GELU, SiLU, HardSwish) "
+            "as one layer each.");
+DEFINE_string(input_shape, "",
+              "Fixed shapes for inputs with dynamic dimensions: name:d0,d1,...[;name:...]");
+
+namespace {
+
+std::map<std::string, std::vector<int>> ParseInputShapes(const std::string& text) {
+  std::map<std::string, std::vector<int>> shapes;
+  std::stringstream entries(text);
+  std::string entry;
+  while (std::getline(entries, entry, ';')) {
+    if (entry.empty()) continue;
+    const size_t colon = entry.rfind(':');
+    DLC_REQUIRE(colon != std::string::npos && colon > 0,
+                "--input_shape: expected name:d0,d1,..., got '" << entry << "'");
+    std::vector<int> dims;
+    std::stringstream ds(entry.substr(colon + 1));
+    std::string d;
+    while (std::getline(ds, d, ',')) {
+      char* end = nullptr;
+      const long v = std::strtol(d.c_str(), &end, 10);
+      DLC_REQUIRE(!d.empty() && *end == '\0' && v > 0,
+                  "--input_shape: '" << d << "' is not a positive dimension in '" << entry << "'");
+      dims.push_back(static_cast<int>(v));
+    }
+    shapes[entry.substr(0, colon)] = dims;
+  }
+  return shapes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  gflags::SetUsageMessage(
+      "converts an ONNX model into a dlcaffe net and weights\n"
+      "usage: convert_onnx [flags] MODEL.onnx OUT.prototxt OUT.caffemodel");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  if (argc != 4) {
+    gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/convert_onnx");
+    return 1;
+  }
+  try {
+    dlcaffe::OnnxImportOptions options;
+    options.training = FLAGS_training;
+    options.fuse_patterns = FLAGS_fuse;
+    options.input_shapes = ParseInputShapes(FLAGS_input_shape);
+    const dlcaffe::OnnxModel model = dlcaffe::ImportOnnx(argv[1], options);
+    // The weights: each layer's name and blobs; the net: everything else.
+    caffe::NetParameter weights;
+    weights.set_name(model.net.name());
+    caffe::NetParameter net = model.net;
+    for (int i = 0; i < net.layer_size(); ++i) {
+      caffe::LayerParameter* layer = net.mutable_layer(i);
+      if (layer->blobs_size() == 0) continue;
+      caffe::LayerParameter* w = weights.add_layer();
+      w->set_name(layer->name());
+      w->set_type(layer->type());
+      w->mutable_blobs()->Swap(layer->mutable_blobs());
+      layer->clear_blobs();
+    }
+    dlcaffe::WriteProtoToTextFile(net, argv[2]);
+    dlcaffe::WriteProtoToBinaryFile(weights, argv[3]);
+    std::cout << "convert_onnx: " << argv[1] << " (opset " << model.opset << ") -> " << argv[2]
+              << " (" << net.layer_size() << " layers) and " << argv[3] << " ("
+              << model.parameters.size() << " parameters";
+    if (!model.applied_fusions.empty())
+      std::cout << ", " << model.applied_fusions.size() << " fused subgraphs";
+    std::cout << ")" << std::endl;
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "convert_onnx: error: " << e.what() << std::endl;
+    return 1;
+  }
+}

@@ -1,0 +1,379 @@
+// onnx_test_runner DIR...: runs test directories in the layout of ONNX's
+// backend tests (model.onnx, test_data_set_N/input_K.pb, output_K.pb) on
+// the OpenCL device, one line per test and a closing "N passed, N failed,
+// N skipped" line; exits non-zero when a test failed.
+//
+// A test set holding grad_output_K.pb (dlcaffe's extension) is a training
+// check: the model is imported for training (BatchNorm on batch
+// statistics, Dropout as identity), run forward, then backward from dy =
+// grad_output_K, and grad_input_K.pb (d sum(y * dy) / dx) and
+// grad_<initializer>.pb (that parameter's gradient) are compared too.
+//
+// Tolerances: sets with a tolerances.json or gradients are whole-network
+// checks, compared per tensor by relative L2 error ||ours - ref|| / ||ref||
+// against the bound tolerances.json gives for the file, else 1e-3 for
+// outputs and 1e-2 for gradients; other sets (single ops) use ONNX's own
+// per-element rule |ours - ref| <= atol + rtol * |ref| (rtol 1e-3, atol 1e-7).
+// A model the importer does not support is skipped, with the reason.
+#include <dirent.h>
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
+#include "dlcaffe/net.hpp"
+#include "dlcaffe/onnx_import.hpp"
+
+DEFINE_string(device, "", "OpenCL device: ocl:P:D or a flat index (default: first GPU, else first device)");
+DEFINE_double(rtol, 1e-3, "Per-element relative tolerance for single-op tests.");
+DEFINE_double(atol, 1e-7, "Per-element absolute tolerance for single-op tests.");
+DEFINE_bool(fuse, true, "Run the importer's pattern fusions.");
+DEFINE_bool(verbose, false, "Print each compared tensor's error.");
+
+namespace dlcaffe {
+namespace {
+
+bool IsDir(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool IsFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+std::vector<std::string> List(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') names.push_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+std::string Basename(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const size_t slash = p.find_last_of('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+// tolerances.json: a flat map from file name to bound.
+std::map<std::string, double> ReadTolerances(const std::string& path) {
+  std::map<std::string, double> bounds;
+  std::ifstream in(path);
+  if (!in) return bounds;
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  size_t pos = 0;
+  while ((pos = s.find('"', pos)) != std::string::npos) {
+    const size_t end = s.find('"', pos + 1);
+    DLC_REQUIRE(end != std::string::npos, path << ": unterminated string");
+    const std::string key = s.substr(pos + 1, end - pos - 1);
+    const size_t colon = s.find(':', end);
+    DLC_REQUIRE(colon != std::string::npos, path << ": expected ':' after \"" << key << "\"");
+    char* after = nullptr;
+    const double value = std::strtod(s.c_str() + colon + 1, &after);
+    DLC_REQUIRE(after != s.c_str() + colon + 1, path << ": no number for \"" << key << "\"");
+    bounds[key] = value;
+    pos = after - s.c_str();
+  }
+  return bounds;
+}
+
+struct Comparison {
+  bool ok = true;
+  double error = 0;  // relative L2, or the worst element's excess ratio
+  std::string detail;
+};
+
+Comparison Compare(const std::vector<float>& ours, const std::vector<float>& ref,
+                   const std::vector<int>& ours_shape, const std::vector<int>& ref_shape,
+                   bool relative_l2, double bound) {
+  Comparison c;
+  auto count = [](const std::vector<int>& s) {
+    long n = 1;
+    for (int d : s) n *= d;
+    return n;
+  };
+  if (ours.size() != ref.size() || count(ours_shape) != count(ref_shape)) {
+    c.ok = false;
+    std::ostringstream d;
+    d << "shape differs: ours " << ours.size() << " values, reference " << ref.size();
+    c.detail = d.str();
+    return c;
+  }
+  if (relative_l2) {
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      diff += (double(ours[i]) - ref[i]) * (double(ours[i]) - ref[i]);
+      norm += double(ref[i]) * ref[i];
+    }
+    c.error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+    c.ok = std::isfinite(c.error) && c.error <= bound;
+    std::ostringstream d;
+    d << "relative L2 error " << std::setprecision(3) << c.error << " (bound " << bound << ")";
+    c.detail = d.str();
+    return c;
+  }
+  size_t worst = 0;
+  double worst_excess = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double allowed = FLAGS_atol + FLAGS_rtol * std::fabs(double(ref[i]));
+    const double err = std::fabs(double(ours[i]) - ref[i]);
+    const bool same_nan = std::isnan(ours[i]) && std::isnan(ref[i]);
+    const bool same_inf = std::isinf(ours[i]) && ours[i] == ref[i];
+    const double excess = same_nan || same_inf ? 0 : (std::isfinite(err) ? err / allowed : INFINITY);
+    if (excess > worst_excess || std::isnan(excess)) {
+      worst_excess = std::isnan(excess) ? INFINITY : excess;
+      worst = i;
+    }
+  }
+  c.error = worst_excess;
+  c.ok = worst_excess <= 1.0;
+  std::ostringstream d;
+  d << "worst element " << worst << ": " << (ref.empty() ? 0.f : ours[worst]) << " vs "
+    << (ref.empty() ? 0.f : ref[worst]) << " (" << std::setprecision(3) << worst_excess
+    << "x the tolerance)";
+  c.detail = d.str();
+  return c;
+}
+
+enum class Outcome { kPassed, kFailed, kSkipped };
+
+struct TestResult {
+  Outcome outcome = Outcome::kPassed;
+  std::string message;
+  double worst_output = 0, worst_gradient = 0;
+};
+
+bool Unsupported(const std::string& message) {
+  return message.find("not supported") != std::string::npos ||
+         message.find("does not read") != std::string::npos ||
+         message.find("takes float inputs") != std::string::npos ||
+         message.find("outside the range the importer supports") != std::string::npos;
+}
+
+// One test_data_set_N against the model.
+TestResult RunSet(Context& ctx, const std::string& model_path, const std::string& set_dir) {
+  TestResult result;
+  std::vector<std::vector<float>> inputs;
+  std::vector<std::vector<int>> input_shapes;
+  for (int k = 0; IsFile(set_dir + "/input_" + std::to_string(k) + ".pb"); ++k) {
+    input_shapes.emplace_back();
+    inputs.push_back(ReadOnnxTensorFile(set_dir + "/input_" + std::to_string(k) + ".pb", &input_shapes.back()));
+  }
+  const bool training = IsFile(set_dir + "/grad_output_0.pb");
+  const std::map<std::string, double> bounds = ReadTolerances(set_dir + "/tolerances.json");
+  const bool whole_network = training || !bounds.empty();
+
+  OnnxImportOptions options;
+  options.training = training;
+  options.fuse_patterns = FLAGS_fuse;
+  // The inputs' own shapes fix any dynamic dimension; first a plain import
+  // to learn the input names.
+  OnnxModel model;
+  try {
+    model = ImportOnnx(model_path, options);
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    if (msg.find("dynamic dimension") == std::string::npos && msg.find("has no shape") == std::string::npos) throw;
+    // Names come from the input files.
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      std::vector<int> shape;
+      std::string name;
+      ReadOnnxTensorFile(set_dir + "/input_" + std::to_string(k) + ".pb", &shape, &name);
+      options.input_shapes[name] = shape;
+    }
+    model = ImportOnnx(model_path, options);
+  }
+  DLC_REQUIRE(model.inputs.size() == inputs.size(),
+              set_dir << ": " << inputs.size() << " input files for " << model.inputs.size()
+                      << " graph inputs");
+  caffe::NetParameter param = model.net;
+  param.mutable_state()->set_phase(training ? caffe::TRAIN : caffe::TEST);
+  if (training) param.set_force_backward(true);
+  Net net(param, ctx);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    Blob* blob = net.blob_by_name(model.inputs[k]).get();
+    DLC_REQUIRE(blob->count() == static_cast<int>(inputs[k].size()),
+                set_dir << ": input_" << k << ".pb holds " << inputs[k].size()
+                        << " values, the graph input '" << model.inputs[k] << "' has shape "
+                        << blob->shape_string());
+    blob->WriteData(inputs[k]);
+  }
+  net.ForwardNoLoss();
+
+  auto check = [&](const std::string& file, const std::vector<float>& ours,
+                   const std::vector<int>& ours_shape, bool gradient) {
+    std::vector<int> ref_shape;
+    const std::vector<float> ref = ReadOnnxTensorFile(set_dir + "/" + file, &ref_shape);
+    auto b = bounds.find(file);
+    const double bound = b != bounds.end() ? b->second : gradient ? 1e-2 : 1e-3;
+    const Comparison c = Compare(ours, ref, ours_shape, ref_shape, whole_network, bound);
+    double& worst = gradient ? result.worst_gradient : result.worst_output;
+    worst = std::max(worst, c.error);
+    if (FLAGS_verbose) std::cout << "    " << file << ": " << c.detail << "\n";
+    if (!c.ok && result.outcome == Outcome::kPassed) {
+      result.outcome = Outcome::kFailed;
+      result.message = file + ": " + c.detail;
+    }
+  };
+
+  for (size_t k = 0; k < model.outputs.size(); ++k) {
+    const std::string file = "output_" + std::to_string(k) + ".pb";
+    if (!IsFile(set_dir + "/" + file)) continue;
+    const Blob* blob = net.blob_by_name(model.outputs[k]).get();
+    check(file, blob->ReadData(), blob->shape(), false);
+  }
+  if (!training) return result;
+
+  net.ClearParamDiffs();
+  for (size_t k = 0; k < model.outputs.size(); ++k) {
+    const std::string file = set_dir + "/grad_output_" + std::to_string(k) + ".pb";
+    Blob* blob = net.blob_by_name(model.outputs[k]).get();
+    if (!IsFile(file)) {
+      blob->WriteDiff(std::vector<float>(blob->count(), 0.f));
+      continue;
+    }
+    std::vector<int> shape;
+    const std::vector<float> dy = ReadOnnxTensorFile(file, &shape);
+    DLC_REQUIRE(dy.size() == static_cast<size_t>(blob->count()),
+                file << ": " << dy.size() << " values for output '" << model.outputs[k]
+                     << "' of shape " << blob->shape_string());
+    blob->WriteDiff(dy);
+  }
+  net.Backward();
+  for (size_t k = 0; k < model.inputs.size(); ++k) {
+    const std::string file = "grad_input_" + std::to_string(k) + ".pb";
+    if (!IsFile(set_dir + "/" + file)) continue;
+    const Blob* blob = net.blob_by_name(model.inputs[k]).get();
+    check(file, blob->ReadDiff(), blob->shape(), true);
+  }
+  for (const std::string& file : List(set_dir)) {
+    if (file.rfind("grad_", 0) != 0 || file.rfind("grad_output_", 0) == 0 ||
+        file.rfind("grad_input_", 0) == 0 || file.size() < 8 || file.substr(file.size() - 3) != ".pb")
+      continue;
+    const std::string initializer = file.substr(5, file.size() - 8);
+    auto source = model.parameters.find(initializer);
+    if (source == model.parameters.end()) {
+      if (result.outcome == Outcome::kPassed) {
+        result.outcome = Outcome::kFailed;
+        result.message = file + ": the initializer '" + initializer + "' is not a parameter of the imported net";
+      }
+      continue;
+    }
+    const Layer* layer = net.layer_by_name(source->second.layer);
+    const Blob& blob = *layer->blobs().at(source->second.blob_index);
+    check(file, blob.ReadDiff(), blob.shape(), true);
+  }
+  return result;
+}
+
+TestResult RunTest(Context& ctx, const std::string& dir) {
+  const std::string model = dir + "/model.onnx";
+  TestResult total;
+  if (!IsFile(model)) {
+    total.outcome = Outcome::kFailed;
+    total.message = "no model.onnx";
+    return total;
+  }
+  int sets = 0;
+  for (const std::string& name : List(dir)) {
+    if (name.rfind("test_data_set_", 0) != 0 || !IsDir(dir + "/" + name)) continue;
+    ++sets;
+    TestResult r;
+    try {
+      r = RunSet(ctx, model, dir + "/" + name);
+    } catch (const std::exception& e) {
+      r.outcome = Unsupported(e.what()) ? Outcome::kSkipped : Outcome::kFailed;
+      r.message = e.what();
+    }
+    total.worst_output = std::max(total.worst_output, r.worst_output);
+    total.worst_gradient = std::max(total.worst_gradient, r.worst_gradient);
+    if (r.outcome != Outcome::kPassed && total.outcome == Outcome::kPassed) {
+      total.outcome = r.outcome;
+      total.message = name + ": " + r.message;
+    }
+    if (r.outcome == Outcome::kSkipped) break;
+  }
+  if (sets == 0) {
+    total.outcome = Outcome::kFailed;
+    total.message = "no test_data_set_N directory";
+  }
+  return total;
+}
+
+}  // namespace
+}  // namespace dlcaffe
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  FLAGS_minloglevel = 1;  // the per-net initialization lines would drown the results
+  gflags::SetUsageMessage(
+      "runs ONNX backend-test directories (model.onnx + test_data_set_N)\n"
+      "usage: onnx_test_runner [flags] DIR...   (a DIR without model.onnx: each subdirectory)");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  if (argc < 2) {
+    gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/onnx_test_runner");
+    return 1;
+  }
+  using namespace dlcaffe;
+  std::unique_ptr<Context> ctx;
+  try {
+    ctx = Context::Create(FLAGS_device);
+  } catch (const std::exception& e) {
+    std::cerr << "onnx_test_runner: error: " << e.what() << std::endl;
+    return 1;
+  }
+  std::vector<std::string> dirs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (IsFile(arg + "/model.onnx")) {
+      dirs.push_back(arg);
+    } else if (IsDir(arg)) {
+      for (const std::string& name : List(arg))
+        if (IsFile(arg + "/" + name + "/model.onnx")) dirs.push_back(arg + "/" + name);
+    } else {
+      std::cerr << "onnx_test_runner: error: " << arg << ": no such directory" << std::endl;
+      return 1;
+    }
+  }
+  int passed = 0, failed = 0, skipped = 0;
+  for (const std::string& dir : dirs) {
+    const TestResult r = RunTest(*ctx, dir);
+    const std::string name = Basename(dir);
+    switch (r.outcome) {
+      case Outcome::kPassed:
+        ++passed;
+        std::cout << "PASS " << name << std::setprecision(3) << " (worst output error "
+                  << r.worst_output;
+        if (r.worst_gradient > 0) std::cout << ", worst gradient error " << r.worst_gradient;
+        std::cout << ")\n";
+        break;
+      case Outcome::kFailed:
+        ++failed;
+        std::cout << "FAIL " << name << ": " << r.message << "\n";
+        break;
+      case Outcome::kSkipped:
+        ++skipped;
+        std::cout << "SKIP " << name << ": " << r.message << "\n";
+        break;
+    }
+    std::cout.flush();
+  }
+  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped" << std::endl;
+  return failed == 0 ? 0 : 1;
+}
