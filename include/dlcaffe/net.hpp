@@ -10,6 +10,7 @@
 
 #include "caffe.pb.h"
 #include "dlcaffe/blob.hpp"
+#include "dlcaffe/caffe_legacy_upgrade.hpp"  // UpgradeNetAsNeeded (V0/V1 nets, inputs)
 #include "dlcaffe/layer.hpp"
 
 namespace dlcaffe {
@@ -95,8 +96,9 @@ class Net {
   // Points every parameter shared by name at its owner's storage again (after
   // an owner's storage was replaced, e.g. by ShareTrainedLayersWith).
   void ShareWeights();
+  // Weights in Caffe's legacy V0/V1 `layers` format are upgraded first.
   void CopyTrainedLayersFrom(const caffe::NetParameter& param);
-  // A binary .caffemodel (or a text NetParameter with blobs).
+  // A binary .caffemodel (or a text NetParameter with blobs), legacy or not.
   void CopyTrainedLayersFrom(const std::string& path);
   void ToProto(caffe::NetParameter* param, bool write_diff = false) const;
 
@@ -210,9 +212,6 @@ class Net {
   ActivationMemory activation_memory_;
 };
 
-// Caffe's upgrade of the deprecated `input:`/`input_shape:`/`input_dim:`
-// fields into an Input layer; V1 `layers` nets get a clear error.
-void UpgradeNetAsNeeded(const std::string& source, caffe::NetParameter* param);
 // Inserts Split layers where a blob feeds several layers (Caffe's rule).
 void InsertSplits(const caffe::NetParameter& param, caffe::NetParameter* split_param);
 

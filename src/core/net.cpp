@@ -591,10 +591,15 @@ void Net::ShareTrainedLayersWith(const Net& other) {
   }
 }
 
-void Net::CopyTrainedLayersFrom(const caffe::NetParameter& param) {
-  DLC_REQUIRE(param.layers_size() == 0 || param.layer_size() > 0,
-              "the weights use the legacy V1 'layers' format, which dlcaffe does not "
-              "read; upgrade them with Caffe's upgrade_net_proto_binary first");
+void Net::CopyTrainedLayersFrom(const caffe::NetParameter& in_param) {
+  // Legacy (V0/V1) weights are upgraded here when the caller has not already.
+  caffe::NetParameter upgraded;
+  const bool legacy = NetNeedsV0ToV1Upgrade(in_param) || NetNeedsV1ToV2Upgrade(in_param);
+  if (legacy) {
+    upgraded = in_param;
+    UpgradeNetAsNeeded("weights '" + in_param.name() + "'", &upgraded);
+  }
+  const caffe::NetParameter& param = legacy ? upgraded : in_param;
   for (const auto& source : param.layer()) {
     if (!has_layer(source.name())) {
       VLOG(1) << "Ignoring source layer " << source.name();
@@ -636,6 +641,7 @@ void Net::CopyTrainedLayersFrom(const std::string& path) {
     param.Clear();
     ReadProtoFromTextFile(path, &param);
   }
+  UpgradeNetAsNeeded(path, &param);
   CopyTrainedLayersFrom(param);
 }
 

@@ -2,6 +2,7 @@
 #include <glog/logging.h>
 #include <sys/stat.h>
 
+#include "dlcaffe/caffe_legacy_upgrade.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/solver.hpp"
@@ -9,18 +10,6 @@
 namespace dlcaffe {
 
 namespace {
-
-const char* SolverTypeName(caffe::SolverParameter_SolverType type) {
-  switch (type) {
-    case caffe::SolverParameter_SolverType_SGD: return "SGD";
-    case caffe::SolverParameter_SolverType_NESTEROV: return "Nesterov";
-    case caffe::SolverParameter_SolverType_ADAGRAD: return "AdaGrad";
-    case caffe::SolverParameter_SolverType_RMSPROP: return "RMSProp";
-    case caffe::SolverParameter_SolverType_ADADELTA: return "AdaDelta";
-    case caffe::SolverParameter_SolverType_ADAM: return "Adam";
-  }
-  return "SGD";
-}
 
 bool IsDirectory(const std::string& path) {
   struct stat st;
@@ -42,13 +31,7 @@ std::string WithoutExtension(const std::string& path, bool stem_only) {
 caffe::SolverParameter ReadSolverParams(const std::string& path) {
   caffe::SolverParameter param;
   ReadProtoFromTextFile(path, &param);
-  if (param.has_solver_type()) {
-    DLC_REQUIRE(!param.has_type() || param.type() == SolverTypeName(param.solver_type()),
-                path << ": both 'type: \"" << param.type() << "\"' and the deprecated "
-                     << "'solver_type' are set and disagree");
-    param.set_type(SolverTypeName(param.solver_type()));
-    param.clear_solver_type();
-  }
+  UpgradeSolverAsNeeded(path, &param);
   if (!param.has_snapshot_prefix()) {
     param.set_snapshot_prefix(WithoutExtension(path, false));
     LOG(INFO) << "snapshot_prefix was not specified and is set to "
