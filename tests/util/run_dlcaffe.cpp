@@ -12,8 +12,12 @@ namespace dlcaffe {
 namespace test {
 
 ToolResult RunDlcaffe(const std::string& args, const std::string& env) {
+  return RunTool("dlcaffe", args, env);
+}
+
+ToolResult RunTool(const std::string& tool, const std::string& args, const std::string& env) {
   const std::string cmd = "cd '" + SourceDir() + "' && " + env + " '" + BuildDir() +
-                          "/tools/dlcaffe' " + args + " 2>&1";
+                          "/tools/" + tool + "' " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   ToolResult r{-1, ""};
   if (!pipe) return r;
@@ -30,9 +34,14 @@ bool Contains(const std::string& text, const std::string& part) {
 }
 
 void ExpectCleanError(const ToolResult& r, const std::string& must_mention) {
+  ExpectCleanToolError(r, "dlcaffe", must_mention);
+}
+
+void ExpectCleanToolError(const ToolResult& r, const std::string& tool,
+                          const std::string& must_mention) {
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_LT(r.exit_code, 128) << "killed by a signal:\n" << r.output;
-  EXPECT_TRUE(Contains(r.output, "dlcaffe: error: ")) << r.output;
+  EXPECT_TRUE(Contains(r.output, tool + ": error: ")) << r.output;
   EXPECT_TRUE(Contains(r.output, must_mention)) << "missing '" << must_mention << "' in:\n"
                                                 << r.output;
   EXPECT_FALSE(Contains(r.output, "Check failed")) << r.output;

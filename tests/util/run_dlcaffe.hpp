@@ -14,12 +14,17 @@ struct ToolResult {
 // build/tools/dlcaffe `args`, run from the source root with `env` (VAR=value
 // ...) added to its environment.
 ToolResult RunDlcaffe(const std::string& args, const std::string& env = "");
+// Any built tool: build/tools/`tool` `args`, the same way.
+ToolResult RunTool(const std::string& tool, const std::string& args, const std::string& env = "");
 
 bool Contains(const std::string& text, const std::string& part);
 
 // A user error: one "dlcaffe: error:" message that mentions `must_mention`,
 // a non-zero exit, no signal, no CHECK failure or abort trace.
 void ExpectCleanError(const ToolResult& r, const std::string& must_mention);
+// The same for another tool, whose messages start with "`tool`: error: ".
+void ExpectCleanToolError(const ToolResult& r, const std::string& tool,
+                          const std::string& must_mention);
 
 }  // namespace test
 }  // namespace dlcaffe
