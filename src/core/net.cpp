@@ -1,4 +1,5 @@
 #include "dlcaffe/net.hpp"
+#include "dlcaffe/onnx_import.hpp"
 
 #include <cstdlib>
 #include <glog/logging.h>
@@ -21,9 +22,8 @@ Net::~Net() = default;
 Net::Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx, int level,
          const std::vector<std::string>& stages)
     : ctx_(&ctx) {
-  caffe::NetParameter param;
-  ReadProtoFromTextFile(prototxt_path, &param);
-  UpgradeNetAsNeeded(prototxt_path, &param);
+  // An .onnx model is imported (for training in the TRAIN phase), weights included.
+  caffe::NetParameter param = ReadNetOrOnnx(prototxt_path, phase == caffe::TRAIN);
   param.mutable_state()->set_phase(phase);
   param.mutable_state()->set_level(level);
   param.mutable_state()->clear_stage();
@@ -201,6 +201,11 @@ void Net::Init(const caffe::NetParameter& in_param) {
   }
   for (size_t i = 0; i < blob_names_.size(); ++i) blob_names_index_[blob_names_[i]] = (int)i;
   ShareWeights();
+  // Weights carried in the description itself (an imported ONNX model, a
+  // text net with blobs) are loaded, as Caffe's layers load theirs.
+  bool carries_weights = false;
+  for (const auto& layer : param.layer()) carries_weights = carries_weights || layer.blobs_size() > 0;
+  if (carries_weights) CopyTrainedLayersFrom(param);
   FindReluFusions();
   FindAbsorptions();
   LOG(INFO) << "Network '" << name_ << "' initialized: " << num_layers << " layers, "
