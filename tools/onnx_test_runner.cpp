@@ -168,50 +168,77 @@ bool Unsupported(const std::string& message) {
 // One test_data_set_N against the model.
 TestResult RunSet(Context& ctx, const std::string& model_path, const std::string& set_dir) {
   TestResult result;
-  std::vector<std::vector<float>> inputs;
-  std::vector<std::vector<int>> input_shapes;
-  for (int k = 0; IsFile(set_dir + "/input_" + std::to_string(k) + ".pb"); ++k) {
-    input_shapes.emplace_back();
-    inputs.push_back(ReadOnnxTensorFile(set_dir + "/input_" + std::to_string(k) + ".pb", &input_shapes.back()));
-  }
   const bool training = IsFile(set_dir + "/grad_output_0.pb");
   const std::map<std::string, double> bounds = ReadTolerances(set_dir + "/tolerances.json");
   const bool whole_network = training || IsFile(set_dir + "/tolerances.json");
+  auto input_file = [&](size_t k) { return set_dir + "/input_" + std::to_string(k) + ".pb"; };
 
   OnnxImportOptions options;
   options.training = training;
   options.fuse_patterns = FLAGS_fuse;
-  // The inputs' own shapes fix any dynamic dimension; first a plain import
-  // to learn the input names.
-  OnnxModel model;
-  try {
-    model = ImportOnnx(model_path, options);
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    if (msg.find("dynamic dimension") == std::string::npos && msg.find("has no shape") == std::string::npos) throw;
-    // Names come from the input files.
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      std::vector<int> shape;
-      std::string name;
-      ReadOnnxTensorFile(set_dir + "/input_" + std::to_string(k) + ".pb", &shape, &name);
-      options.input_shapes[name] = shape;
+  // Inputs by name, from their files.
+  std::map<std::string, std::string> input_files;
+  std::vector<std::string> input_names;
+  for (size_t k = 0; IsFile(input_file(k)); ++k) {
+    std::vector<int> shape;
+    std::string name;
+    try {
+      ReadOnnxTensorFile(input_file(k), &shape, &name);
+    } catch (const Error&) {
+      name.clear();  // not a tensor (a sequence or optional): the import says so
     }
-    model = ImportOnnx(model_path, options);
+    input_files[name] = input_file(k);
+    input_names.push_back(name);
   }
-  DLC_REQUIRE(model.inputs.size() == inputs.size(),
-              set_dir << ": " << inputs.size() << " input files for " << model.inputs.size()
-                      << " graph inputs");
+  // Import; an input the importer needs at import time (a weight, a shape,
+  // indices, a non-float tensor) is fixed to its file's values, and dynamic
+  // dimensions to the files' shapes, one retry per such input.
+  OnnxModel model;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      model = ImportOnnx(model_path, options);
+      break;
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      if (attempt > 16) throw;
+      if (msg.find("dynamic dimension") != std::string::npos || msg.find("has no shape") != std::string::npos) {
+        for (const auto& entry : input_files) {
+          std::vector<int> shape;
+          ReadOnnxTensorFile(entry.second, &shape);
+          options.input_shapes[entry.first] = shape;
+        }
+        continue;
+      }
+      std::string name;
+      for (const std::string& marker : {std::string("graph input '"), std::string(" ('")}) {
+        const size_t at = msg.find(marker);
+        if (at == std::string::npos) continue;
+        const size_t start = at + marker.size(), end = msg.find('\'', start);
+        if (end != std::string::npos) name = msg.substr(start, end - start);
+        break;
+      }
+      const bool fixable = msg.find("takes float inputs") != std::string::npos ||
+                           msg.find("known at import time") != std::string::npos;
+      if (!fixable || !input_files.count(name) || options.constant_input_files.count(name)) throw;
+      options.constant_input_files[name] = input_files[name];
+      options.input_shapes.erase(name);
+    }
+  }
   caffe::NetParameter param = model.net;
   param.mutable_state()->set_phase(training ? caffe::TRAIN : caffe::TEST);
   if (training) param.set_force_backward(true);
   Net net(param, ctx);
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    Blob* blob = net.blob_by_name(model.inputs[k]).get();
-    DLC_REQUIRE(blob->count() == static_cast<int>(inputs[k].size()),
-                set_dir << ": input_" << k << ".pb holds " << inputs[k].size()
-                        << " values, the graph input '" << model.inputs[k] << "' has shape "
-                        << blob->shape_string());
-    blob->WriteData(inputs[k]);
+  for (const std::string& name : input_names) {
+    if (options.constant_input_files.count(name)) continue;
+    DLC_REQUIRE(std::find(model.inputs.begin(), model.inputs.end(), name) != model.inputs.end(),
+                set_dir << ": '" << name << "' is not a graph input of the model");
+    std::vector<int> shape;
+    const std::vector<float> values = ReadOnnxTensorFile(input_files[name], &shape);
+    Blob* blob = net.blob_by_name(name).get();
+    DLC_REQUIRE(blob->count() == static_cast<int>(values.size()),
+                input_files[name] << " holds " << values.size() << " values, the graph input '"
+                                  << name << "' has shape " << blob->shape_string());
+    blob->WriteData(values);
   }
   net.ForwardNoLoss();
 
@@ -255,10 +282,10 @@ TestResult RunSet(Context& ctx, const std::string& model_path, const std::string
     blob->WriteDiff(dy);
   }
   net.Backward();
-  for (size_t k = 0; k < model.inputs.size(); ++k) {
+  for (size_t k = 0; k < input_names.size(); ++k) {
     const std::string file = "grad_input_" + std::to_string(k) + ".pb";
     if (!IsFile(set_dir + "/" + file)) continue;
-    const Blob* blob = net.blob_by_name(model.inputs[k]).get();
+    const Blob* blob = net.blob_by_name(input_names[k]).get();
     check(file, blob->ReadDiff(), blob->shape(), true);
   }
   for (const std::string& file : List(set_dir)) {

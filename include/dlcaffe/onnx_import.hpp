@@ -28,6 +28,11 @@ struct OnnxImportOptions {
   // Fixed shapes for graph inputs whose dimensions are symbolic (or to
   // override the stored ones).
   std::map<std::string, std::vector<int>> input_shapes;
+  // Graph inputs whose values are fixed at import time, read from
+  // TensorProto files (by input name): what a static-shape framework needs
+  // for inputs that are really weights or shapes (ONNX's node tests feed
+  // Conv weights, Reshape shapes and Gather indices as inputs).
+  std::map<std::string, std::string> constant_input_files;
 };
 
 // Where an ONNX initializer ended up: blob `blob_index` of layer `layer`.

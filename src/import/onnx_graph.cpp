@@ -189,8 +189,19 @@ void NodeContext::SetConstantOutput(int k, HostTensor value) {
   graph_.Set(node_.output(k), std::move(v));
 }
 
+void NodeContext::SetOutputToInput(int k, int i) {
+  if (!has_output(k)) return;
+  if (!input(i).constant) blob(i);
+  Value v = input(i);
+  graph_.Set(node_.output(k), std::move(v));
+}
+
 void NodeContext::SetOutput(int k, std::vector<int64_t> shape, const std::string& blob) {
   if (!has_output(k)) return;
+  for (int64_t d : shape)
+    ONNX_REQUIRE(*this, d > 0, "output '" << node_.output(k) << "' would have shape "
+                                          << ShapeString(shape)
+                                          << ": empty (zero-sized) tensors are not supported");
   Value v;
   v.shape = std::move(shape);
   v.blob = blob.empty() ? node_.output(k) : blob;

@@ -70,6 +70,9 @@ class NodeContext {
   bool has_output(int k) const { return k < node_.output_size() && !node_.output(k).empty(); }
   const std::string& output_name(int k) const { return node_.output(k); }
   void SetConstantOutput(int k, HostTensor value);
+  // Output k is input i under another name (Identity): the same blob, or the
+  // same constant, an initializer staying a (shared) parameter.
+  void SetOutputToInput(int k, int i);
   // Output k is blob `blob` of this shape (by default the output's own name,
   // which a layer of this node must top).
   void SetOutput(int k, std::vector<int64_t> shape, const std::string& blob = "");

@@ -54,7 +54,8 @@ std::vector<int64_t> InputShape(const std::string& path, const onnx::ValueInfoPr
   if (given != options.input_shapes.end())
     return std::vector<int64_t>(given->second.begin(), given->second.end());
   DLC_REQUIRE(input.type().has_tensor_type(),
-              path << ": graph input '" << input.name() << "' is not a tensor");
+              path << ": graph input '" << input.name()
+                   << "' is not a tensor (sequence, map and optional inputs are not supported)");
   const auto& tensor = input.type().tensor_type();
   const int elem = tensor.elem_type();
   DLC_REQUIRE(elem == onnx::TensorProto::FLOAT || elem == onnx::TensorProto::UNDEFINED,
@@ -104,6 +105,16 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
   caffe::LayerParameter input_layer;
   for (const auto& input : g.input()) {
     if (initializer_names.count(input.name())) continue;
+    auto fixed = options.constant_input_files.find(input.name());
+    if (fixed != options.constant_input_files.end()) {
+      Value v;
+      v.constant = true;
+      v.tensor = FromTensorProto(ReadTensorProtoFile(fixed->second), graph.model_dir(),
+                                 fixed->second);
+      v.shape = v.tensor.shape;
+      graph.Set(input.name(), std::move(v));
+      continue;
+    }
     Value v;
     v.shape = InputShape(path, input, options);
     v.blob = input.name();

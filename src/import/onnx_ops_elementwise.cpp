@@ -12,13 +12,7 @@ namespace onnx_import {
 namespace {
 
 // The output is the input's blob under another name (no layer).
-void Alias(NodeContext& ctx) {
-  if (ctx.is_constant(0)) {
-    ctx.SetConstantOutput(0, ctx.constant(0));
-    return;
-  }
-  ctx.SetOutput(0, ctx.shape(0), ctx.blob(0));
-}
+void Alias(NodeContext& ctx) { ctx.SetOutputToInput(0, 0); }
 
 void ImportIdentity(NodeContext& ctx) { Alias(ctx); }
 
@@ -26,6 +20,11 @@ void ImportDropout(NodeContext& ctx) {
   // Inference drops it; an import for training keeps it as the identity so
   // that a gradient check is deterministic (see OnnxImportOptions).
   ONNX_REQUIRE(ctx, !ctx.has_output(1), "the mask output is not supported");
+  const bool training_mode = ctx.has_input(2) && ctx.constant(2).values.at(0) != 0;
+  const double ratio = ctx.has_input(1) ? ctx.constant(1).values.at(0) : 0.5;
+  ONNX_REQUIRE(ctx, !training_mode || ratio == 0,
+               "a Dropout in training mode (random masks) is not supported; import the model for "
+               "training instead, where Dropout is the identity");
   Alias(ctx);
 }
 
@@ -199,7 +198,8 @@ const std::map<std::string, std::function<double(double, double)>>& HostBinaryOp
       {"Greater", [](double a, double b) { return double(a > b); }},
       {"And", [](double a, double b) { return double(a != 0 && b != 0); }},
       {"Or", [](double a, double b) { return double(a != 0 || b != 0); }},
-      {"Mod", [](double a, double b) { return std::fmod(a, b); }},
+      {"Mod", [](double a, double b) { return std::fmod(a, b); }},  // fmod = 1
+      {"ModInteger", [](double a, double b) { return a - std::floor(a / b) * b; }},  // sign of b
   };
   return ops;
 }
@@ -243,11 +243,93 @@ bool ImportScalarAsPower(NodeContext& ctx, int const_index, double c) {
   return true;
 }
 
+// The axes [first, first + n) of `shape` where `small` (right-aligned
+// against it) has its non-1 dimensions, if they are contiguous and equal
+// to shape's; false otherwise.
+bool ContiguousBroadcast(const std::vector<int64_t>& shape, const std::vector<int64_t>& small,
+                         int* first, int* n) {
+  const int off = static_cast<int>(shape.size() - small.size());
+  int lo = -1, hi = -1;
+  for (size_t i = 0; i < small.size(); ++i) {
+    if (small[i] == 1 && shape[off + i] != 1) continue;
+    if (small[i] != shape[off + i]) return false;
+    if (lo < 0) lo = off + static_cast<int>(i);
+    hi = off + static_cast<int>(i);
+  }
+  if (lo < 0) return false;
+  for (int i = lo; i <= hi; ++i)
+    if (small[i - off] == 1 && shape[i] != 1) return false;  // a hole: not one block
+  *first = lo;
+  *n = hi - lo + 1;
+  return true;
+}
+
+// x * s and x + b where s or b spans a block of x's axes (per channel,
+// [C,1,1] against N x C x H x W; or per sample and channel, [N,C,1,1], a
+// squeeze-excitation gate): Caffe's Scale and Bias layers, which run as
+// one broadcast pass, instead of a general BinaryOp.
+bool ImportAsChannelScaleOrBias(NodeContext& ctx, const std::vector<int64_t>& shape) {
+  const std::string& op = ctx.op();
+  if (op != "Mul" && op != "Add") return false;
+  for (int small = 0; small < 2; ++small) {
+    const int x = 1 - small;
+    if (ctx.shape(x) != shape || ctx.is_constant(x) || ctx.shape(small) == shape) continue;
+    int first = 0, n = 0;
+    if (!ContiguousBroadcast(shape, ctx.shape(small), &first, &n)) continue;
+    const std::vector<int64_t> block(shape.begin() + first, shape.begin() + first + n);
+    const std::string type = op == "Mul" ? "Scale" : "Bias";
+    caffe::LayerParameter* layer;
+    if (ctx.is_constant(small)) {
+      layer = ctx.AddLayer(type, {ctx.blob(x)}, {ctx.output_name(0)});
+      ctx.AddParamBlob(layer, small, block);
+    } else {
+      // The run-time operand as the layer's second bottom, reshaped to the block.
+      std::string operand = ctx.blob(small);
+      if (ctx.shape(small) != block) {
+        const std::string reshaped = ctx.TempBlob("block");
+        *ctx.AddLayer("Reshape", {operand}, {reshaped}, "block")->mutable_reshape_param()->mutable_shape() =
+            ToBlobShape(block);
+        operand = reshaped;
+      }
+      layer = ctx.AddLayer(type, {ctx.blob(x), operand}, {ctx.output_name(0)});
+    }
+    if (op == "Mul") {
+      layer->mutable_scale_param()->set_axis(first);
+      layer->mutable_scale_param()->set_num_axes(n);
+    } else {
+      layer->mutable_bias_param()->set_axis(first);
+      layer->mutable_bias_param()->set_num_axes(n);
+    }
+    ctx.SetOutput(0, shape);
+    return true;
+  }
+  return false;
+}
+
+// Max/Min of one or of three and more inputs: a chain of two-input
+// BinaryOps (numpy broadcasting throughout).
+void ImportVariadic(NodeContext& ctx) {
+  if (ctx.num_inputs() == 1) return Alias(ctx);
+  ONNX_REQUIRE(ctx, !ctx.all_constant(), "constant inputs are not supported");
+  std::string current = ctx.blob(0);
+  std::vector<int64_t> shape = ctx.shape(0);
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    shape = BroadcastShapes(ctx, shape, ctx.shape(i));
+    const std::string top = i + 1 == ctx.num_inputs() ? ctx.output_name(0) : ctx.TempBlob("partial" + std::to_string(i));
+    ctx.AddLayer("BinaryOp", {current, ctx.blob(i)}, {top}, "input" + std::to_string(i))
+        ->mutable_binary_op_param()->set_operation(BinaryOperation(ctx.op()));
+    current = top;
+  }
+  ctx.SetOutput(0, shape);
+}
+
 void ImportBinary(NodeContext& ctx) {
   const std::string& op = ctx.op();
+  if ((op == "Max" || op == "Min") && ctx.num_inputs() != 2) return ImportVariadic(ctx);
   ONNX_REQUIRE(ctx, ctx.num_inputs() == 2, "takes 2 inputs here, got " << ctx.num_inputs());
   if (ctx.all_constant()) {
-    HostTensor out = HostBinary(ctx, ctx.constant(0), ctx.constant(1), HostBinaryOps().at(op));
+    const std::string host_op = op == "Mod" && ctx.attr_int("fmod", 0) == 0 ? "ModInteger" : op;
+    HostTensor out = HostBinary(ctx, ctx.constant(0), ctx.constant(1), HostBinaryOps().at(host_op));
     if (op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or")
       out.type = onnx::TensorProto::BOOL;
     ctx.SetConstantOutput(0, out);
@@ -256,6 +338,7 @@ void ImportBinary(NodeContext& ctx) {
   static const std::set<std::string> kLayerOps = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
   ONNX_REQUIRE(ctx, kLayerOps.count(op), "run-time inputs are not supported");
   const auto shape = BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1));
+  if (ImportAsChannelScaleOrBias(ctx, shape)) return;
   for (int c = 0; c < 2; ++c) {
     if (!ctx.is_constant(c)) continue;
     const Value& v = ctx.input(c);

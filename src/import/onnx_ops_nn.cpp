@@ -156,29 +156,53 @@ void ImportConvTranspose(NodeContext& ctx) {
       out_pad[i] = 0;
     }
   }
-  const bool plain = w.symmetric() && out_pad[0] == 0 && out_pad[1] == 0;
-  for (int i = 0; i < 2; ++i)
-    ONNX_REQUIRE(ctx, w.pad_end[i] - out_pad[i] >= 0 && w.pad_begin[i] >= 0,
-                 "output_padding larger than the end pad is not supported");
-  const std::string deconv_top = plain ? ctx.output_name(0) : ctx.TempBlob("full");
-  caffe::LayerParameter* layer = ctx.AddLayer("Deconvolution", {ctx.blob(0)}, {deconv_top});
+  // The result is rows [pad_begin, pad_begin + out) of the full transposed
+  // convolution, which output_padding may extend past its end (zeros, plus
+  // the bias).
+  std::vector<int64_t> extend(2);
+  for (int i = 0; i < 2; ++i) {
+    ONNX_REQUIRE(ctx, w.pad_begin[i] >= 0 && out[i] > 0, "negative pads are not supported");
+    extend[i] = std::max<int64_t>(0, w.pad_begin[i] + out[i] - full[i]);
+  }
+  const bool extended = extend[0] > 0 || extend[1] > 0;
+  const bool plain = w.symmetric() && !extended && out[0] == full[0] - 2 * w.pad_begin[0] &&
+                     out[1] == full[1] - 2 * w.pad_begin[1];
+  const bool bias = ctx.has_input(2);
+  std::string current = plain ? ctx.output_name(0) : ctx.TempBlob("full");
+  caffe::LayerParameter* layer = ctx.AddLayer("Deconvolution", {ctx.blob(0)}, {current});
   caffe::ConvolutionParameter* p = layer->mutable_convolution_param();
   p->set_num_output(static_cast<int>(wshape[1] * group));
   p->set_group(static_cast<int>(group));
-  p->set_bias_term(ctx.has_input(2));
+  p->set_bias_term(bias && !extended);
   Window deconv = w;
   if (!plain) deconv.pad_begin = deconv.pad_end = {0, 0};
   SetWindow2d(deconv, p);
   ctx.AddParamBlob(layer, 1);
-  if (ctx.has_input(2)) ctx.AddParamBlob(layer, 2);
+  if (bias && !extended) ctx.AddParamBlob(layer, 2);
+  if (extended) {
+    const std::string padded = ctx.TempBlob("extended");
+    caffe::PadParameter* pad = ctx.AddLayer("Pad", {current}, {padded}, "extend")->mutable_pad_param();
+    for (int d = 0; d < 4; ++d) {
+      pad->add_pad_begin(0);
+      pad->add_pad_end(d < 2 ? 0 : static_cast<int>(extend[d - 2]));
+    }
+    current = padded;
+  }
   if (!plain) {
-    // The full output, cropped to [pad_begin, full - pad_end + output_padding).
-    caffe::LayerParameter* crop = ctx.AddLayer("StridedSlice", {deconv_top}, {ctx.output_name(0)}, "crop");
+    const std::string cropped = extended && bias ? ctx.TempBlob("cropped") : ctx.output_name(0);
+    caffe::LayerParameter* crop = ctx.AddLayer("StridedSlice", {current}, {cropped}, "crop");
     for (int i = 0; i < 2; ++i) {
       crop->mutable_strided_slice_param()->add_axis(2 + i);
       crop->mutable_strided_slice_param()->add_start(static_cast<int>(w.pad_begin[i]));
       crop->mutable_strided_slice_param()->add_end(static_cast<int>(w.pad_begin[i] + out[i]));
     }
+    current = cropped;
+  }
+  if (extended && bias) {
+    caffe::LayerParameter* b = ctx.AddLayer("Bias", {current}, {ctx.output_name(0)}, "bias");
+    b->mutable_bias_param()->set_axis(1);
+    b->mutable_bias_param()->set_num_axes(1);
+    ctx.AddParamBlob(b, 2);
   }
   ctx.SetOutput(0, {in[0], wshape[1] * group, out[0], out[1]});
 }

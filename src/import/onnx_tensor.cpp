@@ -148,13 +148,13 @@ HostTensor FromTensorProto(const onnx::TensorProto& proto, const std::string& mo
                                << onnx::TensorProto_DataType_Name(
                                       static_cast<onnx::TensorProto_DataType>(t.type))
                                << ", which the importer does not read");
-  t.values.reserve(n);
   const bool external = proto.data_location() == onnx::TensorProto::EXTERNAL;
   if (external || proto.has_raw_data()) {
     const std::string raw =
         external ? ReadExternalData(proto, model_dir, where) : proto.raw_data();
     DLC_REQUIRE(raw.size() == n * bytes, where << " holds " << raw.size() << " bytes of data, its shape "
                                                << ShapeString(t.shape) << " needs " << n * bytes);
+    t.values.reserve(n);
     for (int64_t i = 0; i < n; ++i) t.values.push_back(DecodeRaw(raw.data() + i * bytes, t.type));
     return t;
   }
