@@ -189,6 +189,8 @@ TestResult RunSet(Context& ctx, const std::string& model_path, const std::string
     }
     input_files[name] = input_file(k);
     input_names.push_back(name);
+    // The test's tensors give the shapes (as a runtime with dynamic shapes would take them).
+    if (!name.empty()) options.input_shapes[name] = shape;
   }
   // Import; an input the importer needs at import time (a weight, a shape,
   // indices, a non-float tensor) is fixed to its file's values, and dynamic

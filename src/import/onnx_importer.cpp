@@ -50,9 +50,6 @@ int DefaultOpset(const std::string& path, const onnx::ModelProto& model) {
 
 std::vector<int64_t> InputShape(const std::string& path, const onnx::ValueInfoProto& input,
                                 const OnnxImportOptions& options) {
-  auto given = options.input_shapes.find(input.name());
-  if (given != options.input_shapes.end())
-    return std::vector<int64_t>(given->second.begin(), given->second.end());
   DLC_REQUIRE(input.type().has_tensor_type(),
               path << ": graph input '" << input.name()
                    << "' is not a tensor (sequence, map and optional inputs are not supported)");
@@ -63,6 +60,9 @@ std::vector<int64_t> InputShape(const std::string& path, const onnx::ValueInfoPr
                    << onnx::TensorProto_DataType_Name(
                           static_cast<onnx::TensorProto_DataType>(elem))
                    << "; the importer takes float inputs");
+  auto given = options.input_shapes.find(input.name());
+  if (given != options.input_shapes.end())
+    return std::vector<int64_t>(given->second.begin(), given->second.end());
   DLC_REQUIRE(tensor.has_shape(), path << ": graph input '" << input.name()
                                        << "' has no shape; give it one (--input_shape)");
   std::vector<int64_t> shape;
@@ -109,8 +109,9 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
     if (fixed != options.constant_input_files.end()) {
       Value v;
       v.constant = true;
-      v.tensor = FromTensorProto(ReadTensorProtoFile(fixed->second), graph.model_dir(),
-                                 fixed->second);
+      v.tensor = ReinterpretBits(FromTensorProto(ReadTensorProtoFile(fixed->second),
+                                                 graph.model_dir(), fixed->second),
+                                 input.type().tensor_type().elem_type());
       v.shape = v.tensor.shape;
       graph.Set(input.name(), std::move(v));
       continue;

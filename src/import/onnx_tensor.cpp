@@ -185,6 +185,20 @@ HostTensor FromTensorProto(const onnx::TensorProto& proto, const std::string& mo
   return t;
 }
 
+HostTensor ReinterpretBits(HostTensor tensor, int type) {
+  if (tensor.type != onnx::TensorProto::UINT16 ||
+      (type != onnx::TensorProto::BFLOAT16 && type != onnx::TensorProto::FLOAT16))
+    return tensor;
+  for (double& v : tensor.values) {
+    const uint16_t bits = static_cast<uint16_t>(v);
+    char raw[2];
+    std::memcpy(raw, &bits, 2);
+    v = DecodeRaw(raw, type);
+  }
+  tensor.type = type;
+  return tensor;
+}
+
 onnx::TensorProto ReadTensorProtoFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   DLC_REQUIRE(in, path << ": cannot open the tensor file");

@@ -32,6 +32,10 @@ int64_t ShapeCount(const std::vector<int64_t>& shape);
 HostTensor FromTensorProto(const onnx::TensorProto& proto, const std::string& model_dir,
                            const std::string& where);
 
+// 16-bit values stored as UINT16 bit patterns (as ONNX's test data stores
+// BFLOAT16 and FLOAT16 tensors) read as `type`; other tensors unchanged.
+HostTensor ReinterpretBits(HostTensor tensor, int type);
+
 // Reads a TensorProto file; throws naming the file when it is missing or
 // does not parse.
 onnx::TensorProto ReadTensorProtoFile(const std::string& path);
