@@ -1,0 +1,332 @@
+// MatMul (dlcaffe "MatMul", matmul_param): numpy.matmul / ONNX MatMul /
+// torch.matmul of a and b.
+//
+// - The last two axes of each operand are its matrix; the axes before them
+//   are batch axes, broadcast against each other as numpy broadcasts (right-
+//   aligned; equal sizes, or 1). top = broadcast batch axes + [M, N].
+// - A 1-D operand is a vector: a of shape [K] is read as [1, K] and b of
+//   shape [K] as [K, 1], and that added axis is removed from the top (so [K]
+//   x [K] gives a scalar, a blob of no axes).
+// - transpose_a / transpose_b transpose the last two axes of a / b first
+//   (op(a) is M x K, op(b) is K x N). A 1-D operand cannot be transposed.
+// - Two bottoms are a and b. With one bottom, the other operand is the
+//   layer's learnable blobs[0] of matmul_param.operand_shape (filled by
+//   operand_filler, default constant 0): b, or a with operand_first, like an
+//   ONNX MatMul with an initializer.
+//
+// Every product runs through the library's GEMM: batches whose strides are
+// uniform over the trailing batch axes run as one batched GEMM, the leading
+// axes that break uniformity (mixed broadcasting) as a loop of such calls.
+// The usual x @ W (W not batched) runs as one GEMM with the batch folded into
+// M, forward and backward. Backward sums each operand's gradient over the
+// batch axes it was broadcast along (in a fixed order: deterministic).
+#include <numeric>
+#include <string>
+
+#include "dlcaffe/filler.hpp"
+#include "dlcaffe/layer_registry.hpp"
+#include "dlcaffe/math.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+std::string ShapeString(const std::vector<int>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// The batch-axis strides of the three operands of a batched product, one per
+// output batch axis (0 where the operand is broadcast along it).
+struct BatchStrides {
+  std::vector<size_t> a, b, c;
+};
+
+// Runs `g` (its offsets the origin of each operand) for every index of the
+// batch axes `sizes`, operand X's matrix at its offset + sum index[d] *
+// strides.X[d]. The longest run of trailing axes over which every operand's
+// stride is uniform (and the destination's not 0) is one batched call; the
+// axes before it are looped over. With a destination stride 0 along a looped
+// axis the calls add into the same matrix: the caller passes beta 1.
+void RunBatched(Context& ctx, GemmArgs g, const std::vector<int>& sizes,
+                const BatchStrides& strides) {
+  const int nb = static_cast<int>(sizes.size());
+  for (int s : sizes)
+    if (s == 0) return;
+  // The batched suffix [first, nb) and its uniform strides.
+  long long unit_a = -1, unit_b = -1, unit_c = -1;
+  long long span = 1;  // the product of sizes after d
+  int first = nb;
+  const auto uniform = [&](long long& unit, size_t stride) {
+    if (unit < 0) {
+      unit = static_cast<long long>(stride);
+      return true;
+    }
+    return static_cast<long long>(stride) == unit * span;
+  };
+  for (int d = nb - 1; d >= 0; --d) {
+    if (sizes[d] == 1) {
+      first = d;
+      continue;
+    }
+    long long ua = unit_a, ub = unit_b, uc = unit_c;
+    if (!uniform(ua, strides.a[d]) || !uniform(ub, strides.b[d]) || !uniform(uc, strides.c[d]) ||
+        uc == 0)
+      break;
+    unit_a = ua;
+    unit_b = ub;
+    unit_c = uc;
+    span *= sizes[d];
+    first = d;
+  }
+  g.batch = static_cast<int>(span);
+  g.a_batch_stride = span > 1 ? static_cast<size_t>(unit_a) : 0;
+  g.b_batch_stride = span > 1 ? static_cast<size_t>(unit_b) : 0;
+  g.c_batch_stride = span > 1 ? static_cast<size_t>(unit_c) : 0;
+  const size_t a0 = g.a_offset, b0 = g.b_offset, c0 = g.c_offset;
+  std::vector<int> index(first, 0);
+  while (true) {
+    g.a_offset = a0;
+    g.b_offset = b0;
+    g.c_offset = c0;
+    for (int d = 0; d < first; ++d) {
+      g.a_offset += index[d] * strides.a[d];
+      g.b_offset += index[d] * strides.b[d];
+      g.c_offset += index[d] * strides.c[d];
+    }
+    Gemm(ctx, g);
+    int d = first - 1;
+    while (d >= 0 && ++index[d] == sizes[d]) index[d--] = 0;
+    if (d < 0) break;
+  }
+}
+
+}  // namespace
+
+class MatMulLayer : public Layer {
+ public:
+  using Layer::Layer;
+  const char* type() const override { return "MatMul"; }
+  int MinBottomBlobs() const override { return 1; }
+  int MaxBottomBlobs() const override { return 2; }
+  int ExactNumTopBlobs() const override { return 1; }
+
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const caffe::MatMulParameter& p = param_.matmul_param();
+    if (bottom.size() == 2) {
+      DLC_REQUIRE(!p.has_operand_shape() && !p.operand_first(),
+                  Where() << "operand_shape and operand_first are for one bottom; this layer "
+                             "has two (a and b)");
+      return;
+    }
+    DLC_REQUIRE(p.has_operand_shape(),
+                Where() << "with one bottom, matmul_param.operand_shape must give the shape of "
+                        << (p.operand_first() ? "a" : "b") << ", the learned operand");
+    std::vector<int> shape;
+    for (int i = 0; i < p.operand_shape().dim_size(); ++i) {
+      const long long dim = p.operand_shape().dim(i);
+      DLC_REQUIRE(dim > 0 && dim <= (1LL << 30),
+                  Where() << "operand_shape dimension " << i << " is " << dim
+                          << "; it must be positive");
+      shape.push_back(static_cast<int>(dim));
+    }
+    DLC_REQUIRE(!shape.empty(), Where() << "operand_shape needs at least one axis");
+    if (blobs_.empty()) {
+      blobs_.push_back(std::make_shared<Blob>(*ctx_, shape));
+      FillBlob(p.operand_filler(), blobs_[0].get());
+    }
+    DLC_REQUIRE(blobs_.size() == 1 && blobs_[0]->shape() == shape,
+                Where() << "the learned operand has shape " << ShapeString(blobs_[0]->shape())
+                        << ", but operand_shape says " << ShapeString(shape));
+    set_param_propagate_down(0, true);
+  }
+
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const caffe::MatMulParameter& p = param_.matmul_param();
+    const Blob& a = A(bottom);
+    const Blob& b = B(bottom);
+    trans_a_ = p.transpose_a();
+    trans_b_ = p.transpose_b();
+    const std::string shapes =
+        "a " + ShapeString(a.shape()) + (trans_a_ ? " (transposed)" : "") + ", b " +
+        ShapeString(b.shape()) + (trans_b_ ? " (transposed)" : "");
+    DLC_REQUIRE(a.num_axes() >= 1 && b.num_axes() >= 1,
+                Where() << "both operands need at least one axis: " << shapes);
+    a_vector_ = a.num_axes() == 1;
+    b_vector_ = b.num_axes() == 1;
+    DLC_REQUIRE(!(a_vector_ && trans_a_) && !(b_vector_ && trans_b_),
+                Where() << "a 1-D operand cannot be transposed: " << shapes);
+    // op(a) is M x K, op(b) is K x N.
+    const int a_rows = a_vector_ ? 1 : a.shape(-2), a_cols = a.shape(-1);
+    const int b_rows = b_vector_ ? b.shape(0) : b.shape(-2), b_cols = b_vector_ ? 1 : b.shape(-1);
+    M_ = trans_a_ ? a_cols : a_rows;
+    const int ka = trans_a_ ? a_rows : a_cols;
+    const int kb = trans_b_ ? b_cols : b_rows;
+    N_ = trans_b_ ? b_rows : b_cols;
+    DLC_REQUIRE(ka == kb, Where() << "the inner dimensions differ (" << ka << " and " << kb
+                                  << "): " << shapes);
+    K_ = ka;
+    // Batch axes, right-aligned and broadcast.
+    const std::vector<int> a_batch(a.shape().begin(), a.shape().end() - (a_vector_ ? 1 : 2));
+    const std::vector<int> b_batch(b.shape().begin(), b.shape().end() - (b_vector_ ? 1 : 2));
+    const int nb = static_cast<int>(std::max(a_batch.size(), b_batch.size()));
+    const auto aligned = [nb](const std::vector<int>& batch, int d) {
+      const int i = d - (nb - static_cast<int>(batch.size()));
+      return i < 0 ? 1 : batch[i];
+    };
+    batch_.assign(nb, 1);
+    for (int d = 0; d < nb; ++d) {
+      const int sa = aligned(a_batch, d), sb = aligned(b_batch, d);
+      DLC_REQUIRE(sa == sb || sa == 1 || sb == 1,
+                  Where() << "the batch axes do not broadcast (" << sa << " against " << sb
+                          << "): " << shapes);
+      batch_[d] = sa == 1 ? sb : sa;
+    }
+    // Matrix strides along each batch axis (0: broadcast).
+    strides_.a.assign(nb, 0);
+    strides_.b.assign(nb, 0);
+    strides_.c.assign(nb, 0);
+    size_t run_a = size_t(M_) * K_, run_b = size_t(K_) * N_, run_c = size_t(M_) * N_;
+    for (int d = nb - 1; d >= 0; --d) {
+      const int sa = aligned(a_batch, d), sb = aligned(b_batch, d);
+      if (sa > 1) strides_.a[d] = run_a;
+      if (sb > 1) strides_.b[d] = run_b;
+      if (batch_[d] > 1) strides_.c[d] = run_c;
+      run_a *= sa;
+      run_b *= sb;
+      run_c *= batch_[d];
+    }
+    batch_count_ = 1;
+    for (int s : batch_) batch_count_ *= s;
+    std::vector<int> top_shape = batch_;
+    if (!a_vector_) top_shape.push_back(M_);
+    if (!b_vector_) top_shape.push_back(N_);
+    top[0]->Reshape(top_shape);
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    if (top[0]->count() == 0) return;
+    if (K_ == 0) {
+      SetFloats(*ctx_, top[0]->count(), 0.f, top[0]->data(), 0);
+      return;
+    }
+    GemmArgs g = Args(trans_a_, trans_b_, M_, N_, K_, A(bottom).data(), B(bottom).data(),
+                      top[0]->data(), 0.f);
+    if (FoldsIntoRows()) {  // C (batch * M x N) = A (batch * M x K) op(B)
+      g.M = batch_count_ * M_;
+      Gemm(*ctx_, g);
+      return;
+    }
+    RunBatched(*ctx_, g, batch_, strides_);
+  }
+
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    const bool learned = bottom.size() == 1;
+    const bool operand_first = learned && param_.matmul_param().operand_first();
+    // Which of a and b get a gradient, and whether it adds into a parameter diff.
+    const bool want_a = operand_first ? param_propagate_down(0) : propagate_down[0];
+    const bool want_b = learned ? (operand_first ? propagate_down[0] : param_propagate_down(0))
+                                : propagate_down[1];
+    const Blob& a = A(bottom);
+    const Blob& b = B(bottom);
+    if (want_a) Gradient(true, a.data(), b.data(), top[0]->diff(), A_diff(bottom), a.count(),
+                         learned && operand_first);
+    if (want_b) Gradient(false, a.data(), b.data(), top[0]->diff(), B_diff(bottom), b.count(),
+                         learned && !operand_first);
+  }
+
+ private:
+  const Blob& A(const std::vector<Blob*>& bottom) const {
+    if (bottom.size() == 2) return *bottom[0];
+    return param_.matmul_param().operand_first() ? *blobs_[0] : *bottom[0];
+  }
+  const Blob& B(const std::vector<Blob*>& bottom) const {
+    if (bottom.size() == 2) return *bottom[1];
+    return param_.matmul_param().operand_first() ? *bottom[0] : *blobs_[0];
+  }
+  cl_mem A_diff(const std::vector<Blob*>& bottom) const { return A(bottom).diff(); }
+  cl_mem B_diff(const std::vector<Blob*>& bottom) const { return B(bottom).diff(); }
+
+  static GemmArgs Args(bool ta, bool tb, int M, int N, int K, cl_mem A, cl_mem B, cl_mem C,
+                       float beta) {
+    GemmArgs g;
+    g.trans_a = ta ? Transpose::kYes : Transpose::kNo;
+    g.trans_b = tb ? Transpose::kYes : Transpose::kNo;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.A = A;
+    g.B = B;
+    g.C = C;
+    g.beta = beta;
+    return g;
+  }
+
+  // b is one matrix for every batch index and a holds one per batch index in
+  // order, untransposed: the batch is more rows of one product.
+  bool FoldsIntoRows() const {
+    if (trans_a_ || batch_count_ <= 1) return batch_count_ == 1;
+    size_t expected = size_t(M_) * K_;
+    for (int d = static_cast<int>(batch_.size()) - 1; d >= 0; --d) {
+      if (strides_.b[d] != 0 || (batch_[d] > 1 && strides_.a[d] != expected)) return false;
+      expected *= batch_[d];
+    }
+    return true;
+  }
+
+  // The gradient of a (for_a) or b into `diff` (count floats), written, or
+  // added with `accumulate` (a parameter's diff). op(a) = A', op(b) = B':
+  //   dA' = dC B'^T, dB' = A'^T dC; a transposed operand gets the transpose.
+  void Gradient(bool for_a, cl_mem a, cl_mem b, cl_mem dc, cl_mem diff, int count,
+                bool accumulate) {
+    if (count == 0) return;
+    const std::vector<size_t>& own = for_a ? strides_.a : strides_.b;
+    if (size_t(M_) * N_ * batch_count_ == 0 || K_ == 0) {  // nothing flows back
+      if (!accumulate) SetFloats(*ctx_, count, 0.f, diff, 0);
+      return;
+    }
+    const bool fold = FoldsIntoRows();
+    // Summed over broadcast axes: several products add into one matrix
+    // (folded, b's gradient is one product whose depth runs over the batch).
+    bool reduces = false;
+    for (size_t d = 0; d < batch_.size(); ++d) reduces |= batch_[d] > 1 && own[d] == 0;
+    reduces &= !fold;
+    if (reduces && !accumulate) SetFloats(*ctx_, count, 0.f, diff, 0);
+    const float beta = accumulate || reduces ? 1.f : 0.f;
+    const int rows = fold ? batch_count_ * M_ : M_;  // of A' and dC
+    GemmArgs g;
+    BatchStrides s;
+    if (for_a) {
+      if (!trans_a_)  // dA (M x K) = dC (M x N) B'^T
+        g = Args(false, !trans_b_, rows, K_, N_, dc, b, diff, beta);
+      else  // dA (K x M) = B' (K x N) dC^T
+        g = Args(trans_b_, true, K_, M_, N_, b, dc, diff, beta);
+      s = trans_a_ ? BatchStrides{strides_.b, strides_.c, strides_.a}
+                   : BatchStrides{strides_.c, strides_.b, strides_.a};
+      // Folded: one product over all rows (a is not broadcast there).
+      if (fold) return Gemm(*ctx_, g);
+    } else {
+      if (!trans_b_)  // dB (K x N) = A'^T (K x M) dC (M x N)
+        g = Args(!trans_a_, false, K_, N_, rows, a, dc, diff, beta);
+      else  // dB (N x K) = dC^T (N x M) A' (M x K)
+        g = Args(true, trans_a_, N_, K_, rows, dc, a, diff, beta);
+      s = trans_b_ ? BatchStrides{strides_.c, strides_.a, strides_.b}
+                   : BatchStrides{strides_.a, strides_.c, strides_.b};
+      // Folded: the batch is the products' depth, one GEMM sums it.
+      if (fold) return Gemm(*ctx_, g);
+    }
+    RunBatched(*ctx_, g, batch_, s);
+  }
+
+  bool trans_a_ = false, trans_b_ = false, a_vector_ = false, b_vector_ = false;
+  int M_ = 0, N_ = 0, K_ = 0;
+  std::vector<int> batch_;  // the broadcast batch axes
+  int batch_count_ = 1;
+  BatchStrides strides_;
+};
+
+REGISTER_LAYER_CLASS(MatMul);
+
+}  // namespace dlcaffe
