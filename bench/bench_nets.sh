@@ -12,6 +12,10 @@
 # chooses where they are kept).
 #
 #   BATCH=16 ITERS=20 WARMUP=5 DLCAFFE=build/tools/dlcaffe bash bench/bench_nets.sh
+#
+# With ONNX_DIR set, the nets are $ONNX_DIR/<net>.onnx instead of
+# models/bench/ (any torchvision name in NETS; export them at the batch you
+# time, e.g. with tools/onnx/export_for_bench.py).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -25,16 +29,25 @@ trap 'rm -rf "$work"' EXIT
 
 echo "device: $("$dlcaffe" device_query 2>&1 | grep -m1 'Name:' | sed 's/.*Name: //'), batch $batch"
 for net in $nets; do
-  for kind in deploy train; do
-    # The nets are written for batch 16: the first dim of each input shape.
-    sed "s/dim: 16\b/dim: $batch/" "models/bench/${net}_${kind}.prototxt" > "$work/${net}_${kind}.prototxt"
-  done
-  if [ "${TUNE:-0}" = 1 ]; then
-    "$dlcaffe" tune --model="$work/${net}_train.prototxt" 2>&1 | grep 'one call of each' >&2
+  if [ -n "${ONNX_DIR:-}" ]; then
+    # ONNX models (e.g. written by tools/onnx/export_for_bench.py at this
+    # batch): one file for both modes; train adds a softmax loss on its output.
+    deploy="$ONNX_DIR/$net.onnx"
+    train="$ONNX_DIR/$net.onnx"
+  else
+    for kind in deploy train; do
+      # The nets are written for batch 16: the first dim of each input shape.
+      sed "s/dim: 16\b/dim: $batch/" "models/bench/${net}_${kind}.prototxt" > "$work/${net}_${kind}.prototxt"
+    done
+    deploy="$work/${net}_deploy.prototxt"
+    train="$work/${net}_train.prototxt"
   fi
-  fwd=$("$dlcaffe" bench --model="$work/${net}_deploy.prototxt" --mode=forward \
+  if [ "${TUNE:-0}" = 1 ]; then
+    "$dlcaffe" tune --model="$train" 2>&1 | grep 'one call of each' >&2
+  fi
+  fwd=$("$dlcaffe" bench --model="$deploy" --mode=forward \
         --iterations="$iters" --warmup="$warmup" 2>/dev/null | awk '/^bench/ {print $4}')
-  trn=$("$dlcaffe" bench --model="$work/${net}_train.prototxt" --mode=train \
+  trn=$("$dlcaffe" bench --model="$train" --mode=train \
         --iterations="$iters" --warmup="$warmup" 2>/dev/null | awk '/^bench/ {print $4}')
   echo "$net $fwd $trn" | tee -a "$work/dlcaffe.txt"
 done

@@ -366,6 +366,9 @@ int Tune() {
   auto ctx = MakeContext();
   caffe::NetParameter net_param = ReadNetOrOnnx(FLAGS_model, PhaseFromFlag(caffe::TRAIN) == caffe::TRAIN);
   net_param.mutable_state()->set_phase(PhaseFromFlag(caffe::TRAIN));
+  // An imported model has no loss: backward runs from zero output diffs,
+  // which has the products' shapes all the same.
+  if (IsOnnxPath(FLAGS_model)) net_param.set_force_backward(true);
   Net net(net_param, *ctx);
   std::vector<GemmArgs> products;
   {

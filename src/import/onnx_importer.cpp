@@ -1,6 +1,7 @@
 // ImportOnnx: reads the model, checks its opset, turns initializers and
 // graph inputs into values, runs each node's op handler in graph order,
 // then the pattern fusions and the in-place rewrite (src/passes/).
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -180,6 +181,9 @@ caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training) {
   if (IsOnnxPath(path)) {
     OnnxImportOptions options;
     options.training = training;
+    // The switch that turns off the Net's fusions turns off these too.
+    const char* fusion = std::getenv("DLCAFFE_FUSION");
+    options.fuse_patterns = !(fusion && std::string(fusion) == "off");
     param = ImportOnnx(path, options).net;
   } else {
     ReadProtoFromTextFile(path, &param);
