@@ -3,12 +3,15 @@
 // them) of an N x C x ... blob, NEAREST or (separable bi/tri-)LINEAR.
 //
 // Output sizes: `size` (one per spatial axis), or `scale` (one per spatial
-// axis): out = floor(in * scale), the product in float as onnxruntime takes
-// it. Each output index o of an axis maps to an input coordinate x:
+// axis): out = floor(in * scale), the product in double precision as ONNX's
+// reference implementation (and the ONNX importer) computes it; onnxruntime
+// multiplies in float, which differs where in * scale falls just below a
+// whole number (5 * 1.4f: 6 here, 7 there). Each output index o of an axis maps to an input coordinate x:
 //   HALF_PIXEL          (o + 0.5) / scale - 0.5
 //   PYTORCH_HALF_PIXEL  the same, but 0 where out == 1
 //   ASYMMETRIC          o / scale
-//   ALIGN_CORNERS       o * (in - 1) / (out - 1), 0 where out == 1
+//   ALIGN_CORNERS       o * (in - 1) / (out - 1), 0 where out == 1 (out the
+//                       whole output size, as onnxruntime and PyTorch)
 // where scale is the given one, or out / in when `size` is given (ONNX).
 // NEAREST rounds x by nearest_mode (ROUND_PREFER_FLOOR: halves go down,
 // ROUND_PREFER_CEIL: up, FLOOR, CEIL), then clamps to [0, in - 1]. LINEAR
@@ -74,7 +77,7 @@ class ResizeLayer : public Layer {
         out = static_cast<int>(p.size(s));
         scale[axis] = in > 0 ? double(out) / in : 1.0;
       } else {
-        out = static_cast<int>(std::floor(static_cast<float>(in) * p.scale(s)));
+        out = static_cast<int>(std::floor(in * static_cast<double>(p.scale(s))));
         scale[axis] = p.scale(s);
         DLC_REQUIRE(in == 0 || out > 0,
                     Where() << "scale " << p.scale(s) << " leaves spatial axis " << s

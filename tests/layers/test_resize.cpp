@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
@@ -25,7 +26,11 @@ std::string ResizeText(const Options& o) {
                   (o.linear ? "LINEAR" : "NEAREST") + " coordinate_transform: " + o.transform +
                   " nearest_mode: " + o.nearest;
   for (int v : o.size) s += " size: " + std::to_string(v);
-  for (float v : o.scale) s += " scale: " + std::to_string(v);
+  for (float v : o.scale) {
+    char text[32];  // every digit the float needs
+    std::snprintf(text, sizeof(text), "%.9g", v);
+    s += std::string(" scale: ") + text;
+  }
   return s + " }";
 }
 
@@ -93,7 +98,7 @@ std::vector<double> ReferenceResize(const std::vector<float>& x, const std::vect
       out_len = o.size[s];
       scale = double(out_len) / in_len;
     } else {
-      out_len = static_cast<int>(std::floor(float(in_len) * o.scale[s]));
+      out_len = static_cast<int>(std::floor(in_len * double(o.scale[s])));
       scale = o.scale[s];
     }
     int outer = 1, inner = 1;
@@ -259,6 +264,11 @@ TEST(Resize, OnnxDocumentationCases) {
     EXPECT_EQ(RunResize({1, 2, 3}, {1, 1, 3},
                         Nearest("ASYMMETRIC", "ROUND_PREFER_CEIL", {}, {2}), &shape),
               (std::vector<float>{1, 2, 2, 3, 3, 3}));
+  }
+  {  // floor(in * scale) in double, as ONNX's reference: 5 * 1.4f is
+     // 6.99999988, so 6 outputs (float arithmetic would round it to 7).
+    RunResize({1, 2, 3, 4, 5}, {1, 1, 5}, Nearest("ASYMMETRIC", "FLOOR", {}, {1.4f}), &shape);
+    EXPECT_EQ(shape, (std::vector<int>{1, 1, 6}));
   }
   {  // One output: pytorch_half_pixel reads coordinate 0, half_pixel the middle.
     EXPECT_EQ(RunResize({1, 2, 3, 4}, {1, 1, 4}, Linear("PYTORCH_HALF_PIXEL", {1}, {}), &shape),
