@@ -10,8 +10,8 @@
 //   HALF_PIXEL          (o + 0.5) / scale - 0.5
 //   PYTORCH_HALF_PIXEL  the same, but 0 where out == 1
 //   ASYMMETRIC          o / scale
-//   ALIGN_CORNERS       o * (in - 1) / (out - 1), 0 where out == 1 (out the
-//                       whole output size, as onnxruntime and PyTorch)
+//   ALIGN_CORNERS       o * (in - 1) / (in * scale - 1), 0 where that is <= 1 (the
+//                       unrounded resized length, as ONNX's reference computes it)
 // where scale is the given one, or out / in when `size` is given (ONNX).
 // NEAREST rounds x by nearest_mode (ROUND_PREFER_FLOOR: halves go down,
 // ROUND_PREFER_CEIL: up, FLOOR, CEIL), then clamps to [0, in - 1]. LINEAR
@@ -137,8 +137,12 @@ class ResizeLayer : public Layer {
         return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
       case caffe::ResizeParameter::ASYMMETRIC:
         return o / scale;
-      case caffe::ResizeParameter::ALIGN_CORNERS:
-        return out > 1 ? o * double(in - 1) / (out - 1) : 0.0;
+      case caffe::ResizeParameter::ALIGN_CORNERS: {
+        // ONNX's resized length is in * scale, unrounded when a scale was
+        // given (it is `out` when a size was: scale = out / in).
+        const double resized = in * scale;
+        return resized > 1 ? o * double(in - 1) / (resized - 1) : 0.0;
+      }
     }
     DLC_FAIL(Where() << "unknown coordinate_transform "
                      << param_.resize_param().coordinate_transform());
