@@ -191,7 +191,7 @@ HostTensor ReinterpretBits(HostTensor tensor, int type) {
     return tensor;
   for (double& v : tensor.values) {
     const uint16_t bits = static_cast<uint16_t>(v);
-    char raw[2];
+    char raw[8] = {};
     std::memcpy(raw, &bits, 2);
     v = DecodeRaw(raw, type);
   }

@@ -272,8 +272,9 @@ TEST(OnnxImport, LayerNormSubgraphFusesAndKeepsItsParameters) {
   for (const char* name : {"gamma", "beta"}) {
     ASSERT_TRUE(model.parameters.count(name));
     const auto& source = model.parameters.at(name);
-    for (const auto& layer : model.net.layer())
+    for (const auto& layer : model.net.layer()) {
       if (layer.name() == source.layer) EXPECT_EQ(layer.type(), "LayerNorm") << name;
+    }
   }
 }
 
@@ -295,8 +296,9 @@ TEST(OnnxImport, TrainingImportUsesBatchStatisticsAndKeepsDropoutAsIdentity) {
     EXPECT_EQ(CountType(model->net, "Dropout"), 0);
     ASSERT_EQ(CountType(model->net, "BatchNorm"), 1);
   }
-  for (const auto& l : training.net.layer())
+  for (const auto& l : training.net.layer()) {
     if (l.type() == "BatchNorm") EXPECT_FALSE(l.batch_norm_param().use_global_stats());
+  }
   // With batch statistics each channel's output has the mean beta.
   const std::vector<float> x = Random(72, 9, -4.f, 4.f);
   const std::vector<float> y = RunForward(training, x, caffe::TRAIN);

@@ -19,32 +19,10 @@ namespace test {
 
 namespace {
 
-// build/tools/`tool` `args`, from the source root; stdout and stderr together.
-ToolResult RunTool(const std::string& tool, const std::string& args) {
-  const std::string cmd =
-      "cd '" + SourceDir() + "' && '" + BuildDir() + "/tools/" + tool + "' " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  ToolResult r{-1, ""};
-  if (!pipe) return r;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-// One "<tool>: error:" line mentioning `must_mention`, a non-zero exit, no
-// signal or abort trace.
+// "<tool>: error:" once, naming `must_mention` (util/run_dlcaffe).
 void ExpectToolError(const std::string& tool, const ToolResult& r,
                      const std::string& must_mention) {
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_LT(r.exit_code, 128) << "killed by a signal:\n" << r.output;
-  EXPECT_TRUE(Contains(r.output, tool + ": error: ")) << r.output;
-  EXPECT_TRUE(Contains(r.output, must_mention)) << "missing '" << must_mention << "' in:\n"
-                                                << r.output;
-  EXPECT_FALSE(Contains(r.output, "Check failed")) << r.output;
-  EXPECT_FALSE(Contains(r.output, "*** ")) << r.output;
+  ExpectCleanToolError(r, tool, must_mention);
 }
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
