@@ -26,10 +26,18 @@ bool IsBinary(const caffe::LayerParameter& l, caffe::BinaryOpParameter::Operatio
   return l.type() == "BinaryOp" && l.bottom_size() == 2 && l.binary_op_param().operation() == op;
 }
 
-// A one-bottom BinaryOp with a learned (named) operand on the right.
-bool IsAffine(const caffe::LayerParameter& l, caffe::BinaryOpParameter::Operation op) {
-  return l.type() == "BinaryOp" && l.bottom_size() == 1 && l.blobs_size() == 1 &&
-         l.binary_op_param().operation() == op && !l.binary_op_param().operand_first();
+// The learned scale (MUL) or shift (ADD) over the normalized axes [axis,
+// axis + k): a Scale or Bias layer with its own blob there, or a one-bottom
+// BinaryOp with a stored operand on the right.
+bool IsAffine(const caffe::LayerParameter& l, caffe::BinaryOpParameter::Operation op, int axis, int k) {
+  if (l.bottom_size() != 1 || l.blobs_size() != 1) return false;
+  if (op == caffe::BinaryOpParameter::MUL && l.type() == "Scale")
+    return !l.scale_param().bias_term() && l.scale_param().axis() == axis &&
+           l.scale_param().num_axes() == k;
+  if (op == caffe::BinaryOpParameter::ADD && l.type() == "Bias")
+    return l.bias_param().axis() == axis && l.bias_param().num_axes() == k;
+  return l.type() == "BinaryOp" && l.binary_op_param().operation() == op &&
+         !l.binary_op_param().operand_first() && l.blobs(0).shape().dim_size() == k;
 }
 
 int FuseLayerNorm(caffe::NetParameter* net, const BlobSet& keep) {
@@ -71,10 +79,12 @@ int FuseLayerNorm(caffe::NetParameter* net, const BlobSet& keep) {
     // The learned scale and shift after it, if any.
     int last = div, mul = -1, add = -1;
     const int next = uses.SingleReader(net->layer(div).top(0));
-    if (next >= 0 && IsAffine(net->layer(next), caffe::BinaryOpParameter::MUL) && !keep.count(net->layer(div).top(0))) {
+    const int k = net->layer(r1).reduce_param().axis_size();
+    if (next >= 0 && IsAffine(net->layer(next), caffe::BinaryOpParameter::MUL, axis, k) &&
+        !keep.count(net->layer(div).top(0))) {
       mul = next;
       const int after = uses.SingleReader(net->layer(mul).top(0));
-      if (after >= 0 && IsAffine(net->layer(after), caffe::BinaryOpParameter::ADD) &&
+      if (after >= 0 && IsAffine(net->layer(after), caffe::BinaryOpParameter::ADD, axis, k) &&
           !keep.count(net->layer(mul).top(0)))
         add = after;
     }

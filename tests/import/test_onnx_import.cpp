@@ -273,7 +273,9 @@ TEST(OnnxImport, LayerNormSubgraphFusesAndKeepsItsParameters) {
     ASSERT_TRUE(model.parameters.count(name));
     const auto& source = model.parameters.at(name);
     for (const auto& layer : model.net.layer()) {
-      if (layer.name() == source.layer) EXPECT_EQ(layer.type(), "LayerNorm") << name;
+      if (layer.name() == source.layer) {
+        EXPECT_EQ(layer.type(), "LayerNorm") << name;
+      }
     }
   }
 }
@@ -297,7 +299,9 @@ TEST(OnnxImport, TrainingImportUsesBatchStatisticsAndKeepsDropoutAsIdentity) {
     ASSERT_EQ(CountType(model->net, "BatchNorm"), 1);
   }
   for (const auto& l : training.net.layer()) {
-    if (l.type() == "BatchNorm") EXPECT_FALSE(l.batch_norm_param().use_global_stats());
+    if (l.type() == "BatchNorm") {
+      EXPECT_FALSE(l.batch_norm_param().use_global_stats());
+    }
   }
   // With batch statistics each channel's output has the mean beta.
   const std::vector<float> x = Random(72, 9, -4.f, 4.f);
