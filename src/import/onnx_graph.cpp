@@ -189,6 +189,12 @@ void NodeContext::SetConstantOutput(int k, HostTensor value) {
   graph_.Set(node_.output(k), std::move(v));
 }
 
+void NodeContext::SetTransposedInitializerOutput(int k, HostTensor value,
+                                                 const std::string& initializer) {
+  SetConstantOutput(k, std::move(value));
+  if (has_output(k)) graph_.Get(node_.output(k), Where()).transposed_initializer = initializer;
+}
+
 void NodeContext::SetOutputToInput(int k, int i) {
   if (!has_output(k)) return;
   if (!input(i).constant) blob(i);

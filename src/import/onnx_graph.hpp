@@ -25,6 +25,10 @@ struct Value {
   HostTensor tensor;           // constant: the values
   std::string initializer;     // set for graph initializers (float: a parameter)
   std::string blob;            // the blob holding it at run time ("" until needed)
+  // A 2-d initializer's transpose (how exporters feed a torch Linear's
+  // weight to MatMul): that initializer's name, so that the weight stays a
+  // parameter in its own layout.
+  std::string transposed_initializer;
 };
 
 class Graph;
@@ -70,6 +74,8 @@ class NodeContext {
   bool has_output(int k) const { return k < node_.output_size() && !node_.output(k).empty(); }
   const std::string& output_name(int k) const { return node_.output(k); }
   void SetConstantOutput(int k, HostTensor value);
+  // The same, remembering that the value is the transpose of a 2-d initializer.
+  void SetTransposedInitializerOutput(int k, HostTensor value, const std::string& initializer);
   // Output k is input i under another name (Identity): the same blob, or the
   // same constant, an initializer staying a (shared) parameter.
   void SetOutputToInput(int k, int i);

@@ -390,9 +390,15 @@ void ImportMatMul(NodeContext& ctx) {
     caffe::InnerProductParameter* p = layer->mutable_inner_product_param();
     p->set_num_output(static_cast<int>(ctx.shape(1)[1]));
     p->set_axis(ctx.rank(0) - 1);
-    p->set_transpose(true);
     p->set_bias_term(false);
-    ctx.AddParamBlob(layer, 1);
+    const Value& w = ctx.input(1);
+    if (!w.transposed_initializer.empty()) {
+      // x @ W^T of a stored N x K weight: Caffe's own layout.
+      ctx.AddValueBlob(layer, HostTranspose(w.tensor, {1, 0}), {}, w.transposed_initializer, true);
+    } else {
+      p->set_transpose(true);
+      ctx.AddParamBlob(layer, 1);
+    }
     return ctx.SetOutput(0, out);
   }
   ONNX_REQUIRE(ctx, !ctx.all_constant(), "constant matrix products are not supported");

@@ -206,7 +206,12 @@ void ImportTranspose(NodeContext& ctx) {
     order.push_back(NormalizeAxis(ctx, p, rank));
     shape.push_back(ctx.shape(0)[order.back()]);
   }
-  if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, HostTranspose(ctx.constant(0), order));
+  if (ctx.is_constant(0)) {
+    const Value& v = ctx.input(0);
+    if (rank == 2 && order[0] == 1 && !v.initializer.empty() && !v.tensor.is_integer())
+      return ctx.SetTransposedInitializerOutput(0, HostTranspose(v.tensor, order), v.initializer);
+    return ctx.SetConstantOutput(0, HostTranspose(ctx.constant(0), order));
+  }
   bool identity = true;
   for (int i = 0; i < rank; ++i) identity = identity && order[i] == i;
   if (identity) return ctx.SetOutput(0, shape, ctx.blob(0));
