@@ -181,9 +181,13 @@ caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training) {
   if (IsOnnxPath(path)) {
     OnnxImportOptions options;
     options.training = training;
-    // The switch that turns off the Net's fusions turns off these too.
-    const char* fusion = std::getenv("DLCAFFE_FUSION");
-    options.fuse_patterns = !(fusion && std::string(fusion) == "off");
+    // DLCAFFE_ONNX_FUSION=off keeps exporters' subgraphs op by op (to
+    // measure the fusions); DLCAFFE_FUSION=off, which turns off the Net's
+    // fusions, turns off these too.
+    for (const char* name : {"DLCAFFE_ONNX_FUSION", "DLCAFFE_FUSION"}) {
+      const char* value = std::getenv(name);
+      if (value && std::string(value) == "off") options.fuse_patterns = false;
+    }
     param = ImportOnnx(path, options).net;
   } else {
     ReadProtoFromTextFile(path, &param);
