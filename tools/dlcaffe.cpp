@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <set>
 #include <random>
 #include <sstream>
 
@@ -244,14 +245,17 @@ int Time() {
 }
 
 // A classifier imported from ONNX has no loss: train steps get a label
-// input and a SoftmaxWithLoss on the first graph output (N x classes).
+// input and a SoftmaxWithLoss on its output (N x classes): the first top
+// that no layer reads.
 void AddClassifierLoss(const std::string& path, caffe::NetParameter* net) {
-  const OnnxModel model = [&] {
-    OnnxImportOptions options;
-    options.training = true;
-    return ImportOnnx(path, options);
-  }();
-  DLC_REQUIRE(!model.outputs.empty() && !net->layer(0).input_param().shape().empty(),
+  std::set<std::string> read;
+  for (const auto& layer : net->layer())
+    for (const auto& b : layer.bottom()) read.insert(b);
+  std::string output;
+  for (const auto& layer : net->layer())
+    for (const auto& t : layer.top())
+      if (output.empty() && !read.count(t) && layer.type() != "Input") output = t;
+  DLC_REQUIRE(!output.empty() && net->layer_size() > 0 && net->layer(0).type() == "Input",
               path << ": bench --mode=train needs a model with an input and an output");
   caffe::LayerParameter* label = net->add_layer();
   label->set_name("label");
@@ -261,7 +265,7 @@ void AddClassifierLoss(const std::string& path, caffe::NetParameter* net) {
   caffe::LayerParameter* loss = net->add_layer();
   loss->set_name("loss");
   loss->set_type("SoftmaxWithLoss");
-  loss->add_bottom(model.outputs[0]);
+  loss->add_bottom(output);
   loss->add_bottom("label");
   loss->add_top("loss");
 }
