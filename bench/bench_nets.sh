@@ -45,10 +45,12 @@ for net in $nets; do
   if [ "${TUNE:-0}" = 1 ]; then
     "$dlcaffe" tune --model="$train" 2>&1 | grep 'one call of each' >&2
   fi
+  # A net that fails is reported (its error on stderr) and the others still run.
   fwd=$("$dlcaffe" bench --model="$deploy" --mode=forward \
-        --iterations="$iters" --warmup="$warmup" 2>/dev/null | awk '/^bench/ {print $4}')
+        --iterations="$iters" --warmup="$warmup" 2> >(grep 'error' >&2) | awk '/^bench/ {print $4}') || true
   trn=$("$dlcaffe" bench --model="$train" --mode=train \
-        --iterations="$iters" --warmup="$warmup" 2>/dev/null | awk '/^bench/ {print $4}')
+        --iterations="$iters" --warmup="$warmup" 2> >(grep 'error' >&2) | awk '/^bench/ {print $4}') || true
+  [ -n "$fwd" ] && [ -n "$trn" ] || { echo "$net: failed" >&2; continue; }
   echo "$net $fwd $trn" | tee -a "$work/dlcaffe.txt"
 done
 

@@ -10,6 +10,7 @@ googlenet and inception_v3 are built without their auxiliary classifiers
 Usage: /usr/bin/python3 tools/onnx/export_for_bench.py OUT_DIR [--batch 16] [--nets a,b] [--opset 13]
 Needs torch and torchvision only (not the onnx package)."""
 import argparse
+import inspect
 import os
 import time
 
@@ -33,7 +34,10 @@ for name in a.nets.split(","):
     kwargs = dict(aux_logits=False, init_weights=True) if name in ("googlenet", "inception_v3") else {}
     model = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
     x = torch.randn(a.batch, 3, 224, 224)
+    # Newer PyTorch exports through torch.export by default, at opset 18 and
+    # up: ask for the TorchScript exporter, which writes the opset asked for.
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     torch.onnx.export(model, x, os.path.join(a.out_dir, name + ".onnx"), opset_version=a.opset,
                       training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False,
-                      input_names=["input"], output_names=["output"])
+                      input_names=["input"], output_names=["output"], **legacy)
     print(f"{name}: {time.time() - start:.1f} s", flush=True)
