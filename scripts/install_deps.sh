@@ -11,6 +11,7 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   liblmdb-dev libgtest-dev
   libonnx-dev libonnx-testdata
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision
   ca-certificates wget
 )
 

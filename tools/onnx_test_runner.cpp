@@ -39,6 +39,7 @@ DEFINE_double(rtol, 1e-3, "Per-element relative tolerance for single-op tests.")
 DEFINE_double(atol, 1e-7, "Per-element absolute tolerance for single-op tests.");
 DEFINE_bool(fuse, true, "Run the importer's pattern fusions.");
 DEFINE_bool(verbose, false, "Print each compared tensor's error.");
+DEFINE_string(dump_dir, "", "Also write each compared tensor of ours to DIR/<test>/<set>/<file> (for debugging).");
 
 namespace dlcaffe {
 namespace {
@@ -247,7 +248,14 @@ TestResult RunSet(Context& ctx, const std::string& model_path, const std::string
   auto check = [&](const std::string& file, const std::vector<float>& ours,
                    const std::vector<int>& ours_shape, bool gradient) {
     std::vector<int> ref_shape;
-    const std::vector<float> ref = ReadOnnxTensorFile(set_dir + "/" + file, &ref_shape);
+    std::string ref_name;
+    const std::vector<float> ref = ReadOnnxTensorFile(set_dir + "/" + file, &ref_shape, &ref_name);
+    if (!FLAGS_dump_dir.empty()) {
+      const std::string set = Basename(set_dir);
+      const std::string dir = FLAGS_dump_dir + "/" + Basename(set_dir.substr(0, set_dir.size() - set.size() - 1)) + "/" + set;
+      if (system(("mkdir -p '" + dir + "'").c_str()) == 0)
+        WriteOnnxTensorFile(dir + "/" + file, ref_name, ours_shape, ours);
+    }
     auto b = bounds.find(file);
     const double bound = b != bounds.end() ? b->second : gradient ? 1e-2 : 1e-3;
     const Comparison c = Compare(ours, ref, ours_shape, ref_shape, whole_network, bound);

@@ -73,4 +73,8 @@ caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training = false
 std::vector<float> ReadOnnxTensorFile(const std::string& path, std::vector<int>* shape,
                                       std::string* name = nullptr);
 
+// Writes floats as an ONNX TensorProto file (onnx_test_runner --dump_dir).
+void WriteOnnxTensorFile(const std::string& path, const std::string& name,
+                         const std::vector<int>& shape, const std::vector<float>& values);
+
 }  // namespace dlcaffe

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "dlcaffe/error.hpp"
+#include "dlcaffe/io.hpp"
 #include "dlcaffe/onnx_import.hpp"
 
 namespace dlcaffe {
@@ -221,6 +222,19 @@ std::vector<float> ReadOnnxTensorFile(const std::string& path, std::vector<int>*
   if (shape) shape->assign(t.shape.begin(), t.shape.end());
   if (name) *name = proto.name();
   return std::vector<float>(t.values.begin(), t.values.end());
+}
+
+void WriteOnnxTensorFile(const std::string& path, const std::string& name,
+                         const std::vector<int>& shape, const std::vector<float>& values) {
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  for (int d : shape) proto.add_dims(d);
+  proto.set_raw_data(std::string(reinterpret_cast<const char*>(values.data()),
+                                 values.size() * sizeof(float)));
+  std::string bytes;
+  proto.SerializeToString(&bytes);
+  WriteFileAtomically(path, bytes);
 }
 
 }  // namespace dlcaffe

@@ -59,13 +59,22 @@ runner's training import; the running statistics that train-mode
 BatchNorm updates belong to a throw-away copy).
 
 Tolerances (relative L2 error ||ours - ref|| / ||ref|| per file).  For each
-file PyTorch's own float32 result (the same model in float32 on CPU, same
-input and dy) is measured against the float64 reference:
-    outputs:   bound = max(1e-3, 4 * ||y32 - y64|| / ||y64||)
-    gradients: bound = max(1e-2, 4 * ||g32 - g64|| / ||g64||)
+file PyTorch's own float32 results (the same model in float32 on CPU, same
+input and dy) are measured against the float64 reference, along five
+float32 paths: PyTorch's default kernels, channels-last memory format,
+mkldnn (oneDNN) turned off, and the default kernels on the input with each
+value moved by at most one float32 ulp (two fixed patterns: rounding noise
+as another implementation's would enter); the largest distance d counts:
+    outputs:   bound = max(1e-3, 4 * d(y32, y64))
+    gradients: bound = max(1e-2, 4 * d(g32, g64))
 (grad_input_0.pb is a gradient.)  Float32 gradients of nets with ReLU and
 max-pooling are inherently noisy (rounding flips decisions), hence the
-measured part.
+measured part; one path alone can be lucky, and each path flips a
+different few of the values that lie within rounding of zero.  Measured on mnasnet1_0 at the
+default size: a pre-ReLU value 5.7e-7 from zero (its channel's values are
+~0.5) flips in two of the three paths, which moves grad_input_0 by 1.3% and
+one BatchNorm's bias gradient by 3.5% there (and in dlcaffe), while the
+default path stays at 2e-5.
 
 Gradients left out.  A parameter's gradient file is left out when the
 gradient is mathematically zero, since its float32 value is rounding noise
@@ -139,6 +148,7 @@ Input and dy are N(0, 1) from a fixed seed per net.
 """
 
 import argparse
+import contextlib
 import copy
 import json
 import math
@@ -442,6 +452,31 @@ def export_and_verify(net, model, x, path, opset, out_shape):
     return set(inits), bias_into_bn, node_count, len(bn_nodes)
 
 
+FLOAT32_PATHS = ("default", "channels_last", "no_mkldnn", "ulp_1", "ulp_2")
+
+
+def float32_paths(model, x, run):
+    """run(model copy, x) along each of PyTorch's float32 paths; the ulp_N
+    paths feed x with each value moved by at most one float32 ulp (a fixed
+    pseudo-random pattern N): rounding noise at the input, the way another
+    implementation's rounding shows up a layer later."""
+    results = []
+    for path in FLOAT32_PATHS:
+        m, xx = copy.deepcopy(model), x
+        if path.startswith("ulp_"):
+            g = torch.Generator().manual_seed(int(path[4:]))
+            step = torch.randint(-1, 2, x.shape, generator=g).to(torch.float32)
+            xx = torch.nextafter(x, x + step * torch.where(x == 0, 1.0, x.abs()))
+        if path == "channels_last":
+            m = m.to(memory_format=torch.channels_last)
+            xx = x.contiguous(memory_format=torch.channels_last)
+        flags = torch.backends.mkldnn.flags(enabled=False) if path == "no_mkldnn" else contextlib.nullcontext()
+        with flags:
+            results.append(run(m, xx))
+        del m
+    return results
+
+
 def forward_backward(model, x, dy):
     """Training-set forward/backward; returns y, dx, {param name: grad}."""
     set_bn_train(model)
@@ -496,8 +531,12 @@ def generate(net, out_dir, small, opset):
     for p in model.parameters():
         p.requires_grad_(True)
 
-    with torch.no_grad():
-        y32_eval = model(x)
+    def eval_forward(m, xx):
+        with torch.no_grad():
+            return m(xx).contiguous()
+
+    y32_evals = float32_paths(model, x, eval_forward)
+    y32_eval = y32_evals[0]
     if not torch.is_tensor(y32_eval):
         fail(net, f"model returns {type(y32_eval)}, not a tensor")
     rng_dy = np.random.RandomState((seed + 1) % (2 ** 31))
@@ -523,10 +562,10 @@ def generate(net, out_dir, small, opset):
             fail(net, f"eval output std {s:.3g} outside {STD_RANGE}")
     write_tensor(os.path.join(set0, "input_0.pb"), to_np(x), INPUT_NAME)
     write_tensor(os.path.join(set0, "output_0.pb"), to_np(y64_eval), OUTPUT_NAME)
-    tol0 = {"output_0.pb": max(1e-3, 4 * rel_l2(y32_eval, y64_eval))}
+    tol0 = {"output_0.pb": max(1e-3, 4 * max(rel_l2(y, y64_eval) for y in y32_evals))}
     with open(os.path.join(set0, "tolerances.json"), "w") as f:
         json.dump(tol0, f, indent=1, sort_keys=True)
-    del y32_eval
+    del y32_eval, y32_evals
 
     # ---- test_data_set_1: training forward + backward ---------------------
     probe = LayerStds(m64)
@@ -539,17 +578,15 @@ def generate(net, out_dir, small, opset):
     if not (STD_RANGE[0] <= act_std(y64) <= STD_RANGE[1]):
         fail(net, f"training output std {act_std(y64):.3g} outside {STD_RANGE}")
     eval_vs_train = rel_l2(y64, y64_eval)
-    m32 = copy.deepcopy(model)
-    y32, dx32, g32 = forward_backward(m32, x, dy)
-    del m32
+    runs32 = float32_paths(model, x, lambda m, xx: forward_backward(m, xx, dy))
 
     write_tensor(os.path.join(set1, "input_0.pb"), to_np(x), INPUT_NAME)
     write_tensor(os.path.join(set1, "output_0.pb"), to_np(y64), OUTPUT_NAME)
     write_tensor(os.path.join(set1, "grad_output_0.pb"), to_np(dy), OUTPUT_NAME)
     write_tensor(os.path.join(set1, "grad_input_0.pb"), to_np(dx64), INPUT_NAME)
     tol1 = {
-        "output_0.pb": max(1e-3, 4 * rel_l2(y32, y64)),
-        "grad_input_0.pb": max(1e-2, 4 * rel_l2(dx32, dx64)),
+        "output_0.pb": max(1e-3, 4 * max(rel_l2(r[0], y64) for r in runs32)),
+        "grad_input_0.pb": max(1e-2, 4 * max(rel_l2(r[1], dx64) for r in runs32)),
     }
     written, left_out = 0, []
     min_kept_ratio, max_left_ratio = math.inf, 0.0
@@ -560,7 +597,8 @@ def generate(net, out_dir, small, opset):
                 continue  # unused by the exported graph and by PyTorch
             fail(net, f"parameter {name} has a gradient but is no initializer")
         gnorm = 0.0 if g is None else torch.linalg.vector_norm(g).item()
-        noise = 0.0 if g is None else torch.linalg.vector_norm(g32[name].double() - g).item()
+        noise = 0.0 if g is None else max(torch.linalg.vector_norm(r[2][name].double() - g).item()
+                                          for r in runs32)
         zero = g is None or gnorm <= LEAVE_OUT_RATIO * noise
         if (name in bias_into_bn) != zero:
             fail(net, f"{name}: numerical zero-gradient rule says {zero}, structural says"
@@ -574,7 +612,7 @@ def generate(net, out_dir, small, opset):
             min_kept_ratio = min(min_kept_ratio, gnorm / noise)
         fname = f"grad_{name}.pb"
         write_tensor(os.path.join(set1, fname), to_np(g), name)
-        tol1[fname] = max(1e-2, 4 * rel_l2(g32[name], g))
+        tol1[fname] = max(1e-2, 4 * max(rel_l2(r[2][name], g) for r in runs32))
         written += 1
     with open(os.path.join(set1, "tolerances.json"), "w") as f:
         json.dump(tol1, f, indent=1, sort_keys=True)
