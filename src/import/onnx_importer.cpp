@@ -165,7 +165,7 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
   std::set<std::string> keep(result.inputs.begin(), result.inputs.end());
   keep.insert(result.outputs.begin(), result.outputs.end());
   if (options.fuse_patterns) result.applied_fusions = RunFusionPasses(&result.net, keep);
-  if (!std::getenv("DLCAFFE_DEBUG_NO_IN_PLACE")) MakeLayersInPlace(&result.net, keep);
+  MakeLayersInPlace(&result.net, keep);
   // Parameters whose layers a fusion replaced follow them.
   RelocateParameters(result.net, &result.parameters);
   LOG(INFO) << "Imported " << path << " (opset " << opset << "): " << result.net.layer_size()
