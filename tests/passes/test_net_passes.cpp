@@ -1,0 +1,119 @@
+// The net-description passes of src/passes/, each alone on a net written in
+// the test: what they rewrite, and what they must leave alone (graph inputs
+// and outputs, blobs with other readers, producers that need their top).
+#include <gtest/gtest.h>
+
+#include "../../src/passes/net_pass.hpp"
+#include "util/layer_test_util.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+caffe::NetParameter Net(const std::string& text) { return NetFromText(text); }
+
+const caffe::LayerParameter& Layer(const caffe::NetParameter& net, const std::string& name) {
+  for (const auto& l : net.layer())
+    if (l.name() == name) return l;
+  ADD_FAILURE() << "no layer " << name;
+  return net.layer(0);
+}
+
+const char kConvBnScaleRelu[] = R"(
+  layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 1 dim: 2 dim: 3 dim: 3 } } }
+  layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'c' convolution_param { num_output: 2 kernel_size: 1 } }
+  layer { name: 'bn' type: 'BatchNorm' bottom: 'c' top: 'n' }
+  layer { name: 'scale' type: 'Scale' bottom: 'n' top: 's' scale_param { bias_term: true } }
+  layer { name: 'relu' type: 'ReLU' bottom: 's' top: 'r' }
+  layer { name: 'pool' type: 'Pooling' bottom: 'r' top: 'y' pooling_param { global_pooling: true } }
+)";
+
+TEST(MakeLayersInPlace, ChainsAfterAConvolutionShareItsTop) {
+  caffe::NetParameter net = Net(kConvBnScaleRelu);
+  EXPECT_EQ(MakeLayersInPlace(&net, {"x", "y"}), 3);
+  for (const char* name : {"bn", "scale", "relu"}) {
+    EXPECT_EQ(Layer(net, name).bottom(0), "c") << name;
+    EXPECT_EQ(Layer(net, name).top(0), "c") << name;
+  }
+  EXPECT_EQ(Layer(net, "pool").bottom(0), "c");
+}
+
+TEST(MakeLayersInPlace, LeavesKeptBlobsOtherReadersAndTopReadingProducers) {
+  {  // 's' is a graph output: the Scale keeps writing it, the ReLU may not overwrite it.
+    caffe::NetParameter net = Net(kConvBnScaleRelu);
+    EXPECT_EQ(MakeLayersInPlace(&net, {"x", "y", "s"}), 1);
+    EXPECT_EQ(Layer(net, "bn").top(0), "c");
+    EXPECT_EQ(Layer(net, "scale").top(0), "s");
+    EXPECT_EQ(Layer(net, "relu").bottom(0), "s");
+    EXPECT_EQ(Layer(net, "relu").top(0), "r");
+  }
+  {  // 'c' has a second reader: nothing may overwrite it.
+    caffe::NetParameter net = Net(std::string(kConvBnScaleRelu) +
+                                  "layer { name: 'other' type: 'Power' bottom: 'c' top: 'p' }");
+    MakeLayersInPlace(&net, {"x", "y", "p"});
+    EXPECT_EQ(Layer(net, "bn").top(0), "n");
+  }
+  {  // A Sigmoid's backward reads its top: a ReLU after it stays out of place.
+    caffe::NetParameter net = Net(R"(
+      layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 4 } } }
+      layer { name: 'sig' type: 'Sigmoid' bottom: 'x' top: 's' }
+      layer { name: 'relu' type: 'ReLU' bottom: 's' top: 'y' })");
+    EXPECT_EQ(MakeLayersInPlace(&net, {"x"}), 0);
+  }
+}
+
+TEST(FusionPasses, GateProductsBecomeSwishAndHardSwish) {
+  caffe::NetParameter net = Net(R"(
+    layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 4 } } }
+    layer { name: 'sig' type: 'Sigmoid' bottom: 'x' top: 'g' }
+    layer { name: 'mul' type: 'Eltwise' bottom: 'x' bottom: 'g' top: 'a' eltwise_param { operation: PROD } }
+    layer { name: 'hs' type: 'HardSigmoid' bottom: 'a' top: 'h' hard_sigmoid_param { alpha: 0.16666667 beta: 0.5 } }
+    layer { name: 'mul2' type: 'Eltwise' bottom: 'h' bottom: 'a' top: 'y' eltwise_param { operation: PROD } })");
+  const std::vector<std::string> fused = RunFusionPasses(&net, {"x", "y"});
+  EXPECT_EQ(fused.size(), 2u);
+  ASSERT_EQ(net.layer_size(), 3);
+  EXPECT_EQ(Layer(net, "mul").type(), "Swish");
+  EXPECT_EQ(Layer(net, "mul").bottom(0), "x");
+  EXPECT_EQ(Layer(net, "mul2").type(), "HardSwish");
+  EXPECT_EQ(Layer(net, "mul2").bottom(0), "a");
+  EXPECT_EQ(Layer(net, "mul2").top(0), "y");
+}
+
+TEST(FusionPasses, AGateThatIsAlsoAnOutputIsNotFused) {
+  caffe::NetParameter net = Net(R"(
+    layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 4 } } }
+    layer { name: 'sig' type: 'Sigmoid' bottom: 'x' top: 'g' }
+    layer { name: 'mul' type: 'Eltwise' bottom: 'x' bottom: 'g' top: 'y' eltwise_param { operation: PROD } })");
+  EXPECT_TRUE(RunFusionPasses(&net, {"x", "y", "g"}).empty());
+  EXPECT_EQ(net.layer_size(), 3);
+}
+
+TEST(FusionPasses, InnerProductTakesTheBiasAfterIt) {
+  caffe::NetParameter net = Net(R"(
+    layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 2 dim: 5 dim: 3 } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'x' top: 'p' param { name: 'w' }
+            inner_product_param { num_output: 4 axis: 2 bias_term: false }
+            blobs { shape { dim: 4 dim: 3 } data: 1 data: 2 data: 3 data: 4 data: 5 data: 6
+                    data: 7 data: 8 data: 9 data: 10 data: 11 data: 12 } }
+    layer { name: 'b' type: 'Bias' bottom: 'p' top: 'y' param { name: 'bias' }
+            bias_param { axis: 2 num_axes: 1 }
+            blobs { shape { dim: 4 } data: 0.5 data: 1.5 data: 2.5 data: 3.5 } })");
+  EXPECT_EQ(RunFusionPasses(&net, {"x", "y"}), std::vector<std::string>{"InnerProductBias"});
+  ASSERT_EQ(net.layer_size(), 2);
+  const caffe::LayerParameter& ip = net.layer(1);
+  EXPECT_TRUE(ip.inner_product_param().bias_term());
+  EXPECT_EQ(ip.top(0), "y");
+  ASSERT_EQ(ip.blobs_size(), 2);
+  EXPECT_EQ(ip.blobs(1).data(3), 3.5f);
+  ASSERT_EQ(ip.param_size(), 2);
+  EXPECT_EQ(ip.param(1).name(), "bias");
+  // The parameters follow the blobs by their names.
+  std::map<std::string, OnnxParameterSource> sources = {{"w", {"ip", 0}}, {"bias", {"b", 0}}};
+  RelocateParameters(net, &sources);
+  EXPECT_EQ(sources["bias"].layer, "ip");
+  EXPECT_EQ(sources["bias"].blob_index, 1);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
