@@ -150,6 +150,7 @@ Input and dy are N(0, 1) from a fixed seed per net.
 import argparse
 import contextlib
 import copy
+import inspect
 import json
 import math
 import os
@@ -395,6 +396,9 @@ def export_and_verify(net, model, x, path, opset, out_shape):
             do_constant_folding=False,
             export_params=True,
             keep_initializers_as_inputs=False,
+            # Newer PyTorch exports through torch.export by default, at opset
+            # 18 and up; the TorchScript exporter writes the opset asked for.
+            **({"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}),
         )
     if model.training:
         fail(net, "model left eval mode during export")
