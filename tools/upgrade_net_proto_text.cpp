@@ -4,44 +4,28 @@
 // in the current `layer { type: "Convolution" ... }` format.
 //
 //   upgrade_net_proto_text V0_OR_V1_NET_TEXT_IN NET_TEXT_OUT
-#include <gflags/gflags.h>
 #include <glog/logging.h>
-
-#include <iostream>
-#include <string>
 
 #include "caffe.pb.h"
 #include "dlcaffe/caffe_legacy_upgrade.hpp"
-#include "dlcaffe/error.hpp"
 #include "dlcaffe/io.hpp"
+#include "upgrade_tool_main.hpp"
 
 int main(int argc, char** argv) {
-  FLAGS_logtostderr = 1;
-  FLAGS_colorlogtostderr = false;
-  gflags::SetUsageMessage(
+  return dlcaffe::UpgradeToolMain(
+      argc, argv, "upgrade_net_proto_text",
       "upgrades a net prototxt from Caffe's V0 or V1 format to the current one.\n"
       "Usage:\n"
-      "    upgrade_net_proto_text V0_OR_V1_NET_TEXT_IN NET_TEXT_OUT");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
-  if (argc != 3) {
-    std::cerr << gflags::ProgramUsage() << std::endl;
-    return 1;
-  }
-  const std::string in = argv[1], out = argv[2];
-  try {
-    caffe::NetParameter net;
-    dlcaffe::ReadProtoFromTextFile(in, &net);
-    if (dlcaffe::NetNeedsUpgrade(net)) {
-      dlcaffe::UpgradeNetAsNeeded(in, &net);
-    } else {
-      LOG(WARNING) << "File already in latest proto format: " << in;
-    }
-    dlcaffe::WriteProtoToTextFile(net, out);
-    LOG(INFO) << "Wrote upgraded NetParameter text proto to " << out;
-  } catch (const std::exception& e) {
-    std::cerr << "upgrade_net_proto_text: error: " << e.what() << std::endl;
-    return 1;
-  }
-  return 0;
+      "    upgrade_net_proto_text V0_OR_V1_NET_TEXT_IN NET_TEXT_OUT",
+      [](const std::string& in, const std::string& out) {
+        caffe::NetParameter net;
+        dlcaffe::ReadProtoFromTextFile(in, &net);
+        if (dlcaffe::NetNeedsUpgrade(net)) {
+          dlcaffe::UpgradeNetAsNeeded(in, &net);
+        } else {
+          LOG(WARNING) << "File already in latest proto format: " << in;
+        }
+        dlcaffe::WriteProtoToTextFile(net, out);
+        LOG(INFO) << "Wrote upgraded NetParameter text proto to " << out;
+      });
 }
