@@ -348,8 +348,7 @@ void ImportLrn(NodeContext& ctx) {
 REGISTER_ONNX_OP(ImportLrn, "LRN");
 
 // A MatMul layer for a @ b (either may be stored as the layer's operand).
-void AddMatMul(NodeContext& ctx, int a, int b, bool ta, bool tb, const std::string& top,
-               const std::vector<int64_t>& out_shape) {
+void AddMatMul(NodeContext& ctx, int a, int b, bool ta, bool tb, const std::string& top) {
   caffe::LayerParameter* layer;
   if (ctx.is_constant(b) || ctx.is_constant(a)) {
     const int stored = ctx.is_constant(b) ? b : a;
@@ -362,7 +361,6 @@ void AddMatMul(NodeContext& ctx, int a, int b, bool ta, bool tb, const std::stri
   }
   layer->mutable_matmul_param()->set_transpose_a(ta);
   layer->mutable_matmul_param()->set_transpose_b(tb);
-  (void)out_shape;
 }
 
 std::vector<int64_t> MatMulShape(const NodeContext& ctx, std::vector<int64_t> a, std::vector<int64_t> b,
@@ -402,7 +400,7 @@ void ImportMatMul(NodeContext& ctx) {
     return ctx.SetOutput(0, out);
   }
   ONNX_REQUIRE(ctx, !ctx.all_constant(), "constant matrix products are not supported");
-  AddMatMul(ctx, 0, 1, false, false, ctx.output_name(0), out);
+  AddMatMul(ctx, 0, 1, false, false, ctx.output_name(0));
   ctx.SetOutput(0, out);
 }
 REGISTER_ONNX_OP(ImportMatMul, "MatMul");
@@ -429,7 +427,7 @@ void ImportGemm(NodeContext& ctx) {
   }
   // General form: alpha * op(A) op(B) (+ beta * C).
   std::string product = ctx.has_input(2) || alpha != 1.f ? ctx.TempBlob("product") : ctx.output_name(0);
-  AddMatMul(ctx, 0, 1, ta, tb, product, out);
+  AddMatMul(ctx, 0, 1, ta, tb, product);
   if (alpha != 1.f) {
     const std::string scaled = ctx.has_input(2) ? ctx.TempBlob("scaled") : ctx.output_name(0);
     ctx.AddLayer("Power", {product}, {scaled}, "alpha")->mutable_power_param()->set_scale(alpha);
