@@ -250,11 +250,16 @@ void NodeContext::AddValueBlob(caffe::LayerParameter* layer, const HostTensor& v
   for (double v : value.values) proto->add_data(static_cast<float>(v));
   caffe::ParamSpec* spec = layer->add_param();
   if (learnable && !initializer.empty()) {
-    spec->set_name(initializer);
-    graph_.parameters()[initializer] = {layer->name(), layer->blobs_size() - 1};
+    spec->set_name(initializer);  // shared by name where an initializer is used twice
   } else if (!learnable) {
     spec->set_lr_mult(0.f);
     spec->set_decay_mult(0.f);
+  }
+  // Where the initializer went (a learnable use wins over a fixed one).
+  if (!initializer.empty()) {
+    auto& where = graph_.parameters();
+    if (learnable || !where.count(initializer))
+      where[initializer] = {layer->name(), layer->blobs_size() - 1};
   }
 }
 

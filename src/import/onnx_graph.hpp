@@ -95,8 +95,9 @@ class NodeContext {
   // where); any other constant gets lr_mult 0.
   void AddParamBlob(caffe::LayerParameter* layer, int input_index,
                     const std::vector<int64_t>& shape = {});
-  // Adds `value` as the layer's next blob, not learnable (lr_mult 0), or
-  // learnable, recorded as initializer `initializer` when that is non-empty.
+  // Adds `value` as the layer's next blob, not learnable (lr_mult 0) or
+  // learnable (a parameter named `initializer`); a non-empty `initializer`
+  // is recorded in OnnxModel::parameters either way.
   void AddValueBlob(caffe::LayerParameter* layer, const HostTensor& value,
                     const std::vector<int64_t>& shape = {}, const std::string& initializer = "",
                     bool learnable = false);

@@ -292,10 +292,15 @@ void ImportBatchNorm(NodeContext& ctx) {
   p->set_eps(ctx.attr_float("epsilon", 1e-5f));
   p->set_moving_average_fraction(ctx.attr_float("momentum", 0.9f));
   // The mode is the import's, as module.train()/eval() is PyTorch's: the
-  // node's training_mode describes how it was exported.
-  p->set_use_global_stats(!ctx.options().training);
-  ctx.AddParamBlob(bn, 3, {channels});
-  ctx.AddParamBlob(bn, 4, {channels});
+  // node's training_mode describes how it was exported. For training it is
+  // left to the phase, as in Caffe's nets: batch statistics in TRAIN, the
+  // stored ones in TEST (a test net beside the training net).
+  if (!ctx.options().training) p->set_use_global_stats(true);
+  // The statistics are never parameters (lr_mult 0), even where an exporter
+  // stored them in one initializer with an equal-valued parameter (a fresh
+  // model's running mean 0 and bias 0): that would tie them together.
+  ctx.AddValueBlob(bn, ctx.constant(3), {channels}, ctx.input(3).initializer);
+  ctx.AddValueBlob(bn, ctx.constant(4), {channels}, ctx.input(4).initializer);
   HostTensor one;
   one.shape = {1};
   one.values = {1.0};

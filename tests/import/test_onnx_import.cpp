@@ -314,6 +314,35 @@ TEST(OnnxImport, TrainingImportUsesBatchStatisticsAndKeepsDropoutAsIdentity) {
   }
 }
 
+TEST(OnnxImport, BatchNormStatisticsStayApartFromEqualValuedParameters) {
+  // A fresh PyTorch model's running mean (0) and bias (0) are equal, and the
+  // exporter stores them once: the statistics must not become that
+  // parameter (nor be tied to it), and the parameter stays the Scale's.
+  OnnxModelBuilder m;
+  m.Input("x", {2, 3, 2, 2});
+  m.Initializer("ones", {3}, {1.f, 1.f, 1.f});
+  m.Initializer("zeros", {3}, {0.f, 0.f, 0.f});
+  m.Node("BatchNormalization", {"x", "ones", "zeros", "zeros", "ones"}, {"y"}, "bn");
+  m.Output("y");
+  OnnxImportOptions train;
+  train.training = true;
+  const OnnxModel model = ImportOnnx(m.Save(TempDir()), train);
+  for (const auto& layer : model.net.layer()) {
+    if (layer.type() != "BatchNorm") continue;
+    ASSERT_EQ(layer.param_size(), 3);
+    for (const auto& spec : layer.param()) {
+      EXPECT_FALSE(spec.has_name());
+      EXPECT_EQ(spec.lr_mult(), 0.f);
+    }
+  }
+  ASSERT_TRUE(model.parameters.count("zeros"));
+  for (const auto& layer : model.net.layer()) {
+    if (layer.name() == model.parameters.at("zeros").layer) {
+      EXPECT_EQ(layer.type(), "Scale");
+    }
+  }
+}
+
 // ---- errors: one clear message naming the file, and the node and op ----
 
 void ExpectImportError(const std::string& path, const std::vector<std::string>& parts,
