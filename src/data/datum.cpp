@@ -1,5 +1,6 @@
 #include "dlcaffe/data/datum.hpp"
 
+#include <glog/logging.h>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -39,6 +40,22 @@ void PixelsFromMat(const cv::Mat& mat, DatumImage* image) {
       }
     }
   }
+}
+
+// The inverse of PixelsFromMat: C×H×W bytes back to an interleaved image.
+cv::Mat MatFromPixels(const DatumImage& image) {
+  CHECK(!image.is_float) << "only uint8 images are encoded";
+  const int channels = image.channels, plane = image.height * image.width;
+  cv::Mat mat(image.height, image.width, CV_8UC(channels));
+  for (int h = 0; h < image.height; ++h) {
+    uint8_t* row = mat.ptr<uint8_t>(h);
+    for (int w = 0; w < image.width; ++w) {
+      for (int c = 0; c < channels; ++c) {
+        row[w * channels + c] = image.bytes[c * plane + h * image.width + w];
+      }
+    }
+  }
+  return mat;
 }
 
 void DecodeEncoded(const caffe::Datum& datum, DatumColor color, const std::string& where,
@@ -106,13 +123,12 @@ void DecodeDatum(const caffe::Datum& datum, DatumColor color, const std::string&
 
 void ReadImageFile(const std::string& path, int new_height, int new_width, bool is_color,
                    DatumImage* image) {
+  // Checked first: OpenCV would log a warning of its own for a missing file.
+  DLC_REQUIRE(FileReadable(path), "cannot read image " << path << " (missing or unreadable)");
   cv::Mat mat;
   try {
     mat = cv::imread(path, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
-    DLC_REQUIRE(!mat.empty(), "cannot read image " << path
-                                                   << (FileReadable(path)
-                                                           ? " (not an image OpenCV decodes)"
-                                                           : " (missing or unreadable)"));
+    DLC_REQUIRE(!mat.empty(), "cannot read image " << path << " (not an image OpenCV decodes)");
     if (new_height > 0 && new_width > 0) {
       cv::Mat resized;
       cv::resize(mat, resized, cv::Size(new_width, new_height));  // bilinear, as Caffe
@@ -122,6 +138,28 @@ void ReadImageFile(const std::string& path, int new_height, int new_width, bool 
     DLC_FAIL("cannot read image " << path << ": " << e.what());
   }
   PixelsFromMat(mat, image);
+}
+
+std::string EncodeImage(const DatumImage& image, const std::string& format) {
+  DLC_REQUIRE(CanEncodeImage(format), "cannot encode images as '" << format
+                                          << "': OpenCV has no writer for it (try png or jpg)");
+  std::vector<uchar> encoded;
+  try {
+    DLC_REQUIRE(cv::imencode("." + format, MatFromPixels(image), encoded),
+                "cannot encode a " << image.channels << " x " << image.height << " x "
+                                   << image.width << " image as " << format);
+  } catch (const cv::Exception& e) {
+    DLC_FAIL("cannot encode an image as " << format << ": " << e.what());
+  }
+  return std::string(encoded.begin(), encoded.end());
+}
+
+bool CanEncodeImage(const std::string& format) {
+  try {
+    return !format.empty() && cv::haveImageWriter("." + format);
+  } catch (const cv::Exception&) {
+    return false;
+  }
 }
 
 }  // namespace dlcaffe

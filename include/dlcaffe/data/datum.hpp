@@ -1,7 +1,7 @@
 // Decoding caffe::Datum records (raw uint8 pixels in `data`, float pixels in
 // `float_data`, or an encoded JPEG/PNG image) and image files, always into
 // Caffe's channel-major C×H×W layout (colour images keep OpenCV's BGR channel
-// order, as Caffe's do).
+// order, as Caffe's do); and encoding such images for encoded records.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -46,5 +46,12 @@ void DecodeDatum(const caffe::Datum& datum, DatumColor color, const std::string&
 // that is missing or does not decode.
 void ReadImageFile(const std::string& path, int new_height, int new_width, bool is_color,
                    DatumImage* image);
+
+// Encodes uint8 `image` as an image file of `format` ("png", "jpg", any
+// extension OpenCV writes), for encoded datums (convert_imageset --encoded).
+// Throws a dlcaffe::Error for a format OpenCV cannot write.
+std::string EncodeImage(const DatumImage& image, const std::string& format);
+// Whether OpenCV can write `format` (as EncodeImage takes it).
+bool CanEncodeImage(const std::string& format);
 
 }  // namespace dlcaffe
