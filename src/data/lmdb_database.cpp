@@ -45,6 +45,10 @@ std::shared_ptr<LmdbDatabase> LmdbDatabase::OpenForReading(const std::string& pa
   DLC_REQUIRE(S_ISDIR(st.st_mode), "LMDB database " << path
                                        << " is not a directory (an LMDB database is a "
                                           "directory holding data.mdb)");
+  // Without this check LMDB reports a bare "No such file or directory" for a
+  // folder that is something else (an image folder, a LevelDB).
+  DLC_REQUIRE(stat((path + "/data.mdb").c_str(), &st) == 0,
+              path << " is not an LMDB database (it holds no data.mdb)");
   // LMDB forbids opening one environment twice in a process (closing either
   // would drop the other's file locks), so readers of the same directory, such
   // as a train and a test net, share one environment; each has its own cursor.
