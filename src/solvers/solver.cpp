@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +22,27 @@ caffe::NetParameter ReadNetFile(const std::string& path) {
   ReadProtoFromTextFile(path, &param);
   UpgradeNetAsNeeded(path, &param);
   return param;
+}
+
+// Images per batch of the train net: the num of its first layer's first top
+// (the data or input layer's data blob).
+int TrainBatchSize(const Net& net) {
+  for (const auto& tops : net.top_vecs())
+    if (!tops.empty() && tops[0]->num_axes() > 0) return tops[0]->shape(0);
+  return 0;
+}
+
+// The line after Caffe's display line: throughput and the time left to
+// max_iter. Worded (no "Iteration", "loss =", "lr =", "net output") so that
+// Caffe's parse_log.py/.sh and extract_seconds.py skip it.
+std::string SpeedLine(double iters_per_s, int images_per_iter, int iter, int max_iter) {
+  const long eta = std::lround(std::max(0, max_iter - iter) / iters_per_s);
+  char text[160];
+  std::snprintf(text, sizeof(text),
+                "    Speed: %.1f images/s, ETA %ld:%02ld:%02ld (iteration %d of %d)",
+                iters_per_s * images_per_iter, eta / 3600, eta / 60 % 60, eta % 60, iter,
+                max_iter);
+  return text;
 }
 
 }  // namespace
@@ -154,6 +176,9 @@ void Solver::Step(int iters) {
       const double per_s = done > 0 && lapse > 0 ? done / lapse : 0.0;
       LOG(INFO) << "Iteration " << iter_ << " (" << per_s << " iter/s, " << lapse << "s/"
                 << param_.display() << " iters), loss = " << smoothed_loss_;
+      if (per_s > 0)  // the first display has no interval measured yet
+        LOG(INFO) << SpeedLine(per_s, TrainBatchSize(*net_) * param_.iter_size(), iter_,
+                               param_.max_iter());
       display_start = now;
       display_start_iter = iter_;
       DisplayOutputs();
