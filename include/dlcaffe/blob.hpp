@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "caffe.pb.h"
+#include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/buffer_pool.hpp"
 
 namespace dlcaffe {

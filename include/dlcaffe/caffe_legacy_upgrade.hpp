@@ -14,7 +14,7 @@
 #pragma once
 #include <string>
 
-#include "caffe.pb.h"
+#include "dlcaffe/caffe.pb.h"
 
 namespace dlcaffe {
 

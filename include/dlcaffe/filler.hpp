@@ -2,7 +2,7 @@
 // xavier, msra, positive_unitball, bilinear. Values are drawn on the host from
 // the context's seeded generator and written to the blob once at setup.
 #pragma once
-#include "caffe.pb.h"
+#include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/blob.hpp"
 
 namespace dlcaffe {

@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "caffe.pb.h"
+#include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/layer.hpp"
 
 namespace dlcaffe {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "caffe.pb.h"
+#include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/blob.hpp"
 #include "dlcaffe/caffe_legacy_upgrade.hpp"  // UpgradeNetAsNeeded (V0/V1 nets, inputs)
 #include "dlcaffe/layer.hpp"

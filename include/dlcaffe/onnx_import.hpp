@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "caffe.pb.h"
+#include "dlcaffe/caffe.pb.h"
 
 namespace dlcaffe {
 

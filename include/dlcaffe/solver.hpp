@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "caffe.pb.h"
+#include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/net.hpp"
 
 namespace dlcaffe {

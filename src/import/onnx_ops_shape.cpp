@@ -23,8 +23,11 @@ HostTensor Int64Tensor(const std::vector<int64_t>& values, std::vector<int64_t> 
   return t;
 }
 
-// A reshape of input 0 to `shape`: host values or a Reshape layer.
-void ReshapeTo(NodeContext& ctx, const std::vector<int64_t>& shape) {
+// A reshape of input 0 to `shape`: host values or a Reshape layer. The layer
+// gets `layer_dims` where given (Caffe's 0 = copy, -1 = infer), so that it
+// still fits when the batch changes after import.
+void ReshapeTo(NodeContext& ctx, const std::vector<int64_t>& shape,
+               const std::vector<int64_t>& layer_dims = {}) {
   ONNX_REQUIRE(ctx, ShapeCount(shape) == ShapeCount(ctx.shape(0)),
                "cannot reshape " << ShapeString(ctx.shape(0)) << " to " << ShapeString(shape));
   if (ctx.is_constant(0)) {
@@ -38,7 +41,8 @@ void ReshapeTo(NodeContext& ctx, const std::vector<int64_t>& shape) {
     return;
   }
   caffe::LayerParameter* layer = ctx.AddLayer("Reshape", {ctx.blob(0)}, {ctx.output_name(0)});
-  *layer->mutable_reshape_param()->mutable_shape() = ToBlobShape(shape);
+  *layer->mutable_reshape_param()->mutable_shape() =
+      ToBlobShape(layer_dims.empty() ? shape : layer_dims);
   ctx.SetOutput(0, shape);
 }
 
@@ -146,7 +150,9 @@ void ImportFlatten(NodeContext& ctx) {
   if (axis < 0) axis += rank;
   ONNX_REQUIRE(ctx, axis >= 0 && axis <= rank, "axis " << axis << " out of range");
   const int64_t outer = std::accumulate(in.begin(), in.begin() + axis, int64_t{1}, std::multiplies<int64_t>());
-  ReshapeTo(ctx, {outer, ShapeCount(in) / std::max<int64_t>(outer, 1)});
+  // Flatten(axis 1), as classifiers end, keeps the batch: {0, -1}.
+  ReshapeTo(ctx, {outer, ShapeCount(in) / std::max<int64_t>(outer, 1)},
+            axis == 1 ? std::vector<int64_t>{0, -1} : std::vector<int64_t>{});
 }
 REGISTER_ONNX_OP(ImportFlatten, "Flatten");
 

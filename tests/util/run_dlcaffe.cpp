@@ -16,8 +16,12 @@ ToolResult RunDlcaffe(const std::string& args, const std::string& env) {
 }
 
 ToolResult RunTool(const std::string& tool, const std::string& args, const std::string& env) {
-  const std::string cmd = "cd '" + SourceDir() + "' && " + env + " '" + BuildDir() +
-                          "/tools/" + tool + "' " + args + " 2>&1";
+  return RunCommand("cd '" + SourceDir() + "' && " + env + " '" + BuildDir() + "/tools/" + tool +
+                    "' " + args);
+}
+
+ToolResult RunCommand(const std::string& command) {
+  const std::string cmd = "{ " + command + "\n} 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   ToolResult r{-1, ""};
   if (!pipe) return r;

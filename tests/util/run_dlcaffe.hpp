@@ -17,6 +17,9 @@ ToolResult RunDlcaffe(const std::string& args, const std::string& env = "");
 // Any built tool: build/tools/`tool` `args`, the same way.
 ToolResult RunTool(const std::string& tool, const std::string& args, const std::string& env = "");
 
+// Any shell command (run by /bin/sh), stdout and stderr together.
+ToolResult RunCommand(const std::string& command);
+
 bool Contains(const std::string& text, const std::string& part);
 
 // A user error: one "dlcaffe: error:" message that mentions `must_mention`,

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "caffe.pb.h"
+#include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/blob.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/data/datum.hpp"

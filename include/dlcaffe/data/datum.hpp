@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "caffe.pb.h"
+#include "dlcaffe/caffe.pb.h"
 
 namespace dlcaffe {
 
