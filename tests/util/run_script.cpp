@@ -1,0 +1,38 @@
+#include "util/run_script.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+
+ToolResult RunScript(const std::string& script, const std::string& args, const std::string& env) {
+  const char* python = std::getenv("DLCAFFE_PYTHON");
+  return RunCommand("cd '" + SourceDir() + "' && " + env + " '" +
+                    (python ? python : "/usr/bin/python3") + "' tools/extra/" + script + " " +
+                    args);
+}
+
+void ExpectCleanScriptError(const ToolResult& r, const std::string& script,
+                            const std::string& must_mention) {
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Contains(r.output, script + ": error: ")) << r.output;
+  EXPECT_TRUE(Contains(r.output, must_mention)) << "missing '" << must_mention << "' in:\n"
+                                                << r.output;
+  EXPECT_FALSE(Contains(r.output, "Traceback")) << r.output;
+}
+
+std::string ReadTextFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace test
+}  // namespace dlcaffe
