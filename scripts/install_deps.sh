@@ -12,7 +12,7 @@ packages=(
   liblmdb-dev libgtest-dev
   libonnx-dev libonnx-testdata
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
-  python3-protobuf python3-matplotlib graphviz
+  python3-protobuf python3-matplotlib python3-pil graphviz
   ca-certificates wget
 )
 

@@ -4,8 +4,9 @@
 //            DEPLOY.prototxt WEIGHTS.caffemodel MEAN LABELS.txt IMAGE...
 //   classify [--device=SPEC] [--scale=S] [--rgb] MODEL.onnx MEAN LABELS.txt IMAGE...
 //
-// MEAN is a mean image (.binaryproto, as compute_image_mean writes it; its
-// per-channel means are used, as in Caffe's example), per-channel values
+// MEAN is a mean image (.binaryproto, as compute_image_mean writes it: used
+// as it is when it has the input's size, as the training's Data layer did,
+// else its per-channel means, as in Caffe's example), per-channel values
 // ("104,117,123"), or "none". Pixels are read as 0..255 in BGR order (--rgb:
 // RGB), resized to the net's input, the mean subtracted, then multiplied by S.
 // All images go through the net in one batch.
@@ -62,7 +63,7 @@ class Classifier {
                               << input.shape_string());
     channels_ = input.channels();
     geometry_ = cv::Size(input.width(), input.height());
-    channel_mean_ = ReadMean(options.mean);
+    mean_ = ReadMean(options.mean);
     labels_ = ReadLabels(options.labels);
     const dlcaffe::Blob& output = *net_->output_blobs()[0];
     DLC_REQUIRE(static_cast<size_t>(output.count(1)) == labels_.size(),
@@ -123,13 +124,20 @@ class Classifier {
       const cv::Mat& p = planes[c];
       for (int y = 0; y < p.rows; ++y)
         for (int x = 0; x < p.cols; ++x)
-          planar.push_back((p.at<float>(y, x) - channel_mean_[c]) * options_.scale);
+          planar.push_back((p.at<float>(y, x) - mean_[planar.size()]) * options_.scale);
     }
     return planar;
   }
 
+  // Per-channel values repeated over the input's pixels (planar C x H x W).
+  std::vector<float> MeanPlanes(const std::vector<float>& per_channel) const {
+    std::vector<float> planes;
+    for (float v : per_channel) planes.insert(planes.end(), geometry_.area(), v);
+    return planes;
+  }
+
   std::vector<float> ReadMean(const std::string& mean) const {
-    if (mean == "none") return std::vector<float>(channels_, 0.f);
+    if (mean == "none") return MeanPlanes(std::vector<float>(channels_, 0.f));
     if (mean.size() > 12 && mean.compare(mean.size() - 12, 12, ".binaryproto") == 0) {
       caffe::BlobProto proto;
       dlcaffe::ReadProtoFromBinaryFile(mean, &proto);
@@ -139,6 +147,8 @@ class Classifier {
                   mean << ": the mean has shape " << blob.shape_string() << ", but the net's input "
                        << "has " << channels_ << " channels");
       const std::vector<float> values = blob.ReadData();
+      if (blob.shape(-2) == geometry_.height && blob.shape(-1) == geometry_.width)
+        return values;
       const int plane = blob.count(blob.num_axes() - 2);
       std::vector<float> per_channel(channels_, 0.f);
       for (int c = 0; c < channels_; ++c) {
@@ -146,7 +156,7 @@ class Classifier {
         for (int i = 0; i < plane; ++i) sum += values[c * plane + i];
         per_channel[c] = static_cast<float>(sum / plane);
       }
-      return per_channel;
+      return MeanPlanes(per_channel);
     }
     std::vector<float> values;
     std::stringstream list(mean);
@@ -163,7 +173,7 @@ class Classifier {
     DLC_REQUIRE(static_cast<int>(values.size()) == channels_,
                 "MEAN '" << mean << "' has " << values.size() << " values for " << channels_
                          << " channels");
-    return values;
+    return MeanPlanes(values);
   }
 
   static std::vector<std::string> ReadLabels(const std::string& path) {
@@ -184,7 +194,7 @@ class Classifier {
   std::unique_ptr<dlcaffe::Net> net_;
   int channels_ = 3;
   cv::Size geometry_;
-  std::vector<float> channel_mean_;
+  std::vector<float> mean_;  // subtracted from each input, planar C x H x W
   std::vector<std::string> labels_;
 };
 
