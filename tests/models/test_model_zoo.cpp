@@ -48,6 +48,8 @@ const std::map<std::string, DeployFigures>& ExpectedDeployFigures() {
       // LeNet, 64 x 1 x 28 x 28: conv1 5x5x1x20 + 20 = 520; conv2 5x5x20x50 + 50 = 25,050;
       // ip1 (50x4x4 = 800) x 500 + 500 = 400,500; ip2 500x10 + 10 = 5,010.
       {"models/lenet/lenet.prototxt", {{64, 10}, 431080, 0}},
+      // The same LeNet for the image-folder walk-through, one image in.
+      {"models/lenet_image_folder/deploy.prototxt", {{1, 10}, 431080, 0}},
       // CIFAR-10 quick, 32x32 -> pools (CEIL) 16, 8, 4: conv1 5x5x3x32 + 32 = 2,432;
       // conv2 5x5x32x32 + 32 = 25,632; conv3 5x5x32x64 + 64 = 51,264;
       // ip1 (64x4x4 = 1024) x 64 + 64 = 65,600; ip2 64x10 + 10 = 650.
