@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "caffe.pb.h"
-#include "dataset_tool_main.hpp"
+#include "tool_main.hpp"
 #include "dlcaffe/data/datum.hpp"
 #include "dlcaffe/data/lmdb_database.hpp"
 #include "dlcaffe/error.hpp"
@@ -92,7 +92,7 @@ void ComputeMean(const std::string& db_path, const std::string& output_path) {
 }  // namespace dlcaffe
 
 int main(int argc, char** argv) {
-  return dlcaffe::DatasetToolMain(
+  return dlcaffe::ToolMain(
       argc, argv, "compute_image_mean",
       "Compute the mean_image of a set of images given by an lmdb\n"
       "Usage:\n"

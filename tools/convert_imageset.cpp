@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "caffe.pb.h"
-#include "dataset_tool_main.hpp"
+#include "tool_main.hpp"
 #include "dlcaffe/data/datum.hpp"
 #include "dlcaffe/error.hpp"
 #include "new_lmdb_dataset.hpp"
@@ -307,7 +307,7 @@ void Convert(const std::string& root, const std::string& list_path, const std::s
 }  // namespace dlcaffe
 
 int main(int argc, char** argv) {
-  return dlcaffe::DatasetToolMain(
+  return dlcaffe::ToolMain(
       argc, argv, "convert_imageset",
       "Convert a set of images to the lmdb format used as input for dlcaffe and Caffe.\n"
       "Usage:\n"

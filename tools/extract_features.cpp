@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "caffe.pb.h"
-#include "dataset_tool_main.hpp"
+#include "tool_main.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/net.hpp"
@@ -201,7 +201,7 @@ void ExtractFeatures(const std::vector<std::string>& args) {
 }  // namespace dlcaffe
 
 int main(int argc, char** argv) {
-  return dlcaffe::DatasetToolMain(
+  return dlcaffe::ToolMain(
       argc, argv, "extract_features",
       "This program takes in a trained network and an input data layer, and then extracts "
       "features of the input data produced by the net.\n"

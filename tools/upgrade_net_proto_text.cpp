@@ -9,15 +9,17 @@
 #include "caffe.pb.h"
 #include "dlcaffe/caffe_legacy_upgrade.hpp"
 #include "dlcaffe/io.hpp"
-#include "upgrade_tool_main.hpp"
+#include "tool_main.hpp"
 
 int main(int argc, char** argv) {
-  return dlcaffe::UpgradeToolMain(
+  return dlcaffe::ToolMain(
       argc, argv, "upgrade_net_proto_text",
       "upgrades a net prototxt from Caffe's V0 or V1 format to the current one.\n"
       "Usage:\n"
       "    upgrade_net_proto_text V0_OR_V1_NET_TEXT_IN NET_TEXT_OUT",
-      [](const std::string& in, const std::string& out) {
+      2, 2, [](const std::vector<std::string>& args) {
+        const std::string& in = args[0];
+        const std::string& out = args[1];
         caffe::NetParameter net;
         dlcaffe::ReadProtoFromTextFile(in, &net);
         if (dlcaffe::NetNeedsUpgrade(net)) {

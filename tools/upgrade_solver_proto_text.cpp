@@ -9,16 +9,18 @@
 #include "caffe.pb.h"
 #include "dlcaffe/caffe_legacy_upgrade.hpp"
 #include "dlcaffe/io.hpp"
-#include "upgrade_tool_main.hpp"
+#include "tool_main.hpp"
 
 int main(int argc, char** argv) {
-  return dlcaffe::UpgradeToolMain(
+  return dlcaffe::ToolMain(
       argc, argv, "upgrade_solver_proto_text",
       "upgrades a solver prototxt from Caffe's deprecated solver_type enum to the type "
       "string.\n"
       "Usage:\n"
       "    upgrade_solver_proto_text SOLVER_IN SOLVER_OUT",
-      [](const std::string& in, const std::string& out) {
+      2, 2, [](const std::vector<std::string>& args) {
+        const std::string& in = args[0];
+        const std::string& out = args[1];
         caffe::SolverParameter solver;
         dlcaffe::ReadProtoFromTextFile(in, &solver);
         if (!dlcaffe::UpgradeSolverAsNeeded(in, &solver))

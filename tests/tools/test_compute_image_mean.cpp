@@ -22,18 +22,6 @@ namespace {
 
 constexpr int kHeight = 5, kWidth = 6;  // the sample images are resized to this
 
-struct Sample {
-  std::string dir = TempDir();
-  std::string images = dir + "/images";
-  std::vector<ListedFile> files = WriteSampleImages(images);
-  std::string list = WriteListFile(dir + "/list.txt", files);
-};
-
-const Sample& TheSample() {
-  static const Sample sample;
-  return sample;
-}
-
 // A database of the sample images made by convert_imageset with `flags`.
 std::string ConvertSample(const std::string& flags) {
   const std::string db = TempDir() + "/db";
@@ -45,7 +33,7 @@ std::string ConvertSample(const std::string& flags) {
 
 // The mean of the resized colour sample images, C × H × W, computed here.
 std::vector<double> ExpectedMean() {
-  const Sample& s = TheSample();
+  const SampleImageFolder& s = TheSample();
   std::vector<double> mean(3 * kHeight * kWidth, 0.0);
   for (const auto& f : s.files) {
     const std::vector<uint8_t> pixels =

@@ -21,19 +21,6 @@ namespace test {
 
 namespace {
 
-// An image folder, its list file and a place for databases, made once.
-struct Sample {
-  std::string dir = TempDir();
-  std::string images = dir + "/images";
-  std::vector<ListedFile> files = WriteSampleImages(images);
-  std::string list = WriteListFile(dir + "/list.txt", files);
-};
-
-const Sample& TheSample() {
-  static const Sample sample;
-  return sample;
-}
-
 std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 
 // Runs convert_imageset FLAGS ROOT/ LIST DB on the sample into a fresh path.
@@ -57,7 +44,7 @@ std::string FileBytes(const std::string& path) {
 
 // Raw records: Caffe's keys and labels, and the source pixels in C × H × W.
 void ExpectRawRecords(const std::string& db, bool is_color, int height, int width) {
-  const Sample& s = TheSample();
+  const SampleImageFolder& s = TheSample();
   const std::vector<Record> records = ReadRecords(db);
   ASSERT_EQ(records.size(), s.files.size());
   for (size_t i = 0; i < records.size(); ++i) {
@@ -88,7 +75,7 @@ cv::Mat JpegRoundTrip(const cv::Mat& image) {
 // (after a JPEG round trip where a JPEG was encoded again).
 std::vector<Record> ExpectEncodedRecords(const std::string& db, bool is_color, int height,
                                          int width) {
-  const Sample& s = TheSample();
+  const SampleImageFolder& s = TheSample();
   std::vector<Record> records = ReadRecords(db);
   EXPECT_EQ(records.size(), s.files.size());
   for (size_t i = 0; i < std::min(records.size(), s.files.size()); ++i) {
@@ -130,7 +117,7 @@ TEST(ConvertImageset, GrayResizedRecordsHoldTheResizedGrayPixels) {
 // they decode to the asked channels; the one-channel PNG in a colour set is
 // re-encoded in colour, so every record decodes to three channels.
 TEST(ConvertImageset, EncodedKeepsTheFilesOwnBytes) {
-  const Sample& s = TheSample();
+  const SampleImageFolder& s = TheSample();
   std::string db;
   const ToolResult r = Convert("--encoded", &db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -155,7 +142,7 @@ TEST(ConvertImageset, EncodedKeepsTheFilesOwnBytes) {
 // Resized images are encoded again in their file's format; a file without an
 // extension keeps its bytes, but cannot be encoded again without --encode_type.
 TEST(ConvertImageset, EncodedResizedImagesKeepTheirFormat) {
-  const Sample& s = TheSample();
+  const SampleImageFolder& s = TheSample();
   std::string db;
   const ToolResult r = Convert("--encoded --resize_width=6 --resize_height=3", &db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -195,7 +182,7 @@ TEST(ConvertImageset, EncodeTypeReencodesResizedImages) {
 }
 
 TEST(ConvertImageset, ShuffleKeepsTheSameImagesAndLabels) {
-  const Sample& s = TheSample();
+  const SampleImageFolder& s = TheSample();
   std::string db;
   const ToolResult r = Convert("--shuffle", &db);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -229,7 +216,7 @@ TEST(ConvertImageset, CheckSizeRefusesImagesOfDifferentSizes) {
 // Caffe's behaviour: a bad image is reported and skipped, the rest are kept
 // under their list positions.
 TEST(ConvertImageset, UnreadableImagesAreReportedAndSkipped) {
-  const Sample& s = TheSample();
+  const SampleImageFolder& s = TheSample();
   const std::string dir = TempDir();
   { std::ofstream(s.images + "/broken.jpg") << "not a jpeg"; }
   const std::string list = WriteListFile(
@@ -255,7 +242,7 @@ TEST(ConvertImageset, UnreadableImagesAreReportedAndSkipped) {
 
 // More than 1000 images: commits every 1000 with Caffe's line and a rate.
 TEST(ConvertImageset, LargeListsLogProgress) {
-  const Sample& s = TheSample();
+  const SampleImageFolder& s = TheSample();
   std::vector<ListedFile> many(1001, s.files[2]);
   const std::string list = WriteListFile(TempDir() + "/many.txt", many);
   std::string db;
@@ -271,7 +258,7 @@ TEST(ConvertImageset, LargeListsLogProgress) {
 }
 
 TEST(ConvertImageset, UserMistakesAreOneClearMessage) {
-  const Sample& s = TheSample();
+  const SampleImageFolder& s = TheSample();
   const std::string dir = TempDir();
   const std::string db = dir + "/db";
   auto run = [&](const std::string& args) { return RunTool("convert_imageset", args); };

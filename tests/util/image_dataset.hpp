@@ -17,6 +17,7 @@
 
 #include "caffe.pb.h"
 #include "dlcaffe/data/lmdb_database.hpp"
+#include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -90,6 +91,20 @@ inline std::vector<uint8_t> ChannelMajor(const cv::Mat& image) {
 inline cv::Mat DecodeStoredImage(const caffe::Datum& datum) {
   const std::vector<uchar> bytes(datum.data().begin(), datum.data().end());
   return cv::imdecode(bytes, cv::IMREAD_ANYCOLOR);
+}
+
+// The sample images in a fresh folder with their list file, made once per
+// test program.
+struct SampleImageFolder {
+  std::string dir = TempDir();
+  std::string images = dir + "/images";
+  std::vector<ListedFile> files = WriteSampleImages(images);
+  std::string list = WriteListFile(dir + "/list.txt", files);
+};
+
+inline const SampleImageFolder& TheSample() {
+  static const SampleImageFolder sample;
+  return sample;
 }
 
 struct Record {

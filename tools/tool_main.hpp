@@ -1,7 +1,8 @@
-// What Caffe's dataset tools (convert_imageset, compute_image_mean,
-// extract_features) share: glog to stderr, the usage when the number of
-// arguments is wrong, one "<tool>: error: ..." line and exit code 1 for a user
-// mistake (the tool's body throws dlcaffe::Error), and the backend check.
+// What Caffe's small tools share (convert_imageset, compute_image_mean,
+// extract_features, the upgrade tools): glog to stderr, the usage when the
+// number of arguments is wrong, one "<tool>: error: ..." line and exit code 1
+// for a user mistake (the tool's body throws dlcaffe::Error), and the dataset
+// tools' backend check.
 #pragma once
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -32,9 +33,9 @@ inline void ShowUsage(const char* argv0, const std::string& tool) {
 
 // Parses the flags, checks that `min_args` to `max_args` positional arguments
 // remain (else prints the usage and returns 1), and runs `body` on them.
-inline int DatasetToolMain(int argc, char** argv, const std::string& tool,
-                           const std::string& usage, size_t min_args, size_t max_args,
-                           const std::function<void(const std::vector<std::string>&)>& body) {
+inline int ToolMain(int argc, char** argv, const std::string& tool, const std::string& usage,
+                    size_t min_args, size_t max_args,
+                    const std::function<void(const std::vector<std::string>&)>& body) {
   FLAGS_logtostderr = 1;
   FLAGS_colorlogtostderr = false;
   gflags::SetUsageMessage(usage);
