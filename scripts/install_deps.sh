@@ -13,6 +13,7 @@ packages=(
   libonnx-dev libonnx-testdata
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
   python3-protobuf python3-matplotlib python3-pil graphviz
+  clang libclang-rt-14-dev
   ca-certificates wget
 )
 

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz (Clang, with AddressSanitizer and
+# UBSan, coverage from all of dlcaffe) into ${DLCAFFE_FUZZ_BUILD_DIR:-build-fuzz}
+# and runs each for SECONDS (default 60) over its corpus:
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: prototxt_net, caffemodel, ...
+#
+# Each target starts from the committed seeds (tests/fuzz/corpus/<target>) and
+# grows a working corpus in the build folder. A finding (crash, sanitizer
+# report, timeout, allocation over the limit) is written to
+# <build>/findings/<target>/ and makes the script fail; fix it, then commit the
+# input under tests/fuzz/corpus/<target>/ so ctest replays it forever. The
+# last line per target (executions, coverage) goes to <build>/fuzz_summary.txt.
+# FUZZ_JOBS=N runs N processes per target (libFuzzer -fork), for long runs.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+seconds="${1:-60}"
+shift || true
+build="${DLCAFFE_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+jobs="${FUZZ_JOBS:-1}"
+
+bash "$root/scripts/install_deps.sh"
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+CXX=clang++ CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DDLCAFFE_FUZZ=ON -DDLCAFFE_SANITIZE=address,undefined -DDLCAFFE_BUILD_TESTS=OFF \
+  "${launcher[@]}" >/dev/null
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for src in "$root"/tests/fuzz/fuzz_*.cpp; do
+    name="$(basename "$src" .cpp)"
+    [ "$name" = fuzz_support ] || targets+=("${name#fuzz_}")
+  done
+fi
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
+
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
+export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:${LSAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+summary="$build/fuzz_summary.txt"
+: > "$summary"
+failed=0
+for target in "${targets[@]}"; do
+  work="$build/corpus/$target"
+  findings="$build/findings/$target"
+  mkdir -p "$work" "$findings"
+  extra=()
+  # ONNX's own node-test models (Debian's libonnx-testdata) as more seeds.
+  if [ "$target" = onnx_import ] && [ -d /usr/share/libonnx-testdata/data/node ]; then
+    mkdir -p "$build/onnx_node_models"
+    for m in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
+      ln -sf "$m" "$build/onnx_node_models/$(basename "$(dirname "$m")").onnx"
+    done
+    extra=("$build/onnx_node_models")
+  fi
+  log="$build/fuzz_$target.log"
+  echo "fuzz: $target for ${seconds}s (${jobs} job(s)); log $log"
+  fork=()
+  if [ "$jobs" -gt 1 ]; then fork=(-fork="$jobs" -ignore_crashes=0); fi
+  set +e
+  (cd "$build" && "$build/fuzz/fuzz_$target" "${fork[@]}" -max_total_time="$seconds" \
+     -timeout=20 -rss_limit_mb=4096 -malloc_limit_mb=2048 -max_len=65536 \
+     -artifact_prefix="$findings/" -print_final_stats=1 \
+     "$work" "$root/tests/fuzz/corpus/$target" "${extra[@]}") > "$log" 2>&1
+  status=$?
+  set -e
+  stats="$(grep -E '^#[0-9]+' "$log" | tail -1)"
+  echo "$target ${seconds}s jobs=$jobs: $stats" | tee -a "$summary"
+  if [ $status -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then
+    echo "fuzz: $target found something (exit $status): $findings, $log" >&2
+    failed=1
+  fi
+done
+exit $failed
