@@ -32,6 +32,9 @@ DEFINE_int32(level, 0, "Optional; network level.");
 DEFINE_string(stage, "", "Optional; network stages (not to be confused with phase), "
                          "separated by ','.");
 DEFINE_string(snapshot, "", "Optional; the snapshot solver state to resume training.");
+DEFINE_bool(check_finite, false, "train: after each layer, check that its outputs (and the "
+            "gradients and weights) are finite, and stop naming the first layer that is not "
+            "(the solver's check_finite; costs a host read per layer).");
 DEFINE_string(weights, "", "Optional; the pretrained weights to initialize finetuning, "
                            "separated by ','. Cannot be set simultaneously with snapshot.");
 DEFINE_int32(iterations, 50, "The number of iterations to run.");
@@ -101,6 +104,7 @@ int Train() {
   const std::vector<std::string> stages = Split(FLAGS_stage, ',');
   param.mutable_train_state()->set_level(FLAGS_level);
   for (const auto& s : stages) param.mutable_train_state()->add_stage(s);
+  if (FLAGS_check_finite) param.set_check_finite(true);
   const SolverAction on_sigint = ActionFromFlag(FLAGS_sigint_effect, "sigint_effect");
   const SolverAction on_sighup = ActionFromFlag(FLAGS_sighup_effect, "sighup_effect");
 

@@ -5,6 +5,7 @@
 #include <CL/cl.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,8 +36,19 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
   explicit BufferPool(cl_context context);
   ~BufferPool();
-  // A buffer of at least `bytes` bytes (contents undefined).
+  // A buffer of at least `bytes` bytes (contents undefined). Throws
+  // dlcaffe::Error, before asking the driver, for a request over the device's
+  // largest single allocation or one that would take the memory in use over
+  // the device's global memory (drivers that allocate lazily, such as PoCL's
+  // host memory, would otherwise fail later, or the kernel's OOM killer would
+  // end the process); and for an allocation the driver refuses.
   BufferPtr Acquire(size_t bytes);
+  // The device's CL_DEVICE_MAX_MEM_ALLOC_SIZE and CL_DEVICE_GLOBAL_MEM_SIZE
+  // (0: no limit), which Acquire checks.
+  void set_device_limits(uint64_t max_alloc_bytes, uint64_t global_mem_bytes) {
+    max_alloc_bytes_ = max_alloc_bytes;
+    global_mem_bytes_ = global_mem_bytes;
+  }
   // Frees every idle buffer.
   void Trim();
   size_t bytes_in_use() const { return bytes_in_use_; }
@@ -50,6 +62,8 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   std::multimap<size_t, cl_mem> idle_;
   size_t bytes_in_use_ = 0;
   size_t bytes_idle_ = 0;
+  uint64_t max_alloc_bytes_ = 0;
+  uint64_t global_mem_bytes_ = 0;
 };
 
 }  // namespace dlcaffe

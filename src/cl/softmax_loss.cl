@@ -30,7 +30,9 @@ void softmax_loss_forward(const int outer, const int channels, const int inner,
       continue;
     }
     const int o = i / inner, s = i - o * inner;
-    sum -= log(fmax(prob[(o * channels + l) * inner + s], FLT_MIN));
+    // Clamped to [FLT_MIN, 1]: a probability rounded above 1 (OpenCL allows
+    // an inexact divide in softmax) would give a negative term.
+    sum -= log(clamp(prob[(o * channels + l) * inner + s], FLT_MIN, 1.f));
     ++valid;
   }
   loss_part[lid] = sum;

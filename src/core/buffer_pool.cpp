@@ -19,6 +19,10 @@ BufferPool::~BufferPool() {
 }
 
 // Sizes are rounded so that buffers of nearly equal size are interchangeable.
+static double Mib(uint64_t bytes) {
+  return static_cast<double>(bytes) / (1 << 20);
+}
+
 static size_t PoolSize(size_t bytes) {
   if (bytes < 256) return 256;
   size_t step = 256;
@@ -39,6 +43,20 @@ BufferPtr BufferPool::Acquire(size_t bytes) {
       return std::make_shared<Buffer>(mem, size, shared_from_this());
     }
   }
+  if (max_alloc_bytes_ && size > max_alloc_bytes_)
+    DLC_FAIL("cannot allocate " << bytes << " bytes (" << Mib(bytes)
+                                << " MiB) of device memory: the device allocates at most "
+                                << max_alloc_bytes_ << " bytes (" << Mib(max_alloc_bytes_)
+                                << " MiB) at once (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
+  if (global_mem_bytes_ && bytes_in_use_ + bytes_idle_ + size > global_mem_bytes_) {
+    Trim();
+    if (bytes_in_use_ + size > global_mem_bytes_)
+      DLC_FAIL("cannot allocate " << bytes << " bytes (" << Mib(bytes)
+                                  << " MiB) of device memory: " << bytes_in_use_
+                                  << " bytes are in use and the device has "
+                                  << global_mem_bytes_ << " bytes (" << Mib(global_mem_bytes_)
+                                  << " MiB, CL_DEVICE_GLOBAL_MEM_SIZE)");
+  }
   cl_int err = CL_SUCCESS;
   cl_mem mem = clCreateBuffer(context_, CL_MEM_READ_WRITE, size, nullptr, &err);
   if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
@@ -46,9 +64,9 @@ BufferPtr BufferPool::Acquire(size_t bytes) {
     Trim();  // give idle memory back and try once more
     mem = clCreateBuffer(context_, CL_MEM_READ_WRITE, size, nullptr, &err);
   }
-  DLC_REQUIRE(err == CL_SUCCESS, "cannot allocate " << size
-                                     << " bytes of device memory ("
-                                     << ClErrorName(err) << ")");
+  DLC_REQUIRE(err == CL_SUCCESS, "cannot allocate " << bytes << " bytes (" << Mib(bytes)
+                                     << " MiB) of device memory (" << ClErrorName(err)
+                                     << "; " << bytes_in_use_ << " bytes in use)");
   std::lock_guard<std::mutex> lock(mutex_);
   bytes_in_use_ += size;
   return std::make_shared<Buffer>(mem, size, shared_from_this());

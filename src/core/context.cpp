@@ -143,6 +143,7 @@ Context::Context(const DeviceInfo& info) : info_(info) {
   DLC_REQUIRE(err == CL_SUCCESS, "cannot create a command queue on "
                                      << info_.Describe() << ": " << ClErrorName(err));
   pool_ = std::make_shared<BufferPool>(context_);
+  pool_->set_device_limits(info_.max_alloc_bytes, info_.global_mem_bytes);
   programs_ = std::make_unique<ProgramCache>(context_, info_.device_id, info_);
 }
 

@@ -1,11 +1,15 @@
 #include "core/gemm_tuning.hpp"
 
+#include <fcntl.h>
 #include <glog/logging.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -57,27 +61,80 @@ bool FamilyMember(const std::string& name, GemmConfig* config) {
   return false;
 }
 
-// Lines "M N K ta tb grouped batch | configuration name"; '#' starts a comment.
-// Lines that do not parse or name no family member (a file from another
-// version) are skipped.
+// The checksum that ends an entry's line: FNV-1a of the line before it.
+std::string LineChecksum(const std::string& entry) {
+  char hex[20];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(Fnv1a(entry)));
+  return hex;
+}
+
+const char kEndLine[] = "# end: ";
+
+// Lines "M N K ta tb grouped batch | configuration name | checksum", '#'
+// starts a comment, and the last line is "# end: <entries> entries". Lines
+// whose checksum does not match (bit-flipped, cut short, or from an older
+// version, which had none) are dropped with a warning naming the file, as is
+// a file without its end line (truncated); the shapes they held fall back to
+// the rule until tuned again, and the next store rewrites the file whole.
+// Lines that name no family member (a file from another version) are skipped.
 WinnerTable ReadTable(const std::string& path) {
   WinnerTable table;
   std::ifstream in(path);
+  if (!in) return table;
   std::string line;
+  int line_number = 0, corrupt = 0, first_corrupt = 0, entries = 0;
+  long declared = -1;
   while (std::getline(in, line)) {
+    ++line_number;
+    if (line.compare(0, sizeof(kEndLine) - 1, kEndLine) == 0) {
+      declared = std::strtol(line.c_str() + sizeof(kEndLine) - 1, nullptr, 10);
+      continue;
+    }
     if (line.empty() || line[0] == '#') continue;
+    const size_t last_bar = line.rfind(" | ");
     const size_t bar = line.find(" | ");
-    if (bar == std::string::npos) continue;
+    if (bar == std::string::npos || last_bar == bar ||
+        LineChecksum(line.substr(0, last_bar)) != line.substr(last_bar + 3)) {
+      if (!corrupt++) first_corrupt = line_number;
+      continue;
+    }
+    ++entries;
     std::istringstream fields(line.substr(0, bar));
     GemmShapeKey key;
     if (!(fields >> key.M >> key.N >> key.K >> key.trans_a >> key.trans_b >> key.grouped >>
           key.batch))
       continue;
     GemmConfig config;
-    if (FamilyMember(line.substr(bar + 3), &config)) table[key] = config;
+    if (FamilyMember(line.substr(bar + 3, last_bar - bar - 3), &config)) table[key] = config;
   }
+  if (corrupt)
+    LOG(WARNING) << "tuning cache: ignoring " << corrupt << " corrupt or old-format line"
+                 << (corrupt > 1 ? "s" : "") << " of " << path << " (first: line "
+                 << first_corrupt << "); those shapes use the rule until tuned again";
+  else if (line_number > 0 && declared != entries)
+    LOG(WARNING) << "tuning cache: " << path << " is truncated or altered (" << entries
+                 << " entries, its end line "
+                 << (declared < 0 ? std::string("is missing") : "says " + std::to_string(declared))
+                 << "); the entries it holds are used";
   return table;
 }
+
+// Serialises read-merge-write of a tuning file between processes (an flock
+// on "<file>.lock"): without it two tuners would each write their own
+// winners and drop the other's.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) {
+    fd_ = open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0) flock(fd_, LOCK_EX);
+  }
+  ~FileLock() {
+    if (fd_ >= 0) close(fd_);  // releases the lock
+  }
+
+ private:
+  int fd_ = -1;
+};
 
 std::mutex& TablesMutex() {
   static std::mutex mutex;
@@ -122,13 +179,17 @@ void StoreTunedGemmConfigs(const DeviceInfo& device, const WinnerTable& winners)
   DLC_REQUIRE(!path.empty(), "GEMM tuning results need a cache directory: "
                              "DLCAFFE_TUNING_CACHE is off and no $XDG_CACHE_HOME or $HOME");
   std::lock_guard<std::mutex> lock(TablesMutex());
+  FileLock file_lock(path);
   WinnerTable table = ReadTable(path);
   for (const auto& w : winners) table[w.first] = w.second;
   std::ostringstream text;
   text << "# dlcaffe GEMM tuning for " << DeviceCacheKey(device) << "\n"
-       << "# M N K trans_a trans_b grouped batch | configuration\n";
-  for (const auto& entry : table)
-    text << entry.first.Text() << " | " << entry.second.Name() << "\n";
+       << "# M N K trans_a trans_b grouped batch | configuration | checksum\n";
+  for (const auto& entry : table) {
+    const std::string line = entry.first.Text() + " | " + entry.second.Name();
+    text << line << " | " << LineChecksum(line) << "\n";
+  }
+  text << kEndLine << table.size() << " entries\n";
   WriteFileAtomically(path, text.str());
   Tables()[device.device_id] = table;
 }

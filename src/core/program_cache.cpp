@@ -149,9 +149,8 @@ cl_program ProgramCache::BuildFromSource(const std::string& text,
 }
 
 cl_program ProgramCache::LoadBinary(const std::string& path, const std::string& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return nullptr;
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  if (!ReadCacheEntry(path, "kernel", &bytes)) return nullptr;
   if (bytes.empty()) return nullptr;
   const unsigned char* data = reinterpret_cast<const unsigned char*>(bytes.data());
   size_t length = bytes.size();
@@ -160,11 +159,14 @@ cl_program ProgramCache::LoadBinary(const std::string& path, const std::string& 
                                                  &data, &status, &err);
   if (err != CL_SUCCESS || status != CL_SUCCESS) {
     if (program) clReleaseProgram(program);
+    LOG(WARNING) << "kernel cache: the driver refused " << path << " ("
+                 << ClErrorName(err != CL_SUCCESS ? err : status) << "); it is rebuilt";
     return nullptr;  // stale or foreign binary: rebuild from source
   }
   if (clBuildProgram(program, 1, &device_, options.c_str(), nullptr, nullptr) !=
       CL_SUCCESS) {
     clReleaseProgram(program);
+    LOG(WARNING) << "kernel cache: the driver refused " << path << "; it is rebuilt";
     return nullptr;
   }
   ++programs_loaded_;
@@ -181,11 +183,7 @@ void ProgramCache::StoreBinary(cl_program program, const std::string& path) {
   if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr) !=
       CL_SUCCESS)
     return;
-  try {
-    WriteFileAtomically(path, bytes);
-  } catch (const Error& e) {
-    LOG(WARNING) << "kernel cache: " << e.what();
-  }
+  WriteCacheEntry(path, "kernel", bytes);
 }
 
 }  // namespace dlcaffe

@@ -1,12 +1,22 @@
 #include "dlcaffe/solver.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <glog/logging.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <sstream>
 #include <map>
 
 #include "dlcaffe/data/data_state.hpp"
@@ -43,6 +53,10 @@ std::string SpeedLine(double iters_per_s, int images_per_iter, int iter, int max
                 iters_per_s * images_per_iter, eta / 3600, eta / 60 % 60, eta % 60, iter,
                 max_iter);
   return text;
+}
+
+bool EndsWith(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
 }
 
 }  // namespace
@@ -141,7 +155,8 @@ void Solver::Solve(const std::string& resume_file) {
   // Caffe shows the loss and test results once more after the last update.
   if (param_.display() && iter_ % param_.display() == 0) {
     const float loss = net_->Forward();
-    UpdateSmoothedLoss(loss, iter_, param_.average_loss());
+    losses_.Add(loss);
+    smoothed_loss_ = losses_.mean();
     LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
@@ -149,9 +164,8 @@ void Solver::Solve(const std::string& resume_file) {
 }
 
 void Solver::Step(int iters) {
-  const int start_iter = iter_, stop_iter = iter_ + iters;
-  const int average_loss = param_.average_loss();
-  losses_.clear();
+  const int stop_iter = iter_ + iters;
+  losses_ = LossWindow(param_.average_loss());
   smoothed_loss_ = 0.f;
   auto display_start = std::chrono::steady_clock::now();
   int display_start_iter = iter_;
@@ -166,9 +180,12 @@ void Solver::Step(int iters) {
     const bool display = param_.display() && iter_ % param_.display() == 0;
     net_->set_debug_info(display && param_.debug_info());
     float loss = 0.f;
-    for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
+    for (int i = 0; i < param_.iter_size(); ++i)
+      loss += param_.check_finite() ? ForwardBackwardCheckingFinite() : net_->ForwardBackward();
     loss /= param_.iter_size();
-    UpdateSmoothedLoss(loss, start_iter, average_loss);
+    if (!std::isfinite(loss)) FailNonFiniteLoss(loss);
+    losses_.Add(loss);
+    smoothed_loss_ = losses_.mean();
     if (display) {
       const auto now = std::chrono::steady_clock::now();
       const double lapse = std::chrono::duration<double>(now - display_start).count();
@@ -184,6 +201,7 @@ void Solver::Step(int iters) {
       DisplayOutputs();
     }
     ApplyUpdate();
+    if (param_.check_finite()) CheckParamsFinite(false, "after the update, the weights");
     ++iter_;
     const SolverAction request = action_request_ ? action_request_() : SolverAction::kNone;
     if ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
@@ -222,16 +240,108 @@ void Solver::DisplayOutputs() {
   }
 }
 
-void Solver::UpdateSmoothedLoss(float loss, int start_iter, int average_loss) {
-  if ((int)losses_.size() < average_loss) {
+void LossWindow::Add(float loss) {
+  if (losses_.size() < static_cast<size_t>(size_)) {
     losses_.push_back(loss);
-    const int size = static_cast<int>(losses_.size());
-    smoothed_loss_ = (smoothed_loss_ * (size - 1) + loss) / size;
   } else {
-    const int idx = (iter_ - start_iter) % average_loss;
-    smoothed_loss_ += (loss - losses_[idx]) / average_loss;
-    losses_[idx] = loss;
+    losses_[next_] = loss;
+    next_ = (next_ + 1) % losses_.size();
   }
+  double sum = 0;
+  for (float l : losses_) sum += l;
+  mean_ = static_cast<float>(sum / losses_.size());
+}
+
+namespace {
+
+struct NonFinite {
+  size_t count = 0;
+  size_t first = 0;
+  float value = 0.f;
+};
+
+NonFinite FindNonFinite(const std::vector<float>& values) {
+  NonFinite found;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]) && found.count++ == 0) {
+      found.first = i;
+      found.value = values[i];
+    }
+  return found;
+}
+
+std::string Describe(const NonFinite& bad) {
+  std::ostringstream s;
+  s << bad.value << " at index " << bad.first << " (" << bad.count
+    << (bad.count == 1 ? " value" : " values") << " not finite)";
+  return s.str();
+}
+
+}  // namespace
+
+float Solver::ForwardBackwardCheckingFinite() {
+  Net& net = *net_;
+  const int layers = static_cast<int>(net.layers().size());
+  for (int i = 0; i < layers; ++i) {
+    net.ForwardFromTo(i, i);
+    for (size_t t = 0; t < net.top_vecs()[i].size(); ++t) {
+      const NonFinite bad = FindNonFinite(net.top_vecs()[i][t]->ReadData());
+      if (!bad.count) continue;
+      // A label out of range makes a loss layer's output NaN and is reported
+      // by the layer's next forward: that message names the real cause.
+      ctx_->Finish();
+      net.ForwardFromTo(i, i);
+      std::ostringstream bottoms;
+      for (size_t b = 0; b < net.bottom_ids()[i].size(); ++b)
+        bottoms << (b ? ", '" : "'") << net.blob_names()[net.bottom_ids()[i][b]] << "'";
+      DLC_FAIL("iteration " << iter_ << ": layer '" << net.layer_names()[i] << "' ("
+                            << net.layers()[i]->type() << ") is the first whose output is "
+                            << "not finite: its top '"
+                            << net.blob_names()[net.top_ids()[i][t]] << "' holds "
+                            << Describe(bad)
+                            << (bottoms.tellp() > 0 ? ", from finite bottoms " + bottoms.str()
+                                                    : std::string(", and it has no bottoms"))
+                            << " (check_finite)");
+    }
+  }
+  const float loss = net.CurrentLoss();
+  if (!std::isfinite(loss)) FailNonFiniteLoss(loss);
+  net.Backward();
+  CheckParamsFinite(true, "the gradient");
+  return loss;
+}
+
+void Solver::CheckParamsFinite(bool diff, const char* what) {
+  const Net& net = *net_;
+  for (size_t l = 0; l < net.layers().size(); ++l) {
+    const auto& blobs = net.layers()[l]->blobs();
+    for (size_t p = 0; p < blobs.size(); ++p) {
+      const NonFinite bad = FindNonFinite(diff ? blobs[p]->ReadDiff() : blobs[p]->ReadData());
+      if (!bad.count) continue;
+      DLC_FAIL("iteration " << iter_ << ": " << what << " of layer '" << net.layer_names()[l]
+                            << "' (" << net.layers()[l]->type() << ") parameter #" << p
+                            << " holds " << Describe(bad)
+                            << " while every layer's output was finite (check_finite); "
+                               "a smaller base_lr or clip_gradients may help");
+    }
+  }
+}
+
+void Solver::FailNonFiniteLoss(float loss) {
+  // A label out of range makes the pass's loss NaN and is reported by the
+  // layer's next forward: run one so that its message, the real cause, wins.
+  net_->ForwardNoLoss();
+  ctx_->Finish();
+  net_->ForwardNoLoss();
+  DLC_FAIL("iteration " << iter_ << ": the loss is " << loss
+                        << " (not finite): training diverged or a layer produced NaN or Inf. "
+                        << (param_.check_finite()
+                                ? "Every layer's output was finite (check_finite), so a loss "
+                                  "layer's own sum overflowed."
+                                : "Set check_finite: true in the solver (or run dlcaffe "
+                                  "train --check_finite) to name the first layer whose "
+                                  "output is not finite.")
+                        << " A smaller base_lr or clip_gradients often helps.");
 }
 
 void Solver::TestAll() {
@@ -304,28 +414,84 @@ std::string Solver::SnapshotFilename(const std::string& extension) const {
   return param_.snapshot_prefix() + "_iter_" + std::to_string(iter_) + extension;
 }
 
+namespace {
+
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Temporary files of snapshots ("<prefix>_iter_N.caffemodel.tmp.PID.K") left
+// by a process that was killed while writing: removed when their process is
+// gone, so that a crash loop does not fill the disk. Nothing ever reads them.
+void RemoveStaleSnapshotTemporaries(const std::string& prefix) {
+  const std::string dir = DirectoryOf(prefix);
+  const size_t slash = prefix.find_last_of('/');
+  const std::string stem =
+      (slash == std::string::npos ? prefix : prefix.substr(slash + 1)) + "_iter_";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    if (name.compare(0, stem.size(), stem) != 0) continue;
+    const size_t tmp = name.find(".tmp.");
+    if (tmp == std::string::npos) continue;
+    const std::string ext = name.substr(0, tmp);
+    if (!EndsWith(ext, ".caffemodel") && !EndsWith(ext, ".solverstate")) continue;
+    const long pid = std::strtol(name.c_str() + tmp + 5, nullptr, 10);
+    if (pid <= 0 || pid == getpid() || (kill(pid, 0) == 0 || errno == EPERM)) continue;
+    const std::string path = dir + "/" + name;
+    if (std::remove(path.c_str()) == 0)
+      LOG(INFO) << "Removed " << path << ", a snapshot file left unfinished by process "
+                << pid;
+  }
+  closedir(d);
+}
+
+}  // namespace
+
 void Solver::CheckSnapshotWritePermissions() {
   if (!param_.snapshot() && !param_.snapshot_after_train()) return;
   if (!param_.snapshot() && param_.max_iter() == 0) return;
   DLC_REQUIRE(param_.has_snapshot_prefix(),
               "snapshots are requested but the solver has no snapshot_prefix");
+  const std::string dir = DirectoryOf(param_.snapshot_prefix());
+  struct stat st;
+  DLC_REQUIRE(stat(dir.c_str(), &st) == 0,
+              "cannot write snapshots to '" << param_.snapshot_prefix() << "': the folder "
+                                            << dir << " does not exist ("
+                                            << std::strerror(errno) << ")");
+  DLC_REQUIRE(S_ISDIR(st.st_mode), "cannot write snapshots to '"
+                                       << param_.snapshot_prefix() << "': " << dir
+                                       << " is not a folder");
+  // Creating a file tells what access(2) cannot: a read-only file system,
+  // root squashing, quotas.
   const std::string probe = SnapshotFilename(".tempfile");
-  std::ofstream out(probe);
-  DLC_REQUIRE(out.good(), "cannot write to snapshot prefix '"
-                              << param_.snapshot_prefix()
-                              << "'. Make sure that the directory exists and is writable.");
-  out.close();
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  DLC_REQUIRE(fd >= 0, "cannot write snapshots to '"
+                           << param_.snapshot_prefix() << "': creating " << probe
+                           << " failed: " << std::strerror(errno)
+                           << ". Make sure that the folder " << dir << " is writable.");
+  close(fd);
   std::remove(probe.c_str());
+  RemoveStaleSnapshotTemporaries(param_.snapshot_prefix());
 }
 
 void Solver::Snapshot() {
   DLC_REQUIRE(param_.snapshot_format() == caffe::SolverParameter_SnapshotFormat_BINARYPROTO,
               "snapshot_format HDF5 is not supported yet; use BINARYPROTO");
+  // The weights first, then the state that names them (see solver.hpp).
   const std::string model_file = SnapshotFilename(".caffemodel");
   LOG(INFO) << "Snapshotting to binary proto file " << model_file;
   caffe::NetParameter net_param;
   net_->ToProto(&net_param, param_.snapshot_diff());
-  WriteProtoToBinaryFile(net_param, model_file);
+  try {
+    WriteProtoToBinaryFile(net_param, model_file);
+  } catch (const Error& e) {
+    DLC_FAIL("snapshot at iteration " << iter_ << " failed: " << e.what()
+                                      << ". Earlier snapshots are intact.");
+  }
 
   caffe::SolverState state;
   state.set_iter(iter_);
@@ -335,7 +501,14 @@ void Solver::Snapshot() {
   SnapshotRunState(&state);
   const std::string state_file = SnapshotFilename(".solverstate");
   LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;
-  WriteProtoToBinaryFile(state, state_file);
+  try {
+    WriteProtoToBinaryFile(state, state_file);
+  } catch (const Error& e) {
+    DLC_FAIL("snapshot at iteration " << iter_ << " failed: " << e.what() << ". "
+                                      << model_file
+                                      << " was written but has no .solverstate, so resume "
+                                         "from an earlier .solverstate (intact).");
+  }
 }
 
 void Solver::Restore(const std::string& state_file) {
