@@ -12,6 +12,10 @@
 
 namespace dlcaffe {
 
+// The words of the error for a shape of more elements than a blob holds
+// (INT_MAX); the Net adds the layer and top names to it.
+inline constexpr char kBlobTooLarge[] = "more than a blob may hold";
+
 class Context;
 
 class Blob {

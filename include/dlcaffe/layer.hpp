@@ -39,6 +39,11 @@ class Layer {
   virtual void Backward(const std::vector<Blob*>& top,
                         const std::vector<bool>& propagate_down,
                         const std::vector<Blob*>& bottom) = 0;
+  // Throws the user error (a label or index out of range) that an earlier
+  // Forward found on the device, once the device's record of it has come
+  // back; Forward calls it first, and Net::Forward after reading the loss, so
+  // that a single pass (dlcaffe test --iterations=1) reports it too.
+  virtual void ThrowLateErrors() {}
 
   virtual const char* type() const = 0;
   const std::string& name() const { return param_.name(); }

@@ -16,12 +16,26 @@ Blob::Blob(Context& ctx) : ctx_(&ctx) {}
 Blob::Blob(Context& ctx, const std::vector<int>& shape) : ctx_(&ctx) { Reshape(shape); }
 
 void Blob::Reshape(const std::vector<int>& shape) {
-  int64_t count = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    DLC_REQUIRE(shape[i] >= 0, "negative blob dimension " << shape[i]);
-    count *= shape[i];
-    DLC_REQUIRE(count <= INT_MAX, "blob of more than INT_MAX elements");
+  std::ostringstream dims;
+  for (size_t i = 0; i < shape.size(); ++i) dims << (i ? " x " : "") << shape[i];
+  bool empty = false;
+  for (int d : shape) {
+    DLC_REQUIRE(d >= 0, "negative blob dimension " << d << " (shape " << dims.str() << ")");
+    empty = empty || d == 0;
   }
+  // Saturates: the product of many large dimensions overflows int64 too.
+  int64_t count = empty ? 0 : 1;
+  bool too_large = false;
+  for (size_t i = 0; i < shape.size() && !empty && !too_large; ++i) {
+    if (count > INT64_MAX / shape[i]) too_large = true;
+    else count *= shape[i];
+  }
+  DLC_REQUIRE(!too_large && count <= INT_MAX,
+              "a blob of shape " << dims.str() << " has "
+                                 << (too_large ? std::string("more than 2^63")
+                                               : std::to_string(count))
+                                 << " elements: " << kBlobTooLarge << " (" << INT_MAX
+                                 << ")");
   shape_ = shape;
   count_ = static_cast<int>(count);
   if (static_cast<size_t>(count_) > capacity_ || !data_) {
@@ -55,8 +69,10 @@ void Blob::UseDataStorage(BufferPtr storage) {
 void Blob::Reshape(const caffe::BlobShape& shape) {
   std::vector<int> dims;
   for (int i = 0; i < shape.dim_size(); ++i) {
-    DLC_REQUIRE(shape.dim(i) >= 0 && shape.dim(i) <= INT_MAX,
-                "blob dimension " << shape.dim(i) << " out of range");
+    DLC_REQUIRE(shape.dim(i) >= 0, "negative blob dimension " << shape.dim(i));
+    DLC_REQUIRE(shape.dim(i) <= INT_MAX,
+                "blob dimension " << shape.dim(i) << ": " << kBlobTooLarge << " (" << INT_MAX
+                                  << " elements)");
     dims.push_back(static_cast<int>(shape.dim(i)));
   }
   Reshape(dims);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <glog/logging.h>
 
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -120,7 +121,14 @@ void Net::Init(const caffe::NetParameter& in_param) {
       layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
     } catch (const Error& e) {
       std::string what = e.what();
-      if (what.rfind("layer '", 0) == 0) throw;
+      // A blob too large to hold: say which tops the layer was shaping.
+      if (what.find(kBlobTooLarge) != std::string::npos) {
+        what += " (top";
+        for (int t = 0; t < layer_param.top_size(); ++t)
+          what += std::string(t ? ", '" : " '") + layer_param.top(t) + "'";
+        what += ")";
+      }
+      if (what.rfind("layer '", 0) == 0) throw Error(what);
       throw Error("layer '" + layer_param.name() + "' (" + layer_param.type() +
                   "): " + what);
     }
@@ -501,7 +509,12 @@ float Net::CurrentLoss() const {
 
 float Net::Forward() {
   ForwardNoLoss();
-  return CurrentLoss();
+  const float loss = CurrentLoss();
+  // The loss read waited for the pass, and so for the layers' records of a
+  // bad label or index, read after their kernels: report one now rather
+  // than at a next pass that may never come.
+  for (const auto& layer : layers_) layer->ThrowLateErrors();
+  return loss;
 }
 
 void Net::BackwardFromTo(int start, int end) {
@@ -631,10 +644,31 @@ void Net::CopyTrainedLayersFrom(const caffe::NetParameter& in_param) {
                                       << given.str() << ", the net "
                                       << blobs[j]->shape_string());
       }
-      blobs[j]->FromProto(source.blobs(j), false);
+      try {
+        blobs[j]->FromProto(source.blobs(j), false);
+      } catch (const Error& e) {
+        DLC_FAIL("cannot copy param " << j << " weights from layer '" << source.name()
+                                      << "': " << e.what());
+      }
     }
   }
 }
+
+namespace {
+
+// A .caffemodel is binary; a text NetParameter has no control characters
+// besides white space (and so is read as text only if it looks like text).
+bool LooksLikeText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char c;
+  for (int i = 0; i < 4096 && in.get(c); ++i) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && u != '\t' && u != '\n' && u != '\r') || u == 0x7f) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 void Net::CopyTrainedLayersFrom(const std::string& path) {
   caffe::NetParameter param;
@@ -642,12 +676,42 @@ void Net::CopyTrainedLayersFrom(const std::string& path) {
   try {
     ReadProtoFromBinaryFile(path, &param);
   } catch (const Error&) {
-    if (!FileExists(path)) throw;
+    if (!FileExists(path) || !LooksLikeText(path)) throw;
     param.Clear();
     ReadProtoFromTextFile(path, &param);
   }
   UpgradeNetAsNeeded(path, &param);
-  CopyTrainedLayersFrom(param);
+  // Weights that fit no layer of this net are a mistake (the net's
+  // description instead of its .caffemodel, or the weights of another net),
+  // which Caffe would let pass silently.
+  std::vector<std::string> with_weights;
+  bool any_match = false;
+  for (const auto& layer : param.layer()) {
+    if (layer.blobs_size() == 0) continue;
+    with_weights.push_back(layer.name());
+    any_match = any_match || has_layer(layer.name());
+  }
+  std::string mine;
+  for (size_t i = 0; i < layers_.size(); ++i)
+    if (!layers_[i]->blobs().empty()) mine += (mine.empty() ? "'" : ", '") + layer_names_[i] + "'";
+  DLC_REQUIRE(!with_weights.empty(),
+              path << " holds no weights (no layer has blobs): is it a net description "
+                      "instead of the .caffemodel written by training?");
+  if (!any_match) {
+    std::string theirs;
+    for (size_t i = 0; i < with_weights.size() && i < 10; ++i)
+      theirs += (i ? ", '" : "'") + with_weights[i] + "'";
+    if (with_weights.size() > 10) theirs += ", ...";
+    DLC_FAIL(path << ": none of its layers with weights (" << theirs
+                  << ") is a layer of net '" << name_ << "' (layers with parameters: "
+                  << (mine.empty() ? "none" : mine)
+                  << "): the weights belong to another net, or its layers were renamed");
+  }
+  try {
+    CopyTrainedLayersFrom(param);
+  } catch (const Error& e) {
+    DLC_FAIL(path << ": " << e.what());
+  }
 }
 
 void Net::ToProto(caffe::NetParameter* param, bool write_diff) const {

@@ -47,12 +47,16 @@ class EmbedLayer : public Layer {
     top[0]->Reshape(top_shape);
   }
 
-  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+  void ThrowLateErrors() override {
     if (const auto bad = index_check_->TakeBadValue())
       DLC_FAIL(Where() << "index " << bad->value << " at position " << bad->position
                        << " of the input is not an integer in [0, " << input_dim_
                        << ") (input_dim) (found after an earlier forward pass, whose output "
                           "rows for it were NaN)");
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    ThrowLateErrors();
     const int m = bottom[0]->count();
     if (m == 0) return;
     ctx_->Launch(ctx_->Kernel("embed.cl", "", "embed_check_indices"), NDRange(kCheckGroup),

@@ -32,9 +32,13 @@ class HingeLossLayer : public LossLayer {
     dim_ = num_ > 0 ? bottom[0]->count() / num_ : 0;
   }
 
-  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+  void ThrowLateErrors() override {
     if (const auto bad = label_check_->TakeBadValue())
       DLC_FAIL(Where() << BadLabelMessage(*bad, dim_));
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    ThrowLateErrors();
     ctx_->Launch(ctx_->Kernel("hinge_loss.cl", "", "hinge_loss_forward"), NDRange(kLossGroup),
                  NDRange(kLossGroup), num_, dim_, (int)squared_, bottom[0]->data(),
                  bottom[1]->data(), top[0]->data(), label_check_->record());

@@ -81,9 +81,13 @@ class InfogainLossLayer : public LossLayer {
     if (top.size() > 1) top[1]->ReshapeLike(*bottom[0]);
   }
 
-  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+  void ThrowLateErrors() override {
     if (const auto bad = label_check_->TakeBadValue())
       DLC_FAIL(Where() << BadLabelMessage(*bad, num_labels_));
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    ThrowLateErrors();
     softmax_->Forward({bottom[0]}, {&prob_});
     ctx_->Launch(ctx_->Kernel("infogain_loss.cl", "", "infogain_loss_forward"),
                  NDRange(kLossGroup), NDRange(kLossGroup), outer_, num_labels_, inner_,

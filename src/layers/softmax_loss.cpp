@@ -60,9 +60,13 @@ class SoftmaxWithLossLayer : public LossLayer {
     if (top.size() > 1) top[1]->ReshapeLike(*bottom[0]);
   }
 
-  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+  void ThrowLateErrors() override {
     if (const auto bad = label_check_->TakeBadValue())
       DLC_FAIL(Where() << BadLabelMessage(*bad, channels_));
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    ThrowLateErrors();
     softmax_->Forward({bottom[0]}, {&prob_});
     ctx_->Launch(ctx_->Kernel("softmax_loss.cl", "", "softmax_loss_forward"),
                  NDRange(kLossGroup), NDRange(kLossGroup), outer_, channels_, inner_,

@@ -3,6 +3,9 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "core/pointwise_kernel.hpp"
 
 namespace dlcaffe {
@@ -59,17 +62,43 @@ void SGDSolver::SnapshotSolverState(caffe::SolverState* state) {
 }
 
 void SGDSolver::RestoreSolverState(const caffe::SolverState& state) {
-  DLC_REQUIRE(state.history_size() == (int)history_.size(),
-              "the solver state holds " << state.history_size()
-                                        << " history blobs but this " << type()
-                                        << " solver keeps " << history_.size()
-                                        << " for this net: it belongs to another net or solver");
+  // Learnable parameter i by name, for the messages: "layer 'ip1' param 0".
+  const auto param_name = [this](size_t i) {
+    const Blob* p = net_->learnable_params()[i % net_->learnable_params().size()];
+    for (size_t l = 0; l < net_->layers().size(); ++l)
+      for (size_t b = 0; b < net_->layers()[l]->blobs().size(); ++b)
+        if (net_->layers()[l]->blobs()[b].get() == p)
+          return "layer '" + net_->layer_names()[l] + "' param " + std::to_string(b);
+    return "learnable parameter " + std::to_string(i);
+  };
+  if (state.history_size() != (int)history_.size()) {
+    std::ostringstream names;
+    for (size_t i = 0; i < net_->learnable_params().size(); ++i)
+      names << (i ? ", " : "") << param_name(i);
+    DLC_FAIL("the solver state holds " << state.history_size() << " history blobs but this "
+                                       << type() << " solver keeps " << history_.size()
+                                       << " for this net (" << history_.size() / std::max<size_t>(1, net_->learnable_params().size())
+                                       << " per learnable parameter: " << names.str()
+                                       << "): it belongs to another net or solver");
+  }
   for (size_t i = 0; i < history_.size(); ++i) {
-    DLC_REQUIRE(history_[i]->ShapeEquals(state.history(i)),
-                "solver state history blob " << i << " does not match parameter shape "
-                                              << history_[i]->shape_string()
-                                              << ": the state belongs to another net");
-    history_[i]->FromProto(state.history(i), false);
+    if (!history_[i]->ShapeEquals(state.history(i))) {
+      const caffe::BlobProto& h = state.history(i);
+      std::ostringstream given;
+      if (h.has_num() || h.has_channels() || h.has_height() || h.has_width())
+        given << h.num() << " " << h.channels() << " " << h.height() << " " << h.width();
+      else
+        for (int d = 0; d < h.shape().dim_size(); ++d) given << (d ? " " : "") << h.shape().dim(d);
+      DLC_FAIL("solver state history blob " << i << " (of " << param_name(i) << ") has shape "
+                                            << given.str() << " but the parameter has shape "
+                                            << history_[i]->shape_string()
+                                            << ": the state belongs to another net");
+    }
+    try {
+      history_[i]->FromProto(state.history(i), false);
+    } catch (const Error& e) {
+      DLC_FAIL("solver state history blob " << i << " (of " << param_name(i) << "): " << e.what());
+    }
   }
 }
 

@@ -528,12 +528,20 @@ void Solver::Restore(const std::string& state_file) {
                                                    << " does not exist");
       weights = sibling;
     }
-    net_->CopyTrainedLayersFrom(weights);
+    try {
+      net_->CopyTrainedLayersFrom(weights);
+    } catch (const Error& e) {
+      DLC_FAIL(state_file << ": restoring its weights: " << e.what());
+    }
   }
   iter_ = state.iter();
   current_step_ = state.current_step();
-  RestoreSolverState(state);
-  RestoreRunState(state);
+  try {
+    RestoreSolverState(state);
+    RestoreRunState(state);
+  } catch (const Error& e) {
+    DLC_FAIL(state_file << ": " << e.what());
+  }
 }
 
 // Beyond Caffe: the data layers' positions and every random generator go into
