@@ -42,7 +42,7 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
 
 std::string ReadWholeFile(const std::string& path, bool binary) {
   std::ifstream in(path, binary ? std::ios::binary : std::ios::in);
-  DLC_REQUIRE(in, "cannot open file " << path);
+  DLC_REQUIRE(in, "cannot open file " << path << ": " << std::strerror(errno));
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
@@ -72,7 +72,7 @@ void ReadProtoFromTextFile(const std::string& path, google::protobuf::Message* p
 
 void ReadProtoFromBinaryFile(const std::string& path, google::protobuf::Message* proto) {
   int fd = open(path.c_str(), O_RDONLY);
-  DLC_REQUIRE(fd >= 0, "cannot open file " << path);
+  DLC_REQUIRE(fd >= 0, "cannot open file " << path << ": " << std::strerror(errno));
   google::protobuf::io::FileInputStream raw(fd);
   google::protobuf::io::CodedInputStream coded(&raw);
   coded.SetTotalBytesLimit(INT_MAX);  // models can exceed protobuf's 64 MB default

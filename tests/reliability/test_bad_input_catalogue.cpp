@@ -253,7 +253,7 @@ std::vector<Case> Cases() {
   c.push_back({"MissingCaffemodel", [] {
                  return Dl("test --model=" + Shared().net + " --weights=" + Dir() +
                                "/nowhere.caffemodel --iterations=1",
-                           {Dir() + "/nowhere.caffemodel"});
+                           {Dir() + "/nowhere.caffemodel", "No such file"});
                }});
   c.push_back({"PrototxtGivenAsWeights", [] {
                  return Dl("test --model=" + Shared().net + " --weights=" + Shared().net +
@@ -326,7 +326,7 @@ std::vector<Case> Cases() {
   c.push_back({"MissingSolverstate", [] {
                  return Dl("train --solver=" + Shared().solver + " --snapshot=" + Dir() +
                                "/nowhere.solverstate",
-                           {Dir() + "/nowhere.solverstate"});
+                           {Dir() + "/nowhere.solverstate", "No such file"});
                }});
   // ---- mean files (.binaryproto)
   c.push_back({"TruncatedMeanFile", [] {
@@ -457,7 +457,7 @@ std::vector<Case> Cases() {
                  return Dl(TimeArgs(net), {"layer 'sum'", "1 4", "1 5"});
                }});
   c.push_back({"MissingModelFile", [] {
-                 return Dl(TimeArgs(Dir() + "/nowhere.prototxt"), {Dir() + "/nowhere.prototxt"});
+                 return Dl(TimeArgs(Dir() + "/nowhere.prototxt"), {Dir() + "/nowhere.prototxt", "No such file"});
                }});
   c.push_back({"GarbageOnnxModel", [] {
                  const std::string bad = Write("garbage.onnx", "not an onnx model\x01\x02\xff");
@@ -509,6 +509,23 @@ std::vector<Case> Cases() {
                                " --iterations=1",
                            {"layer 'loss'", "label 5", "[0, 4)"});
                }});
+  c.push_back({"LabelOutOfRangeForAccuracyOnly", [] {
+                 const std::string net = Write(
+                     "accuracy_label_6.prototxt",
+                     "layer { name: 'data' type: 'DummyData' top: 'data' top: 'label'\n"
+                     "  dummy_data_param { shape { dim: 2 dim: 4 } shape { dim: 2 }\n"
+                     "    data_filler { type: 'uniform' } data_filler { value: 6 } } }\n"
+                     "layer { name: 'acc' type: 'Accuracy' bottom: 'data' bottom: 'label' "
+                     "top: 'acc' }\n");
+                 return Dl("time --model=" + net + " --iterations=1 --phase=TEST",
+                           {"layer 'acc'", "label 6", "[0, 4)"});
+               },
+               // A net whose only label reader is an Accuracy layer: the label
+               // counts as a miss (accuracy 0), by design and by test
+               // (tests/layers/test_accuracy.cpp LabelOutsideTheClassesIsAMiss);
+               // Caffe CHECK-fails. Changing it changes that test: not done here.
+               "src/layers/accuracy.cpp: a label out of range counts as a miss, no error "
+               "(tests/layers/test_accuracy.cpp LabelOutsideTheClassesIsAMiss asserts it)"});
   c.push_back({"DatasetPathIsAFile", [] {
                  const std::string file = Write("plain_file", "not a database");
                  return Dl(TimeArgs(DataNet("file_source.prototxt", file)),
@@ -580,12 +597,12 @@ std::vector<Case> Cases() {
   // ---- solvers
   c.push_back({"MissingSolverFile", [] {
                  return Dl("train --solver=" + Dir() + "/nowhere_solver.prototxt",
-                           {Dir() + "/nowhere_solver.prototxt"});
+                           {Dir() + "/nowhere_solver.prototxt", "No such file"});
                }});
   c.push_back({"SolverNamingMissingNet", [] {
                  const std::string solver = Write("missing_net_solver.prototxt",
                                                   Solver(Dir() + "/nowhere_net.prototxt"));
-                 return Dl("train --solver=" + solver, {Dir() + "/nowhere_net.prototxt"});
+                 return Dl("train --solver=" + solver, {Dir() + "/nowhere_net.prototxt", "No such file"});
                }});
   c.push_back({"UnknownSolverType", [] {
                  const std::string solver = Write("bad_type_solver.prototxt",
