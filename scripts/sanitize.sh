@@ -17,6 +17,6 @@ DLCAFFE_BUILD_DIR="$build" bash "$root/data/mnist/get_mnist.sh"
 
 export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1:${ASAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitizers/ubsan.supp:${UBSAN_OPTIONS:-}"
 cd "$build"
 ctest --output-on-failure --timeout 3000 -j "$(nproc)" "$@"

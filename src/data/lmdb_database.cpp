@@ -144,7 +144,15 @@ LmdbCursor::LmdbCursor(std::shared_ptr<LmdbDatabase> db) : db_(std::move(db)) {
     mdb_txn_abort(txn_);
     DLC_FAIL("LMDB database " << db_->path() << ": " << LmdbMessage(rc));
   }
-  SeekToFirst();
+  // A constructor that throws runs no destructor: close the cursor and end
+  // the transaction here (an empty database leaked both, and a reader slot).
+  try {
+    SeekToFirst();
+  } catch (...) {
+    mdb_cursor_close(cursor_);
+    mdb_txn_abort(txn_);
+    throw;
+  }
 }
 
 LmdbCursor::~LmdbCursor() {

@@ -240,6 +240,10 @@ void ImportPool(NodeContext& ctx) {
   std::vector<int64_t> out = {in[0], in[1], 0, 0};
   for (int i = 0; i < 2; ++i) {
     const double span = double(in[2 + i] + 2 * w.pad_begin[i] - w.kernel[i]) / w.stride[i];
+    ONNX_REQUIRE(ctx, std::isfinite(span) && std::fabs(span) < 1e9,
+                 "the pooling window (kernel " << w.kernel[i] << ", stride " << w.stride[i]
+                                               << ", pad " << w.pad_begin[i]
+                                               << ") does not fit the input " << in[2 + i]);
     int64_t n = static_cast<int64_t>(ceil_mode ? std::ceil(span) : std::floor(span)) + 1;
     // As Caffe and PyTorch: the last window must start inside the input or its left pad.
     if (ceil_mode && w.pad_begin[i] > 0 && (n - 1) * w.stride[i] >= in[2 + i] + w.pad_begin[i]) --n;

@@ -132,7 +132,8 @@ void ImportReshape(NodeContext& ctx) {
     }
     ONNX_REQUIRE(ctx, d >= 0, "invalid shape entry " << d);
     shape[i] = d;
-    known *= d;
+    ONNX_REQUIRE(ctx, !__builtin_mul_overflow(known, d, &known),
+                 "the shape " << ShapeString(shape) << " has more elements than an int64 counts");
   }
   if (infer >= 0) {
     ONNX_REQUIRE(ctx, known > 0 && ShapeCount(in) % known == 0,

@@ -13,7 +13,9 @@ namespace onnx_import {
 
 int64_t ShapeCount(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    DLC_REQUIRE(!__builtin_mul_overflow(n, d, &n),
+                "shape " << ShapeString(shape) << " has more elements than an int64 counts");
   return n;
 }
 
@@ -26,7 +28,12 @@ bool HostTensor::is_integer() const {
 
 std::vector<int64_t> HostTensor::ints() const {
   std::vector<int64_t> out(values.size());
-  for (size_t i = 0; i < values.size(); ++i) out[i] = static_cast<int64_t>(values[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    // Values are held as doubles: one outside int64 (or NaN) has no integer.
+    DLC_REQUIRE(values[i] >= -9.2e18 && values[i] <= 9.2e18,
+                "integer value " << values[i] << " is outside the int64 range");
+    out[i] = static_cast<int64_t>(values[i]);
+  }
   return out;
 }
 

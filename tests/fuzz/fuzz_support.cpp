@@ -20,6 +20,10 @@ Context& FuzzContext() {
     FLAGS_logtostderr = true;
     auto c = Context::Create();
     c->Seed(1701);
+    // Small device limits, so that a fuzzed net asking for a huge blob is
+    // refused by the buffer pool (the error a user's too-large net gets)
+    // rather than allocated: 64 MiB per buffer, 512 MiB in all.
+    c->pool().set_device_limits(64u << 20, 512u << 20);
     return c;
   }();
   return *ctx;

@@ -16,7 +16,8 @@
 namespace dlcaffe {
 namespace fuzz {
 
-// The default device (PoCL here), created once; glog shows errors only.
+// The default device (PoCL here), created once, with small memory limits;
+// glog shows errors only.
 Context& FuzzContext();
 
 // Writes `size` bytes to this process's scratch file named `name` (under

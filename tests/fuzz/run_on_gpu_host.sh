@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# On a GPU host (../shared/gpu/README.md), after
+#   ../shared/gpu/bundle.sh .gpu/fuzz.tar.xz build-fuzz/fuzz/fuzz_*
+# (scripts/fuzz.sh builds them) and a copy of this file in .gpu/:
+# every fuzz target at once, each with JOBS libFuzzer
+# processes (-fork), for SECONDS; findings, logs and the grown corpora go
+# to $OUT. Usage: bash .gpu/fuzz_run.sh SECONDS JOBS
+set -uo pipefail
+seconds=$1; jobs=$2
+tar -C /tmp -xJf .gpu/fuzz.tar.xz && source /tmp/gpu/env.sh
+root=$PWD
+export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:allocator_may_return_null=1"
+export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitizers/ubsan.supp"
+nproc; nvidia-smi -L 2>/dev/null | head -2
+# A quick start-up check before the long run.
+(cd /tmp && /tmp/gpu/bin/fuzz_caffemodel -runs=20 "$root/tests/fuzz/corpus/caffemodel" 2>&1 | tail -3)
+for bin in /tmp/gpu/bin/fuzz_*; do
+  t=${bin##*/fuzz_}
+  mkdir -p "$OUT/findings/$t" "/tmp/corpus/$t" "/tmp/run/$t"
+  (cd "/tmp/run/$t" && "$bin" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+     -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -malloc_limit_mb=2048 \
+     -max_len=65536 -artifact_prefix="$OUT/findings/$t/" -print_final_stats=1 \
+     "/tmp/corpus/$t" "$root/tests/fuzz/corpus/$t" > "$OUT/fuzz_$t.log" 2>&1) &
+done
+wait
+for t in /tmp/corpus/*; do echo "${t##*/}: $(ls "$t" | wc -l) corpus files; $(grep -E '^#[0-9]+' "$OUT/fuzz_${t##*/}.log" | tail -1)"; done
+tar -C /tmp -cJf "$OUT/corpus.tar.xz" corpus
+ls -R "$OUT/findings" | head -50
