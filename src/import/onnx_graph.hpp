@@ -72,7 +72,10 @@ class NodeContext {
   // Outputs.
   int num_outputs() const { return node_.output_size(); }
   bool has_output(int k) const { return k < node_.output_size() && !node_.output(k).empty(); }
-  const std::string& output_name(int k) const { return node_.output(k); }
+  const std::string& output_name(int k) const {
+    DLC_REQUIRE(has_output(k), Where() << "needs output " << k);
+    return node_.output(k);
+  }
   void SetConstantOutput(int k, HostTensor value);
   // The same, remembering that the value is the transpose of a 2-d initializer.
   void SetTransposedInitializerOutput(int k, HostTensor value, const std::string& initializer);
