@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include <algorithm>
+#include <utility>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -63,6 +64,17 @@ bool EndsWith(const std::string& text, const std::string& end) {
 
 Solver::Solver(const caffe::SolverParameter& param, Context& ctx)
     : param_(param), ctx_(&ctx) {
+  // Counts that cannot be negative (Caffe trains zero iterations, or divides
+  // by zero, instead of saying so).
+  for (const auto& [name, value] :
+       {std::pair<const char*, int>{"max_iter", param_.max_iter()},
+        {"display", param_.display()}, {"snapshot", param_.snapshot()},
+        {"test_interval", param_.test_interval()}})
+    DLC_REQUIRE(value >= 0, "solver: " << name << " must be 0 or more, got " << value);
+  DLC_REQUIRE(param_.iter_size() >= 1, "solver: iter_size must be 1 or more, got "
+                                           << param_.iter_size());
+  DLC_REQUIRE(param_.average_loss() >= 1, "solver: average_loss must be 1 or more, got "
+                                              << param_.average_loss());
   CheckSnapshotWritePermissions();
   if (param_.random_seed() >= 0) ctx_->Seed(static_cast<uint64_t>(param_.random_seed()));
   InitTrainNet();
