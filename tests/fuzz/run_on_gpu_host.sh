@@ -13,6 +13,8 @@ export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:allocator_may_return_nu
 export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitizers/ubsan.supp"
 nproc; nvidia-smi -L 2>/dev/null | head -2
+# The corpora of an earlier run, if carried along (.gpu/corpus_seed.tar.xz).
+[ -f .gpu/corpus_seed.tar.xz ] && tar -C /tmp -xJf .gpu/corpus_seed.tar.xz
 # A quick start-up check before the long run.
 (cd /tmp && /tmp/gpu/bin/fuzz_caffemodel -runs=20 "$root/tests/fuzz/corpus/caffemodel" 2>&1 | tail -3)
 for bin in /tmp/gpu/bin/fuzz_*; do
@@ -26,4 +28,8 @@ done
 wait
 for t in /tmp/corpus/*; do echo "${t##*/}: $(ls "$t" | wc -l) corpus files; $(grep -E '^#[0-9]+' "$OUT/fuzz_${t##*/}.log" | tail -1)"; done
 tar -C /tmp -cJf "$OUT/corpus.tar.xz" corpus
-ls -R "$OUT/findings" | head -50
+# Findings in one file (there may be too many to come back one by one);
+# slow units are reports, not failures.
+find "$OUT/findings" -name 'slow-unit-*' -delete
+tar -C "$OUT" -cJf "$OUT/findings.tar.xz" findings && rm -rf "$OUT/findings"
+tar -tJf "$OUT/findings.tar.xz" | grep -c -v '/$' 
