@@ -34,6 +34,10 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
+# A JPEG header can claim 139 M pixels in 400 bytes, and OpenCV then really
+# decodes 6 GB (its own limit is 2^30 pixels); the harness lowers that limit
+# to 4096 x 4096 to stay inside its 2 GB allocation budget.
+export OPENCV_IO_MAX_IMAGE_PIXELS=16777216
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:${LSAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitizers/ubsan.supp:${UBSAN_OPTIONS:-}"

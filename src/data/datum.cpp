@@ -71,7 +71,16 @@ void DecodeEncoded(const caffe::Datum& datum, DatumColor color, const std::strin
   try {
     decoded = cv::imdecode(encoded, flag);
   } catch (const cv::Exception& e) {
-    DLC_FAIL(where << ": cannot decode the encoded image: " << e.what());
+    // OpenCV refuses, before allocating, an image whose header claims more
+    // than OPENCV_IO_MAX_IMAGE_PIXELS (default 2^30) pixels or a side over
+    // OPENCV_IO_MAX_IMAGE_WIDTH/HEIGHT (2^20): say so in words.
+    const std::string what = e.what();
+    DLC_REQUIRE(what.find("CV_IO_MAX_IMAGE") == std::string::npos,
+                where << ": the encoded image's header claims a size over OpenCV's decoding "
+                         "limit (OPENCV_IO_MAX_IMAGE_PIXELS, default 2^30 pixels; "
+                         "OPENCV_IO_MAX_IMAGE_WIDTH/HEIGHT, default 2^20); "
+                         "a corrupt record or not a training image");
+    DLC_FAIL(where << ": cannot decode the encoded image: " << what);
   }
   DLC_REQUIRE(!decoded.empty(), where << ": cannot decode the encoded image ("
                                       << bytes.size() << " bytes; not a JPEG/PNG?)");

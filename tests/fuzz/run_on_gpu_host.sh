@@ -10,6 +10,7 @@ seconds=$1; jobs=$2
 tar -C /tmp -xJf .gpu/fuzz.tar.xz && source /tmp/gpu/env.sh
 root=$PWD
 export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:allocator_may_return_null=1"
+export OPENCV_IO_MAX_IMAGE_PIXELS=16777216  # as scripts/fuzz.sh
 export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitizers/ubsan.supp"
 nproc; nvidia-smi -L 2>/dev/null | head -2

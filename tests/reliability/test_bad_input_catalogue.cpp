@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "caffe.pb.h"
+#include "dlcaffe/data/datum.hpp"
 #include "dlcaffe/data/lmdb_database.hpp"
 #include "dlcaffe/io.hpp"
 #include "util/run_dlcaffe.hpp"
@@ -136,6 +137,29 @@ std::string EncodedGarbageDatum(int label) {
   datum.set_encoded(true);
   datum.set_label(label);
   datum.set_data("these bytes are not a PNG or JPEG image");
+  return datum.SerializeAsString();
+}
+
+// A JPEG (4 x 4 gray) whose frame header is rewritten to claim 60000 x 60000
+// pixels: a decoder would allocate 3.6 GB for it before finding the data short.
+std::string EncodedHugeHeaderDatum(int label) {
+  DatumImage image;
+  image.channels = 1;
+  image.height = 4;
+  image.width = 4;
+  image.bytes.assign(16, 0x40);
+  std::string jpeg = EncodeImage(image, "jpg");
+  const size_t sof = jpeg.find("\xFF\xC0");
+  EXPECT_NE(sof, std::string::npos) << "no baseline frame header in the encoded JPEG";
+  if (sof == std::string::npos) return "";
+  for (size_t at : {sof + 5, sof + 7}) {  // height, then width, big-endian
+    jpeg[at] = static_cast<char>(60000 >> 8);
+    jpeg[at + 1] = static_cast<char>(60000 & 0xFF);
+  }
+  caffe::Datum datum;
+  datum.set_encoded(true);
+  datum.set_label(label);
+  datum.set_data(jpeg);
   return datum.SerializeAsString();
 }
 
@@ -488,6 +512,12 @@ std::vector<Case> Cases() {
                                                  {"img_1", EncodedGarbageDatum(1)}});
                  return Dl(TimeArgs(DataNet("garbage_later.prototxt", db)),
                            {"layer 'data'", "'img_1'", "decode"});
+               }});
+  c.push_back({"EncodedImageHeaderClaimsHugeSize", [] {
+                 const std::string db =
+                     Lmdb("huge_header_lmdb", {{"img_0", EncodedHugeHeaderDatum(0)}});
+                 return Dl(TimeArgs(DataNet("huge_header.prototxt", db)),
+                           {"layer 'data'", "'img_0'", "OpenCV's decoding limit"});
                }});
   c.push_back({"LabelOutOfRangeForSoftmaxWithLoss", [] {
                  const std::string net = Write("label_7.prototxt", TinyNet(4, "ip1", 7));
