@@ -274,7 +274,8 @@ void NodeContext::AddParamBlob(caffe::LayerParameter* layer, int input_index,
 // ---- helpers ----
 
 int NormalizeAxis(const NodeContext& ctx, int64_t axis, int rank) {
-  ONNX_REQUIRE(ctx, axis >= -rank && axis < std::max(rank, 1),
+  // A scalar has no axis: every caller indexes the shape with the result.
+  ONNX_REQUIRE(ctx, axis >= -rank && axis < rank,
                "axis " << axis << " is out of range for rank " << rank);
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
