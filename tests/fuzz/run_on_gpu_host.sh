@@ -16,18 +16,30 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/test
 nproc; nvidia-smi -L 2>/dev/null | head -2
 # The corpora of an earlier run, if carried along (.gpu/corpus_seed.tar.xz).
 [ -f .gpu/corpus_seed.tar.xz ] && tar -C /tmp -xJf .gpu/corpus_seed.tar.xz
-# A quick start-up check before the long run.
-(cd /tmp && /tmp/gpu/bin/fuzz_caffemodel -runs=20 "$root/tests/fuzz/corpus/caffemodel" 2>&1 | tail -3)
+# A start-up check of every target on the empty input before the long run;
+# a failure shows its whole report (a crash at start names no input).
+mkdir -p /tmp/startup
+for bin in /tmp/gpu/bin/fuzz_*; do
+  : > /tmp/startup/empty
+  (cd /tmp/startup && "$bin" /tmp/startup/empty > "/tmp/startup/${bin##*/}.log" 2>&1) ||
+    { echo "start-up check failed: ${bin##*/}"; tail -40 "/tmp/startup/${bin##*/}.log"; }
+done
+# CPU time is measured per target: bash's `time` counts the libFuzzer
+# processes that the -fork parent waits for.
+TIMEFORMAT='%R s wall, %U s user, %S s system'
 for bin in /tmp/gpu/bin/fuzz_*; do
   t=${bin##*/fuzz_}
   mkdir -p "$OUT/findings/$t" "/tmp/corpus/$t" "/tmp/run/$t"
-  (cd "/tmp/run/$t" && "$bin" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+  ( { time (cd "/tmp/run/$t" && "$bin" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
      -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -malloc_limit_mb=2048 \
      -max_len=65536 -artifact_prefix="$OUT/findings/$t/" -print_final_stats=1 \
-     "/tmp/corpus/$t" "$root/tests/fuzz/corpus/$t" > "$OUT/fuzz_$t.log" 2>&1) &
+     "/tmp/corpus/$t" "$root/tests/fuzz/corpus/$t" > "$OUT/fuzz_$t.log" 2>&1) ; } 2> "/tmp/run/$t.time" ) &
 done
 wait
-for t in /tmp/corpus/*; do echo "${t##*/}: $(ls "$t" | wc -l) corpus files; $(grep -E '^#[0-9]+' "$OUT/fuzz_${t##*/}.log" | tail -1)"; done
+for t in /tmp/corpus/*; do
+  t=${t##*/}
+  echo "$t: $(cat "/tmp/run/$t.time"); $(ls "/tmp/corpus/$t" | wc -l) corpus files; $(grep -E '^#[0-9]+' "$OUT/fuzz_$t.log" | tail -1)"
+done
 tar -C /tmp -cJf "$OUT/corpus.tar.xz" corpus
 # Findings in one file (there may be too many to come back one by one);
 # slow units are reports, not failures.
