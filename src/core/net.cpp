@@ -79,6 +79,7 @@ void Net::Init(const caffe::NetParameter& in_param) {
   debug_info_ = param.debug_info();
 
   std::map<std::string, int> available_blobs;  // produced and not yet consumed
+  std::map<const Blob*, std::string> unshaped_tops;  // never shaped -> its layer
   const int num_layers = param.layer_size();
   bottom_vecs_.resize(num_layers);
   top_vecs_.resize(num_layers);
@@ -105,6 +106,18 @@ void Net::Init(const caffe::NetParameter& in_param) {
     for (int b = 0; b < layer_param.bottom_size(); ++b) {
       const int blob_id = AppendBottom(layer_param, layer_id, b, &available_blobs);
       need_backward |= blob_need_backward_[blob_id];
+    }
+    // A blob that no layer ever shaped (an Input layer without
+    // input_param.shape) holds nothing; a layer set up on it would see a
+    // rank-0 blob of no elements, which is not a scalar.
+    // Named by the layer that left it so (not by an inserted Split).
+    for (int b = 0; b < layer_param.bottom_size(); ++b) {
+      const auto unshaped = unshaped_tops.find(bottom_vecs_[layer_id][b]);
+      DLC_REQUIRE(unshaped == unshaped_tops.end(),
+                  unshaped->second << ": top '" << layer_param.bottom(b)
+                                   << "' has no shape, and layer '" << layer_param.name()
+                                   << "' uses it (an Input layer needs input_param { shape { "
+                                      "dim: ... } } for each of its tops)");
     }
     for (int t = 0; t < layer_param.top_size(); ++t)
       AppendTop(layer_param, layer_id, t, &available_blobs);
@@ -133,6 +146,9 @@ void Net::Init(const caffe::NetParameter& in_param) {
                   "): " + what);
     }
     for (size_t t = 0; t < top_vecs_[layer_id].size(); ++t) {
+      const Blob* top = top_vecs_[layer_id][t];
+      if (top->shape().empty() && top->count() == 0)
+        unshaped_tops[top] = "layer '" + layer_param.name() + "' (" + layer_param.type() + ")";
       const int top_id = top_id_vecs_[layer_id][t];
       if ((int)blob_loss_weights_.size() <= top_id) blob_loss_weights_.resize(top_id + 1, 0.f);
       blob_loss_weights_[top_id] = layer->loss(static_cast<int>(t));

@@ -415,6 +415,14 @@ std::vector<Case> Cases() {
                      "layer { name: 'c' type: 'ReLU' bottom: 'b' top: 'c' }\n");
                  return Dl(TimeArgs(net), {"layer 'b'", "'c'"});
                }});
+  c.push_back({"InputWithoutShape", [] {
+                 const std::string net =
+                     Write("input_without_shape.prototxt",
+                           "layer { name: 'in' type: 'Input' top: 'data' }\n"
+                           "layer { name: 'relu' type: 'ReLU' bottom: 'data' top: 'a' }\n"
+                           "layer { name: 'split' type: 'Split' bottom: 'data' top: 'b' top: 'c' }\n");
+                 return Dl(TimeArgs(net), {"layer 'in' (Input)", "top 'data'", "no shape", "input_param"});
+               }});
   c.push_back({"NegativeDimension", [] {
                  const std::string net =
                      Write("negative_dim.prototxt",
