@@ -16,14 +16,21 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/test
 nproc; nvidia-smi -L 2>/dev/null | head -2
 # The corpora of an earlier run, if carried along (.gpu/corpus_seed.tar.xz).
 [ -f .gpu/corpus_seed.tar.xz ] && tar -C /tmp -xJf .gpu/corpus_seed.tar.xz
-# A start-up check of every target on the empty input before the long run;
-# a failure shows its whole report (a crash at start names no input).
-mkdir -p /tmp/startup
+# A start-up check before the long run: every target started STARTS times
+# (default 1), 16 at once, on the empty input. A crash at start names no
+# input, so each failing start keeps its whole report in $OUT/startup/.
+mkdir -p /tmp/startup "$OUT/startup"
+: > /tmp/startup/empty
 for bin in /tmp/gpu/bin/fuzz_*; do
-  : > /tmp/startup/empty
-  (cd /tmp/startup && "$bin" /tmp/startup/empty > "/tmp/startup/${bin##*/}.log" 2>&1) ||
-    { echo "start-up check failed: ${bin##*/}"; tail -40 "/tmp/startup/${bin##*/}.log"; }
+  for i in $(seq "${STARTS:-1}"); do
+    while [ "$(jobs -rp | wc -l)" -ge 16 ]; do sleep 0.2; done
+    ( log="/tmp/startup/${bin##*/}.$i.log"
+      (cd /tmp/startup && "$bin" /tmp/startup/empty > "$log" 2>&1) || mv "$log" "$OUT/startup/" ) &
+  done
 done
+wait
+echo "start-up check: $(ls "$OUT/startup" | wc -l) of $(( 6 * ${STARTS:-1} )) starts failed"
+ls "$OUT/startup" | head
 # CPU time is measured per target: bash's `time` counts the libFuzzer
 # processes that the -fork parent waits for.
 TIMEFORMAT='%R s wall, %U s user, %S s system'
