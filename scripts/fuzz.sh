@@ -73,6 +73,7 @@ for target in "${targets[@]}"; do
   # Slow units are reported, not failures (-report_slow_units).
   if [ $status -ne 0 ] || ls "$findings" | grep -qv '^slow-unit-'; then
     echo "fuzz: $target found something (exit $status): $findings, $log" >&2
+    grep -v 'NEW_FUNC' "$log" | tail -60 >&2
     failed=1
   fi
 done

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -31,6 +32,13 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+// A sanitizer build (scripts/sanitize.sh) installs an instrumented library:
+// the programs built against it here must link the same runtime.
+std::string SanitizeFlags() {
+  const char* flags = std::getenv("DLCAFFE_SANITIZE_FLAGS");
+  return flags ? flags : "";
+}
 
 // One install and one example build for the whole program.
 class InstalledPackage : public ::testing::Test {
@@ -119,7 +127,7 @@ TEST_F(InstalledPackage, PkgConfigBuildsAProgramOfTheSameVersion) {
                            "dlcaffe::Version()); }\n";
   const std::string program = *work_ + "/version_main";
   const ToolResult build = RunCommand(
-      "c++ -std=c++17 " + Quote(source) + " -o " + Quote(program) + " " + PkgConfig("--cflags") +
+      "c++ -std=c++17 " + SanitizeFlags() + " " + Quote(source) + " -o " + Quote(program) + " " + PkgConfig("--cflags") +
       " " + PkgConfig("--libs") + " -Wl,-rpath," + PkgConfig("--variable=libdir"));
   ASSERT_EQ(build.exit_code, 0) << build.output;
   const ToolResult run = RunCommand(Quote(program));
@@ -204,6 +212,9 @@ class ClassificationExample : public InstalledPackage {
     example_build_ = new ToolResult(RunCommand(
         "cmake -S " + Quote(SourceDir() + "/examples/cpp_classification") + " -B " +
         Quote(build_dir) + " -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=" + Quote(*prefix_) +
+        (SanitizeFlags().empty() ? std::string()
+                                 : " -DCMAKE_CXX_FLAGS=" + SanitizeFlags() +
+                                       " -DCMAKE_EXE_LINKER_FLAGS=" + SanitizeFlags()) +
         " && cmake --build " + Quote(build_dir)));
     classify_ = new std::string(build_dir + "/classify");
   }
