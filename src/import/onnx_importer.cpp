@@ -146,7 +146,14 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
     const OpHandler* handler = OpRegistry::Find(node.op_type());
     DLC_REQUIRE(handler, ctx.Where() << "operator '" << node.op_type()
                                      << "' is not supported by the importer");
-    (*handler)(ctx);
+    try {
+      (*handler)(ctx);
+    } catch (const Error& e) {
+      // Host helpers (tensor values, shape products) know no node: name it.
+      const std::string what = e.what();
+      if (what.rfind(graph.path() + ": ", 0) == 0) throw;
+      throw Error(ctx.Where() + what);
+    }
     for (int k = 0; k < node.output_size(); ++k)
       DLC_REQUIRE(node.output(k).empty() || graph.Has(node.output(k)) || k > 0,
                   ctx.Where() << "produced no value for output '" << node.output(k) << "'");

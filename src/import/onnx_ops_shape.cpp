@@ -133,7 +133,7 @@ void ImportReshape(NodeContext& ctx) {
     ONNX_REQUIRE(ctx, d >= 0, "invalid shape entry " << d);
     shape[i] = d;
     ONNX_REQUIRE(ctx, !__builtin_mul_overflow(known, d, &known),
-                 "the shape " << ShapeString(shape) << " has more elements than an int64 counts");
+                 "the shape " << ShapeString(requested) << " has more elements than an int64 counts");
   }
   if (infer >= 0) {
     ONNX_REQUIRE(ctx, known > 0 && ShapeCount(in) % known == 0,

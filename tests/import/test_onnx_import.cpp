@@ -383,6 +383,45 @@ TEST(OnnxImportErrors, UnsupportedAttributeNamesIt) {
   ExpectImportError(m.Save(TempDir()), {"node 'c' (Conv)", "attribute 'frobnicate'"});
 }
 
+// Fuzz findings (UBSan on the GPU host): values and shapes past int64, a
+// pooling stride of 0 and an axis on a scalar, each refused by name.
+TEST(OnnxImportErrors, ValuesPastInt64AndDegenerateShapesNameTheNode) {
+  {
+    OnnxModelBuilder m;
+    m.Input("x", {2, 3});
+    m.Int64Initializer("s", {INT64_MAX});
+    m.Node("Reshape", {"x", "s"}, {"y"}, "at_the_limit");
+    m.Output("y");
+    ExpectImportError(m.Save(TempDir()), {"node 'at_the_limit' (Reshape)", "outside the int64 range"});
+  }
+  {
+    OnnxModelBuilder m;
+    m.Input("x", {2, 3});
+    m.Int64Initializer("s", {int64_t(1) << 62, 4, 3});
+    m.Node("Reshape", {"x", "s"}, {"y"}, "too_many");
+    m.Output("y");
+    ExpectImportError(m.Save(TempDir()), {"node 'too_many' (Reshape)", "[4611686018427387904 4 3]",
+                                          "more elements than an int64"});
+  }
+  {
+    OnnxModelBuilder m;
+    m.Input("x", {1, 1, 4, 4});
+    onnx::NodeProto* pool = m.Node("MaxPool", {"x"}, {"y"}, "pool");
+    OnnxModelBuilder::SetInts(pool, "kernel_shape", {2, 2});
+    OnnxModelBuilder::SetInts(pool, "strides", {0, 0});
+    m.Output("y");
+    ExpectImportError(m.Save(TempDir()), {"node 'pool' (MaxPool)", "stride 0", "does not fit"});
+  }
+  {
+    OnnxModelBuilder m;
+    m.Input("x", {2, 3});
+    OnnxModelBuilder::SetInt(m.Node("ReduceSum", {"x"}, {"scalar"}, "sum"), "keepdims", 0);
+    OnnxModelBuilder::SetInt(m.Node("Concat", {"scalar", "scalar"}, {"y"}, "concat"), "axis", 0);
+    m.Output("y");
+    ExpectImportError(m.Save(TempDir()), {"node 'concat' (Concat)", "axis 0", "rank 0"});
+  }
+}
+
 TEST(OnnxImportErrors, OpsetOutsideTheRange) {
   ExpectImportError(Relu(8).Save(TempDir()), {"opset 8", "9 to 17"});
   ExpectImportError(Relu(18).Save(TempDir()), {"opset 18", "9 to 17"});
