@@ -4,7 +4,7 @@
 # (scripts/fuzz.sh builds them) and a copy of this file in .gpu/:
 # every fuzz target at once, each with JOBS libFuzzer
 # processes (-fork), for SECONDS; findings, logs and the grown corpora go
-# to $OUT. Usage: bash .gpu/fuzz_run.sh SECONDS JOBS
+# to $OUT. Usage: [TARGETS="caffemodel lmdb"] bash .gpu/fuzz_run.sh SECONDS JOBS
 set -uo pipefail
 seconds=$1; jobs=$2
 tar -C /tmp -xJf .gpu/fuzz.tar.xz && source /tmp/gpu/env.sh
@@ -36,6 +36,7 @@ ls "$OUT/startup" | head
 TIMEFORMAT='%R s wall, %U s user, %S s system'
 for bin in /tmp/gpu/bin/fuzz_*; do
   t=${bin##*/fuzz_}
+  [ -z "${TARGETS:-}" ] || [[ " $TARGETS " == *" $t "* ]] || continue
   mkdir -p "$OUT/findings/$t" "/tmp/corpus/$t" "/tmp/run/$t"
   ( { time (cd "/tmp/run/$t" && "$bin" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
      -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -malloc_limit_mb=2048 \
@@ -45,6 +46,7 @@ done
 wait
 for t in /tmp/corpus/*; do
   t=${t##*/}
+  [ -f "/tmp/run/$t.time" ] || continue
   echo "$t: $(cat "/tmp/run/$t.time"); $(ls "/tmp/corpus/$t" | wc -l) corpus files; $(grep -E '^#[0-9]+' "$OUT/fuzz_$t.log" | tail -1)"
 done
 tar -C /tmp -cJf "$OUT/corpus.tar.xz" corpus
