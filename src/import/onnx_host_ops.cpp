@@ -28,7 +28,7 @@ HostTensor HostBinary(const NodeContext& ctx, const HostTensor& a, const HostTen
     return s;
   };
   const auto sa = strides_in(a), sb = strides_in(b);
-  const int64_t count = out.count();
+  const int64_t count = HostValueCount(out.shape);
   out.values.resize(count);
   for (int64_t i = 0; i < count; ++i) {
     int64_t ia = 0, ib = 0, rest = i;

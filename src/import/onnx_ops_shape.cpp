@@ -92,7 +92,7 @@ void ImportConstantOfShape(NodeContext& ctx) {
   HostTensor t;
   t.type = value.type;
   t.shape = shape;
-  t.values.assign(ShapeCount(shape), value.values.at(0));
+  t.values.assign(HostValueCount(shape), value.values.at(0));
   ctx.SetConstantOutput(0, t);
 }
 REGISTER_ONNX_OP(ImportConstantOfShape, "ConstantOfShape");
@@ -103,7 +103,12 @@ void ImportRange(NodeContext& ctx) {
   ONNX_REQUIRE(ctx, delta != 0, "delta is 0");
   HostTensor t;
   t.type = ctx.constant(0).type;
-  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+  const double steps = std::ceil((limit - start) / delta);
+  ONNX_REQUIRE(ctx, std::isfinite(steps) && steps <= double(kMaxHostValues),
+               "start " << start << ", limit " << limit << " and delta " << delta
+                        << " give more values than the importer computes on the host ("
+                        << kMaxHostValues << ")");
+  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(steps));
   for (int64_t i = 0; i < n; ++i) t.values.push_back(start + i * delta);
   t.shape = {n};
   ctx.SetConstantOutput(0, t);
@@ -441,7 +446,7 @@ void ImportExpand(NodeContext& ctx) {
     HostTensor zeros;
     zeros.type = ctx.constant(0).type;
     zeros.shape = shape;
-    zeros.values.assign(ShapeCount(shape), 0.0);
+    zeros.values.assign(HostValueCount(shape), 0.0);
     return ctx.SetConstantOutput(0, HostBinary(ctx, ctx.constant(0), zeros,
                                                [](double a, double) { return a; }));
   }
@@ -453,7 +458,7 @@ void ImportExpand(NodeContext& ctx) {
   *p->mutable_operand_shape() = ToBlobShape(shape);
   HostTensor zeros;
   zeros.shape = shape;
-  zeros.values.assign(ShapeCount(shape), 0.0);
+  zeros.values.assign(HostValueCount(shape), 0.0);
   ctx.AddValueBlob(layer, zeros);
   ctx.SetOutput(0, shape);
 }

@@ -19,6 +19,17 @@ int64_t ShapeCount(const std::vector<int64_t>& shape) {
   return n;
 }
 
+int64_t HostValueCount(const std::vector<int64_t>& shape) {
+  for (int64_t d : shape)
+    DLC_REQUIRE(d >= 0, "shape " << ShapeString(shape) << " has a negative dimension");
+  const int64_t n = ShapeCount(shape);
+  DLC_REQUIRE(n <= kMaxHostValues, "a tensor of shape " << ShapeString(shape) << " (" << n
+                                                        << " values) is larger than the importer "
+                                                           "computes on the host ("
+                                                        << kMaxHostValues << " values)");
+  return n;
+}
+
 int64_t HostTensor::count() const { return ShapeCount(shape); }
 
 bool HostTensor::is_integer() const {
@@ -160,8 +171,9 @@ HostTensor FromTensorProto(const onnx::TensorProto& proto, const std::string& mo
   if (external || proto.has_raw_data()) {
     const std::string raw =
         external ? ReadExternalData(proto, model_dir, where) : proto.raw_data();
-    DLC_REQUIRE(raw.size() == n * bytes, where << " holds " << raw.size() << " bytes of data, its shape "
-                                               << ShapeString(t.shape) << " needs " << n * bytes);
+    // Divided, not multiplied: n * bytes wraps for a shape of 2^61 elements.
+    DLC_REQUIRE(raw.size() % bytes == 0 && raw.size() / bytes == static_cast<size_t>(n), where << " holds " << raw.size() << " bytes of data, its shape "
+                                               << ShapeString(t.shape) << " needs " << n << " values of " << bytes << " bytes");
     t.values.reserve(n);
     for (int64_t i = 0; i < n; ++i) t.values.push_back(DecodeRaw(raw.data() + i * bytes, t.type));
     return t;

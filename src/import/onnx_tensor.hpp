@@ -26,6 +26,12 @@ struct HostTensor {
 };
 
 int64_t ShapeCount(const std::vector<int64_t>& shape);
+// The count of a tensor the importer is about to fill on the host (a folded
+// constant, an Expand's zeros), checked first: no negative dimension and at
+// most kMaxHostValues values, so that a hostile shape is an error, not a
+// huge allocation.
+constexpr int64_t kMaxHostValues = int64_t(1) << 26;
+int64_t HostValueCount(const std::vector<int64_t>& shape);
 
 // Decodes a TensorProto (typed fields or raw_data; external data is read
 // from `model_dir`). `where` names the tensor's place in messages.

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <string>
 
 #include "dlcaffe/context.hpp"
@@ -31,13 +32,19 @@ std::string ScratchDirectory(const std::string& name);
 // that seeds get past the checks instead of being turned away).
 bool Verbose();
 
-// Runs `body` and swallows dlcaffe::Error only.
+// Runs `body` and swallows dlcaffe::Error only. Any other exception is a
+// finding: it is reported and the process traps, so that libFuzzer keeps the
+// input (left to escape, it ends in std::terminate, and one such abort in CI
+// left no input behind).
 template <typename Body>
 void ExpectCleanRejection(Body body) {
   try {
     body();
   } catch (const dlcaffe::Error& e) {
     if (Verbose()) std::fprintf(stderr, "rejected: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fuzz: an exception other than dlcaffe::Error escaped: %s\n", e.what());
+    __builtin_trap();
   }
 }
 

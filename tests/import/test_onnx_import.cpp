@@ -422,6 +422,45 @@ TEST(OnnxImportErrors, ValuesPastInt64AndDegenerateShapesNameTheNode) {
   }
 }
 
+// Tensors the importer fills on the host are checked before they are
+// allocated (a CI fuzz run's std::length_error, then by hand).
+TEST(OnnxImportErrors, HostTensorsAreCheckedBeforeAllocation) {
+  auto constant_of_shape = [](const std::vector<int64_t>& shape) {
+    OnnxModelBuilder m;
+    m.Input("x", {2, 3});
+    m.Int64Initializer("s", shape);
+    m.Node("ConstantOfShape", {"s"}, {"c"}, "fill");
+    m.Node("Add", {"x", "c"}, {"y"});
+    m.Output("y");
+    return m.Save(TempDir());
+  };
+  ExpectImportError(constant_of_shape({-3}), {"node 'fill' (ConstantOfShape)", "[-3]", "negative"});
+  ExpectImportError(constant_of_shape({int64_t(1) << 40}),
+                    {"node 'fill' (ConstantOfShape)", "1099511627776 values", "67108864"});
+  {
+    OnnxModelBuilder m;
+    m.Input("x", {2, 3});
+    for (const char* name : {"a", "b", "d"}) m.Initializer(name, {}, {name[0] == 'b' ? 1e18f : name[0] == 'd' ? 1.f : 0.f});
+    m.Node("Range", {"a", "b", "d"}, {"r"}, "range");
+    m.Node("Add", {"x", "r"}, {"y"});
+    m.Output("y");
+    ExpectImportError(m.Save(TempDir()), {"node 'range' (Range)", "more values than the importer"});
+  }
+  {
+    // 2^61 doubles: the byte count wraps to 0 in 64 bits, as the data's size.
+    OnnxModelBuilder m;
+    m.Input("x", {2, 3});
+    onnx::TensorProto* w = m.model().mutable_graph()->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::DOUBLE);
+    w->add_dims(int64_t(1) << 61);
+    w->set_raw_data("");
+    m.Node("Add", {"x", "w"}, {"y"});
+    m.Output("y");
+    ExpectImportError(m.Save(TempDir()), {"initializer 'w'", "holds 0 bytes", "2305843009213693952 values of 8 bytes"});
+  }
+}
+
 TEST(OnnxImportErrors, OpsetOutsideTheRange) {
   ExpectImportError(Relu(8).Save(TempDir()), {"opset 8", "9 to 17"});
   ExpectImportError(Relu(18).Save(TempDir()), {"opset 18", "9 to 17"});
