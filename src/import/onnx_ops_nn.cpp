@@ -139,6 +139,7 @@ void ImportConvTranspose(NodeContext& ctx) {
   Window w = ReadWindow(ctx, {in[2], in[3]}, kernel);
   std::vector<int64_t> out_pad = ctx.attr_ints("output_padding");
   if (out_pad.empty()) out_pad = {0, 0};
+  ONNX_REQUIRE(ctx, out_pad.size() == 2, "output_padding must have one entry per spatial axis (2)");
   std::vector<int64_t> full(2), out(2);
   for (int i = 0; i < 2; ++i) {
     full[i] = w.stride[i] * (in[2 + i] - 1) + (w.kernel[i] - 1) * w.dilation[i] + 1;
