@@ -29,13 +29,6 @@ const std::string& CacheDir() {
   return dir;
 }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 GemmArgs Shape(int M, int N, int K, bool ta, bool tb) {
   GemmArgs g;
   g.M = M;
@@ -72,7 +65,7 @@ TEST(GemmTuning, StoredWinnerIsWhatTheDispatcherRuns) {
   batched.batch = 2;
   EXPECT_EQ(ChooseGemmConfig(device, batched).Name(), RuleGemmConfig(device, batched).Name());
   // The file is readable text that names the device and the winner.
-  const std::string text = ReadText(GemmTuningFile(device));
+  const std::string text = ReadFileBytes(GemmTuningFile(device));
   EXPECT_NE(text.find(device.name), std::string::npos) << text;
   EXPECT_NE(text.find("37 41 43 0 1 0 1 | " + winner.Name()), std::string::npos) << text;
 }
@@ -83,13 +76,13 @@ TEST(GemmTuning, ConfigurationsOutsideTheTestedFamilyAreDropped) {
   const std::string path = GemmTuningFile(device);
   ASSERT_FALSE(path.empty());
   // A file from another version: an unknown configuration, a broken line.
-  std::string text = ReadText(path);
+  std::string text = ReadFileBytes(path);
   text += "51 52 53 0 0 0 1 | local wg3x3 mr99 nr99 vw4 tk16\nnot a line\n";
   WriteFileAtomically(path, text);
   const GemmArgs added = Shape(60, 61, 62, false, false);
   const GemmConfig winner = NotTheRule(device, added);
   StoreTunedGemmConfigs(device, {{ShapeKeyOf(added), winner}});
-  const std::string rewritten = ReadText(path);
+  const std::string rewritten = ReadFileBytes(path);
   EXPECT_EQ(rewritten.find("mr99"), std::string::npos) << rewritten;
   EXPECT_EQ(rewritten.find("not a line"), std::string::npos) << rewritten;
   EXPECT_NE(rewritten.find("60 61 62 0 0 0 1 | " + winner.Name()), std::string::npos);

@@ -42,13 +42,6 @@ std::string Write(const std::string& name, const std::string& bytes) {
   return path;
 }
 
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // A classifier of 2 x 3 inputs into `classes` classes, the layer named `ip`.
 std::string TinyNet(int classes = 4, const std::string& ip = "ip1", float label = 0) {
   std::ostringstream s;
@@ -110,14 +103,14 @@ const Inputs& Shared() {
 
 // The first half of a file.
 std::string Truncated(const std::string& path, const std::string& name) {
-  const std::string bytes = ReadBytes(path);
+  const std::string bytes = ReadFileBytes(path);
   return Write(name, bytes.substr(0, bytes.size() / 2));
 }
 
 // A copy of a binary proto with one bit flipped in its first tag: wire type 2
 // (or 0) becomes 6 (or 4), which no protobuf parser accepts.
 std::string BitFlipped(const std::string& path, const std::string& name) {
-  std::string bytes = ReadBytes(path);
+  std::string bytes = ReadFileBytes(path);
   bytes[0] = static_cast<char>(bytes[0] ^ 0x04);
   return Write(name, bytes);
 }

@@ -20,13 +20,6 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::vector<std::string> FilesIn(const std::string& dir, const std::string& suffix) {
   std::vector<std::string> paths;
   DIR* d = opendir(dir.c_str());
@@ -123,7 +116,7 @@ TEST(KernelCache, CorruptEntriesAreRebuiltNotLoaded) {
   // Damage every entry, each in one of four ways.
   std::vector<std::string> sealed;
   for (size_t i = 0; i < entries.size(); ++i) {
-    std::string bytes = ReadBytes(entries[i]);
+    std::string bytes = ReadFileBytes(entries[i]);
     sealed.push_back(bytes);
     std::string payload, why;
     ASSERT_TRUE(UnsealCacheEntry(bytes, &payload, &why)) << entries[i] << ": " << why;
@@ -145,7 +138,7 @@ TEST(KernelCache, CorruptEntriesAreRebuiltNotLoaded) {
     // Rewritten whole: a valid entry again (the same binary, as the
     // compiler is deterministic here, is not required).
     std::string payload, why;
-    EXPECT_TRUE(UnsealCacheEntry(ReadBytes(entries[i]), &payload, &why)) << why;
+    EXPECT_TRUE(UnsealCacheEntry(ReadFileBytes(entries[i]), &payload, &why)) << why;
   }
   // A third run loads every entry without a warning.
   const ToolResult third = Train(run);
@@ -161,7 +154,7 @@ TEST(TuningCache, CorruptLinesAreDroppedAndTheFileRewritten) {
   ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
   const std::vector<std::string> files = FilesIn(run.dir + "/tuning", ".txt");
   ASSERT_EQ(files.size(), 1u);
-  const std::string good = ReadBytes(files[0]);
+  const std::string good = ReadFileBytes(files[0]);
   const ToolResult before = Train(run);
   ASSERT_EQ(before.exit_code, 0) << before.output;
   EXPECT_FALSE(Contains(before.output, "cache: ")) << before.output;
@@ -199,7 +192,7 @@ TEST(TuningCache, CorruptLinesAreDroppedAndTheFileRewritten) {
   EXPECT_TRUE(Contains(r.output, "corrupt or old-format line")) << r.output;
   r = RunDlcaffe("tune --model=" + run.net() + " --iterations=1", run.env());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string rewritten = ReadBytes(files[0]);
+  const std::string rewritten = ReadFileBytes(files[0]);
   EXPECT_TRUE(Contains(rewritten, "# end: ")) << rewritten;
   r = Train(run);
   EXPECT_FALSE(Contains(r.output, "cache: ")) << r.output;

@@ -24,13 +24,6 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Runs `body(child)` in `n` forked children at once; their exit codes.
 template <typename Body>
 std::vector<int> InChildren(int n, Body body) {
@@ -92,7 +85,7 @@ TEST(CacheRaces, ConcurrentTunersKeepEveryWinner) {
     return 0;
   });
   for (int code : codes) EXPECT_EQ(code, 0);
-  const std::string text = ReadBytes(GemmTuningFile(device));
+  const std::string text = ReadFileBytes(GemmTuningFile(device));
   std::istringstream lines(text);
   std::string line;
   std::set<std::string> keys;

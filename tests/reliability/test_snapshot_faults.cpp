@@ -34,13 +34,6 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::vector<std::string> FilesIn(const std::string& dir) {
   std::vector<std::string> names;
   DIR* d = opendir(dir.c_str());
@@ -68,11 +61,7 @@ ToolResult RunLimited(const std::vector<std::string>& args, rlim_t max_file_byte
   if (pipe(fds) != 0) return {-1, "pipe failed"};
   const pid_t pid = fork();
   if (pid == 0) {
-    // The output goes to a pipe, which the file size limit does not cover.
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
     close(fds[0]);
-    if (chdir(SourceDir().c_str()) != 0) _exit(126);
     rlimit core{0, 0};
     setrlimit(RLIMIT_CORE, &core);
     if (max_file_bytes) {
@@ -80,12 +69,8 @@ ToolResult RunLimited(const std::vector<std::string>& args, rlim_t max_file_byte
       setrlimit(RLIMIT_FSIZE, &limit);
     }
     signal(SIGXFSZ, ignore_sigxfsz ? SIG_IGN : SIG_DFL);
-    const std::string tool = BuildDir() + "/tools/dlcaffe";
-    std::vector<char*> argv{const_cast<char*>(tool.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(tool.c_str(), argv.data());
-    _exit(127);
+    // The output goes to a pipe, which the file size limit does not cover.
+    ExecDlcaffeInChild(args, fds[1]);
   }
   close(fds[1]);
   ToolResult r{-1, ""};
@@ -121,7 +106,8 @@ struct SnapRun {
   }
 };
 
-SnapRun MakeRun(const std::string& dir) {
+// The net's weights are 64 x `outputs` floats (100: about 26 kB).
+SnapRun MakeRun(const std::string& dir, int outputs = 100) {
   SnapRun run{dir, dir + "/snap"};
   WriteFileAtomically(dir + "/net.prototxt", R"(
     name: "snapshots"
@@ -129,7 +115,7 @@ SnapRun MakeRun(const std::string& dir) {
       dummy_data_param { shape { dim: 4 dim: 64 } shape { dim: 4 }
         data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
     layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
-      inner_product_param { num_output: 100 weight_filler { type: "xavier" } } }
+      inner_product_param { num_output: )" + std::to_string(outputs) + R"( weight_filler { type: "xavier" } } }
     layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })");
   return run;
 }
@@ -152,8 +138,8 @@ class SnapshotFaults : public ::testing::Test {
     const ToolResult r = RunDlcaffe("train --solver=" + run_.Solver(2));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     ExpectGoodPair(run_, 2);
-    model2_ = ReadBytes(run_.File(2, ".caffemodel"));
-    state2_ = ReadBytes(run_.File(2, ".solverstate"));
+    model2_ = ReadFileBytes(run_.File(2, ".caffemodel"));
+    state2_ = ReadFileBytes(run_.File(2, ".solverstate"));
     ASSERT_LT(model2_.size() + 1000, state2_.size());
   }
 
@@ -166,8 +152,8 @@ class SnapshotFaults : public ::testing::Test {
 
   // The iteration-2 snapshot is unchanged and a resume from it completes.
   void ExpectPreviousSnapshotResumable() {
-    EXPECT_EQ(ReadBytes(run_.File(2, ".caffemodel")), model2_);
-    EXPECT_EQ(ReadBytes(run_.File(2, ".solverstate")), state2_);
+    EXPECT_EQ(ReadFileBytes(run_.File(2, ".caffemodel")), model2_);
+    EXPECT_EQ(ReadFileBytes(run_.File(2, ".solverstate")), state2_);
     const ToolResult again = Resume(0, false);
     EXPECT_EQ(again.exit_code, 0) << again.output;
     ExpectGoodPair(run_, 3);
@@ -211,15 +197,7 @@ TEST_F(SnapshotFaults, FullDiskWhileWritingTheSolverState) {
 // the OpenCL compiler's LLVM catches SIGXFSZ, and the write fails with EFBIG,
 // the full-disk path above.)
 TEST(SnapshotKill, EverySolverStateOnDiskStaysResumable) {
-  SnapRun run = MakeRun(TempDir());
-  WriteFileAtomically(run.dir + "/net.prototxt", R"(
-    name: "snapshots"
-    layer { name: "data" type: "DummyData" top: "data" top: "label"
-      dummy_data_param { shape { dim: 4 dim: 64 } shape { dim: 4 }
-        data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
-    layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
-      inner_product_param { num_output: 8000 weight_filler { type: "xavier" } } }
-    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })");
+  SnapRun run = MakeRun(TempDir(), 8000);
   const std::string solver = run.Solver(1000000);
   std::mt19937 rng(7);
   int temporaries_seen = 0;
@@ -228,18 +206,7 @@ TEST(SnapshotKill, EverySolverStateOnDiskStaysResumable) {
     std::vector<std::string> args{"train", "--solver=" + solver};
     if (!newest.empty()) args.push_back("--snapshot=" + newest);
     const pid_t pid = fork();
-    if (pid == 0) {
-      const int null = open("/dev/null", O_WRONLY);
-      dup2(null, 1);
-      dup2(null, 2);
-      if (chdir(SourceDir().c_str()) != 0) _exit(126);
-      const std::string tool = BuildDir() + "/tools/dlcaffe";
-      std::vector<char*> argv{const_cast<char*>(tool.c_str())};
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execv(tool.c_str(), argv.data());
-      _exit(127);
-    }
+    if (pid == 0) ExecDlcaffeInChild(args, open("/dev/null", O_WRONLY));
     usleep(400000 + rng() % 600000);
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
@@ -350,11 +317,11 @@ TEST(WriteFileAtomically, FailedWriteKeepsTheOldFile) {
   EXPECT_TRUE(Contains(message, "cannot write " + path)) << message;
   EXPECT_TRUE(Contains(message, "File too large")) << message;
   EXPECT_TRUE(Contains(message, "4096 of 100000 bytes")) << message;
-  EXPECT_EQ(ReadBytes(path), std::string(1000, 'a'));
+  EXPECT_EQ(ReadFileBytes(path), std::string(1000, 'a'));
   EXPECT_TRUE(Temporaries(dir).empty());
   // And a write that works replaces the file whole.
   WriteFileAtomically(path, "new");
-  EXPECT_EQ(ReadBytes(path), "new");
+  EXPECT_EQ(ReadFileBytes(path), "new");
   EXPECT_EQ(FilesIn(dir).size(), 1u);
 }
 

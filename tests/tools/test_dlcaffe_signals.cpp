@@ -11,6 +11,7 @@
 
 #include "caffe.pb.h"
 #include "dlcaffe/io.hpp"
+#include "util/run_dlcaffe.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -30,16 +31,8 @@ Child Start(const std::vector<std::string>& args) {
   Child child;
   child.pid = fork();
   if (child.pid == 0) {
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
     close(fds[0]);
-    if (chdir(SourceDir().c_str()) != 0) _exit(126);
-    const std::string tool = BuildDir() + "/tools/dlcaffe";
-    std::vector<char*> argv{const_cast<char*>(tool.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(tool.c_str(), argv.data());
-    _exit(127);
+    ExecDlcaffeInChild(args, fds[1]);
   }
   close(fds[1]);
   child.out = fdopen(fds[0], "r");

@@ -26,7 +26,7 @@ std::string DrawDot(const std::string& net, const std::string& options = "") {
   const std::string dot = TempDir() + "/net.dot";
   ToolResult r = RunScript("draw_net.py", net + " " + dot + " " + options);
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  return ReadTextFile(dot);
+  return ReadFileBytes(dot);
 }
 
 // The node id of the layer box whose label starts with `name`.
@@ -114,7 +114,7 @@ TEST(DrawNet, PngAndSvgThroughGraphvizFromAFreshCache) {
   const cv::Mat image = cv::imread(dir + "/lenet.png", cv::IMREAD_COLOR);
   ASSERT_FALSE(image.empty());
   EXPECT_GT(image.cols, image.rows) << "rankdir LR draws a wide graph";
-  const std::string svg = ReadTextFile(dir + "/lenet.svg");
+  const std::string svg = ReadFileBytes(dir + "/lenet.svg");
   EXPECT_TRUE(Contains(svg, "<svg")) << svg;
   EXPECT_TRUE(Contains(svg, "conv1")) << svg;
   int generated = 0;

@@ -43,7 +43,7 @@ std::vector<std::string> SplitOn(const std::string& line, char delimiter) {
 
 Csv ReadCsv(const std::string& path, char delimiter = ',') {
   Csv csv;
-  std::stringstream in(ReadTextFile(path));
+  std::stringstream in(ReadFileBytes(path));
   std::string line;
   while (std::getline(in, line)) {
     if (csv.header.empty())
@@ -97,7 +97,7 @@ const ParsedRun& TinyRun() {
   static const ParsedRun run = [] {
     ParsedRun p;
     p.log_path = TrainTinyNet();
-    p.log = ReadTextFile(p.log_path);
+    p.log = ReadFileBytes(p.log_path);
     const std::string out = TempDir();
     ToolResult r = RunScript("parse_log.py", p.log_path + " " + out);
     EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -97,7 +97,7 @@ TEST(PlotTrainingLog, SvgAndPdfByExtension) {
     ToolResult r = RunScript("plot_training_log.py",
                              out + " " + logs.first + " --outputs loss --size 600x400");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    const std::string text = ReadTextFile(out);
+    const std::string text = ReadFileBytes(out);
     EXPECT_TRUE(Contains(text, ext == std::string(".svg") ? "<svg" : "%PDF")) << out;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -18,6 +19,18 @@ ToolResult RunDlcaffe(const std::string& args, const std::string& env) {
 ToolResult RunTool(const std::string& tool, const std::string& args, const std::string& env) {
   return RunCommand("cd '" + SourceDir() + "' && " + env + " '" + BuildDir() + "/tools/" + tool +
                     "' " + args);
+}
+
+void ExecDlcaffeInChild(const std::vector<std::string>& args, int output_fd) {
+  dup2(output_fd, 1);
+  dup2(output_fd, 2);
+  if (chdir(SourceDir().c_str()) != 0) _exit(126);
+  const std::string tool = BuildDir() + "/tools/dlcaffe";
+  std::vector<char*> argv{const_cast<char*>(tool.c_str())};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execv(tool.c_str(), argv.data());
+  _exit(127);
 }
 
 ToolResult RunCommand(const std::string& command) {

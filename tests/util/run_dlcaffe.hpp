@@ -2,6 +2,7 @@
 // ended cleanly (shared by the CLI, memory-plan and model-zoo tests).
 #pragma once
 #include <string>
+#include <vector>
 
 namespace dlcaffe {
 namespace test {
@@ -16,6 +17,11 @@ struct ToolResult {
 ToolResult RunDlcaffe(const std::string& args, const std::string& env = "");
 // Any built tool: build/tools/`tool` `args`, the same way.
 ToolResult RunTool(const std::string& tool, const std::string& args, const std::string& env = "");
+
+// In a forked child: stdout and stderr to `output_fd`, the source root as the
+// working directory, then build/tools/dlcaffe `args` in place of the child
+// (for tests that need the pid: signals, resource limits). Never returns.
+[[noreturn]] void ExecDlcaffeInChild(const std::vector<std::string>& args, int output_fd);
 
 // Any shell command (run by /bin/sh), stdout and stderr together.
 ToolResult RunCommand(const std::string& command);

@@ -27,12 +27,5 @@ void ExpectCleanScriptError(const ToolResult& r, const std::string& script,
   EXPECT_FALSE(Contains(r.output, "Traceback")) << r.output;
 }
 
-std::string ReadTextFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace test
 }  // namespace dlcaffe

@@ -18,7 +18,5 @@ ToolResult RunScript(const std::string& script, const std::string& args,
 void ExpectCleanScriptError(const ToolResult& r, const std::string& script,
                             const std::string& must_mention);
 
-std::string ReadTextFile(const std::string& path);
-
 }  // namespace test
 }  // namespace dlcaffe

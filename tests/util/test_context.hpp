@@ -17,5 +17,8 @@ std::string BuildDir();
 // A fresh empty directory under the system temp dir, removed at exit.
 std::string TempDir();
 
+// The whole file, byte for byte ("" if it cannot be read).
+std::string ReadFileBytes(const std::string& path);
+
 }  // namespace test
 }  // namespace dlcaffe
