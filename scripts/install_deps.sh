@@ -14,6 +14,7 @@ packages=(
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
   python3-protobuf python3-matplotlib python3-pil graphviz
   clang libclang-rt-14-dev
+  libopenmpi-dev openmpi-bin
   ca-certificates wget
 )
 

@@ -2,6 +2,8 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -16,6 +18,7 @@
 
 #include "../src/core/gemm_tuning.hpp"
 #include "dlcaffe/context.hpp"
+#include "dlcaffe/data_parallel.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/net.hpp"
@@ -24,7 +27,13 @@
 
 DEFINE_string(device, "",
               "OpenCL device: ocl:P:D, or a flat index from device_query; "
-              "default: the first GPU, else the first device");
+              "default: the first GPU, else the first device. train: several, separated "
+              "by ',' (e.g. 0,1), train one replica each (data-parallel); under mpirun the "
+              "default is the host's GPU of the process's local rank");
+DEFINE_int32(bucket_mb, 25, "train on several devices or processes: gradients are averaged "
+             "in buckets of about this many MB, each sent as soon as backward finishes it.");
+DEFINE_double(replica_timeout, 600, "train under mpirun: seconds a process waits for the "
+              "others in one exchange before it gives up and ends the job.");
 DEFINE_string(solver, "", "The solver definition protocol buffer text file.");
 DEFINE_string(model, "", "The model definition protocol buffer text file, or an ONNX model (.onnx).");
 DEFINE_string(phase, "", "Optional; network phase (TRAIN or TEST). Only used for 'time'.");
@@ -69,10 +78,11 @@ caffe::Phase PhaseFromFlag(caffe::Phase default_phase) {
   DLC_FAIL("--phase must be TRAIN or TEST, got '" << FLAGS_phase << "'");
 }
 
-// Signals only set flags; the solver polls them after each iteration.
-volatile std::sig_atomic_t g_sigint = 0, g_sighup = 0;
-void OnSigint(int) { g_sigint = 1; }
-void OnSighup(int) { g_sighup = 1; }
+// Signals only set flags; the solver polls them after each iteration (each
+// replica's thread, in data-parallel training: atomics, lock-free).
+std::atomic<int> g_sigint{0}, g_sighup{0};
+void OnSigint(int) { g_sigint.store(1); }
+void OnSighup(int) { g_sighup.store(1); }
 
 SolverAction ActionFromFlag(const std::string& flag, const char* name) {
   if (flag == "stop") return SolverAction::kStop;
@@ -85,6 +95,19 @@ std::unique_ptr<Context> MakeContext() {
   auto ctx = Context::Create(FLAGS_device);
   LOG(INFO) << "Using OpenCL device " << ctx->info().Describe();
   return ctx;
+}
+
+// Under mpirun without --device: the GPU of this process's rank among the
+// processes of its host (each process its own GPU, as far as they go), or
+// the default device where there is no GPU.
+std::string DefaultDeviceOfRank(const ProcessGroup& processes) {
+  if (processes.size() == 1 || std::getenv("DLCAFFE_DEVICE")) return "";
+  std::vector<DeviceInfo> gpus;
+  for (const DeviceInfo& d : ListDevices())
+    if (d.is_gpu()) gpus.push_back(d);
+  if (gpus.empty()) return "";
+  const DeviceInfo& gpu = gpus[processes.local_rank() % gpus.size()];
+  return std::to_string(gpu.flat_index);
 }
 
 void CopyWeights(const std::string& list, Solver* solver) {
@@ -108,22 +131,45 @@ int Train() {
   const SolverAction on_sigint = ActionFromFlag(FLAGS_sigint_effect, "sigint_effect");
   const SolverAction on_sighup = ActionFromFlag(FLAGS_sighup_effect, "sighup_effect");
 
+  std::signal(SIGINT, OnSigint);
+  std::signal(SIGHUP, OnSighup);
+  const auto action_request = [on_sigint, on_sighup]() {
+    if (g_sigint.exchange(0) && on_sigint != SolverAction::kNone) return on_sigint;
+    if (g_sighup.exchange(0) && on_sighup != SolverAction::kNone) return on_sighup;
+    return SolverAction::kNone;
+  };
+
+  // Several devices, or several processes of an MPI launch: data-parallel.
+  std::unique_ptr<ProcessGroup> processes = ProcessGroup::Join(nullptr, nullptr);
+  processes->set_timeout(FLAGS_replica_timeout);
+  std::vector<std::string> devices = Split(FLAGS_device, ',');
+  if (processes->size() > 1 || devices.size() > 1) {
+    if (processes->rank() != 0) FLAGS_minloglevel = std::max(FLAGS_minloglevel, 1);
+    if (devices.empty()) devices.push_back(DefaultDeviceOfRank(*processes));
+    DLC_REQUIRE(FLAGS_bucket_mb > 0, "--bucket_mb must be positive");
+    DataParallelOptions options;
+    options.devices = devices;
+    options.resume_file = FLAGS_snapshot;
+    options.weights = Split(FLAGS_weights, ',');
+    options.bucket_bytes = static_cast<size_t>(FLAGS_bucket_mb) << 20;
+    options.action_request = action_request;
+    LOG(INFO) << "Starting Optimization";
+    try {
+      TrainDataParallel(param, options, *processes);
+    } catch (const std::exception& e) {
+      if (processes->size() == 1) throw;
+      // Ending alone would leave the others waiting for this process.
+      std::cerr << "dlcaffe: error: rank " << processes->rank() << ": " << e.what()
+                << std::endl;
+      processes->Abort(1);
+    }
+    return 0;
+  }
+
   auto ctx = MakeContext();
   LOG(INFO) << "Starting Optimization";
   std::unique_ptr<Solver> solver = SolverRegistry::Create(param, *ctx);
-  std::signal(SIGINT, OnSigint);
-  std::signal(SIGHUP, OnSighup);
-  solver->set_action_request([on_sigint, on_sighup]() {
-    if (g_sigint) {
-      g_sigint = 0;
-      if (on_sigint != SolverAction::kNone) return on_sigint;
-    }
-    if (g_sighup) {
-      g_sighup = 0;
-      if (on_sighup != SolverAction::kNone) return on_sighup;
-    }
-    return SolverAction::kNone;
-  });
+  solver->set_action_request(action_request);
   if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
   solver->Solve(FLAGS_snapshot);
   return 0;

@@ -63,6 +63,17 @@ inline size_t RoundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
 // A seedable random generator whose state can be saved and restored.
 using Rng = std::mt19937_64;
 
+// Which replica a context serves in data-parallel training
+// (data_parallel.hpp), one context per replica: replica `index` of `count`.
+// TRAIN-phase data layers deliver the records whose position in the data
+// set's order is `index` modulo `count`, so that no two replicas read the
+// same record in an epoch and together they read them all; only replica 0
+// tests and writes snapshots. {0, 1}: training on one device.
+struct ReplicaInfo {
+  int index = 0;
+  int count = 1;
+};
+
 class Context {
  public:
   // spec: "" = the first GPU, else the first device; "ocl:P:D" = device D of
@@ -82,6 +93,8 @@ class Context {
   BufferPool& pool() { return *pool_; }
   Rng& rng() { return rng_; }
   void Seed(uint64_t seed) { rng_.seed(seed); }
+  const ReplicaInfo& replica() const { return replica_; }
+  void set_replica(const ReplicaInfo& replica) { replica_ = replica; }
 
   // Shorthand for programs().Kernel(...).
   cl_kernel Kernel(const std::string& source, const std::string& options,
@@ -147,6 +160,7 @@ class Context {
   std::shared_ptr<BufferPool> pool_;
   std::unique_ptr<ProgramCache> programs_;
   Rng rng_;
+  ReplicaInfo replica_;
 };
 
 // Name of an OpenCL error code ("CL_OUT_OF_RESOURCES").

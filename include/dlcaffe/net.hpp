@@ -3,6 +3,7 @@
 // fan-out through inserted Split layers (gradient accumulation), loss
 // weights, parameters shared by name, lr_mult/decay_mult.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,6 +43,13 @@ class Net {
   void ForwardFromTo(int start, int end);
   void Backward();
   void BackwardFromTo(int start, int end);
+  // Called after each layer's turn in every backward pass, from the top layer
+  // down, with the layer's index (also for layers whose backward is skipped):
+  // data-parallel training starts sending a parameter's gradient once the
+  // pass has enqueued every layer that writes it. Empty: none.
+  void set_after_backward(std::function<void(int layer_id)> callback) {
+    after_backward_ = std::move(callback);
+  }
   float ForwardBackward() {
     const float loss = Forward();
     Backward();
@@ -208,6 +216,7 @@ class Net {
   std::vector<float> params_weight_decay_;
   std::vector<bool> has_params_decay_;
   bool debug_info_ = false;
+  std::function<void(int)> after_backward_;
   std::unique_ptr<InferenceMemoryPlan> memory_plan_;
   ActivationMemory activation_memory_;
 };

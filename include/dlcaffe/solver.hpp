@@ -10,6 +10,7 @@
 
 #include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/net.hpp"
+#include "dlcaffe/replica_link.hpp"
 
 namespace dlcaffe {
 
@@ -55,6 +56,9 @@ class Solver {
   void StepWithoutSync();
   // Restores iteration, weights and the solver's history from a .solverstate.
   void Restore(const std::string& state_file);
+  // Reads a .solverstate; returns the path of the weights it names (as
+  // written, else beside the state file), or "" if it names none.
+  static std::string ReadSnapshot(const std::string& state_file, caffe::SolverState* state);
   // Writes <prefix>_iter_N.caffemodel, then <prefix>_iter_N.solverstate,
   // each atomically (WriteFileAtomically). The .solverstate names its
   // .caffemodel (learned_net) and resume starts from a .solverstate, so a
@@ -72,6 +76,15 @@ class Solver {
     action_request_ = std::move(request);
   }
   bool requested_early_exit() const { return requested_early_exit_; }
+
+  // Data-parallel training (data_parallel.hpp): this solver is one replica of
+  // several, on the context's replica (Context::replica). Gradients are
+  // averaged over the replicas before each update; the decisions to stop or
+  // snapshot are taken together; only the root (replica 0) logs the training,
+  // runs the test nets and writes snapshots, which hold every replica's data
+  // position. A solver whose context is not the root builds no test nets.
+  void set_replica_link(ReplicaLink* link);
+  bool is_root() const { return ctx_->replica().index == 0; }
 
   const caffe::SolverParameter& param() const { return param_; }
   Net& net() { return *net_; }
@@ -115,6 +128,16 @@ class Solver {
   void DisplayOutputs();
   void SnapshotRunState(caffe::SolverState* state);
   void RestoreRunState(const caffe::SolverState& state);
+  // Applies a state read by ReadSnapshot, but for the weights (`source`
+  // names it in messages).
+  void RestoreFrom(const std::string& source, const caffe::SolverState& state);
+  // Replicas: the root's weights (and, resuming, its solver state) on every
+  // replica before the first iteration.
+  void SynchronizeReplicas(const std::string& resume_file);
+  // Replica names in the solver state: "" for the root, "replicaN/" else.
+  std::string ReplicaPrefix() const;
+  // The or of every replica's stop/snapshot wishes (just `wanted` alone).
+  int DecideWithReplicas(int wanted);
   void ForEachNetWithPrefix(const std::function<void(Net&, const std::string&)>& visit);
 
   LossWindow losses_{1};
@@ -122,6 +145,7 @@ class Solver {
   std::vector<std::vector<float>> test_scores_;
   std::function<SolverAction()> action_request_;
   bool requested_early_exit_ = false;
+  ReplicaLink* link_ = nullptr;
 };
 
 // Solvers register by their `type` string, like layers.
@@ -146,8 +170,10 @@ struct SolverRegisterer {
 caffe::SolverParameter ReadSolverParams(const std::string& path);
 
 // Caffe's learning-rate policies. `current_step` is the multistep position
-// (advanced here, as Caffe does, one step per call at most).
-float LearningRate(const caffe::SolverParameter& param, int iter, int* current_step);
+// (advanced here, as Caffe does, one step per call at most, and logged unless
+// `log_steps` is false).
+float LearningRate(const caffe::SolverParameter& param, int iter, int* current_step,
+                   bool log_steps = true);
 
 }  // namespace dlcaffe
 

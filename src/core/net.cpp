@@ -542,9 +542,11 @@ void Net::BackwardFromTo(int start, int end) {
                       << "') under the inference memory plan, which shares activation "
                          "storage and drops diffs; build the net without the plan");
   for (int i = start; i >= end; --i) {
-    if (!layer_need_backward_[i] || absorbed_[i]) continue;
-    layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
-    if (debug_info_) BackwardDebugInfo(i);
+    if (layer_need_backward_[i] && !absorbed_[i]) {
+      layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+      if (debug_info_) BackwardDebugInfo(i);
+    }
+    if (after_backward_) after_backward_(i);
   }
 }
 

@@ -7,7 +7,9 @@
 // Forward takes the next ready batch, uploads it in one (asynchronous) write,
 // and one kernel applies the transformation (data_transform.cl); labels are
 // copied on the device. ReaderState()/RestoreReaderState() expose the cursor
-// and generator for exact resume.
+// and generator for exact resume. In data-parallel training a TRAIN-phase
+// layer reads its replica's share: every count-th record from its index
+// (Context::replica).
 #include <glog/logging.h>
 
 #include <memory>
@@ -46,7 +48,13 @@ class DataLayer : public Layer, public ResumableDataLayer {
       DLC_FAIL(Where() << e.what());
     }
     rng_.seed(ctx_->rng()());
-    if (data.rand_skip() > 0) {
+    if (param_.phase() == caffe::TRAIN) shard_ = ctx_->replica();
+    // A replica's share starts at its own index (see ReplicaInfo).
+    for (int i = 0; i < shard_.index; ++i) cursor_->Next();
+    if (data.rand_skip() > 0 && shard_.count > 1) {
+      LOG(INFO) << name() << ": rand_skip is not applied in data-parallel training, where "
+                   "the replicas read disjoint shares of " << source_;
+    } else if (data.rand_skip() > 0) {
       // Legacy: start at a random record so that parallel readers differ.
       const uint64_t skip = rng_() % data.rand_skip();
       LOG(INFO) << "Skipping first " << skip << " data points.";
@@ -182,7 +190,7 @@ class DataLayer : public Layer, public ResumableDataLayer {
       }
       images.SetImage(i, image_);
       images.SetCrop(i, transformer_->Draw(image_.height, image_.width, rng_));
-      cursor_->Next();
+      for (int skip = 0; skip < shard_.count; ++skip) cursor_->Next();
       ++records_read_;
     }
     batch->state_after = CurrentReaderState();
@@ -205,6 +213,7 @@ class DataLayer : public Layer, public ResumableDataLayer {
   // Owned by the prefetch thread while it runs.
   std::unique_ptr<LmdbCursor> cursor_;
   Rng rng_;
+  ReplicaInfo shard_;  // TRAIN phase: this replica's share; else every record
   uint64_t records_read_ = 0;
   DatumImage image_;
   // Main thread.

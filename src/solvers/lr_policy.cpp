@@ -8,7 +8,8 @@
 
 namespace dlcaffe {
 
-float LearningRate(const caffe::SolverParameter& param, int iter, int* current_step) {
+float LearningRate(const caffe::SolverParameter& param, int iter, int* current_step,
+                   bool log_steps) {
   const std::string& policy = param.lr_policy();
   const double base = param.base_lr(), gamma = param.gamma(), power = param.power();
   if (policy == "fixed") return static_cast<float>(base);
@@ -22,7 +23,7 @@ float LearningRate(const caffe::SolverParameter& param, int iter, int* current_s
   if (policy == "multistep") {
     if (*current_step < param.stepvalue_size() && iter >= param.stepvalue(*current_step)) {
       ++*current_step;
-      LOG(INFO) << "MultiStep Status: Iteration " << iter << ", step = " << *current_step;
+      if (log_steps) LOG(INFO) << "MultiStep Status: Iteration " << iter << ", step = " << *current_step;
     }
     return static_cast<float>(base * std::pow(gamma, *current_step));
   }

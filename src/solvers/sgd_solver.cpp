@@ -36,7 +36,7 @@ void SGDSolver::AddHistorySet() {
 
 void SGDSolver::ApplyUpdate() {
   const float rate = GetLearningRate();
-  if (param_.display() && iter_ % param_.display() == 0)
+  if (is_root() && param_.display() && iter_ % param_.display() == 0)
     LOG(INFO) << "Iteration " << iter_ << ", lr = " << rate;
   const float grad_scale = ClipGradientsScale() / param_.iter_size();
   const std::string& reg = param_.regularization_type();

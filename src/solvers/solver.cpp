@@ -75,10 +75,11 @@ Solver::Solver(const caffe::SolverParameter& param, Context& ctx)
                                            << param_.iter_size());
   DLC_REQUIRE(param_.average_loss() >= 1, "solver: average_loss must be 1 or more, got "
                                               << param_.average_loss());
-  CheckSnapshotWritePermissions();
+  // Other replicas neither test nor write snapshots (set_replica_link).
+  if (is_root()) CheckSnapshotWritePermissions();
   if (param_.random_seed() >= 0) ctx_->Seed(static_cast<uint64_t>(param_.random_seed()));
   InitTrainNet();
-  InitTestNets();
+  if (is_root()) InitTestNets();
   LOG(INFO) << "Solver scaffolding done.";
 }
 
@@ -145,13 +146,33 @@ void Solver::InitTestNets() {
   test_scores_.resize(instances);
 }
 
-float Solver::GetLearningRate() { return LearningRate(param_, iter_, &current_step_); }
+float Solver::GetLearningRate() {
+  return LearningRate(param_, iter_, &current_step_, is_root());
+}
+
+void Solver::set_replica_link(ReplicaLink* link) {
+  link_ = link;
+  if (link_)
+    net_->set_after_backward([link](int layer_id) { link->OnLayerBackward(layer_id); });
+  else
+    net_->set_after_backward(nullptr);
+}
+
+int Solver::DecideWithReplicas(int wanted) { return link_ ? link_->Decide(wanted) : wanted; }
+
+std::string Solver::ReplicaPrefix() const {
+  return is_root() ? "" : "replica" + std::to_string(ctx_->replica().index) + "/";
+}
 
 void Solver::Solve(const std::string& resume_file) {
-  LOG(INFO) << "Solving " << net_->name();
-  LOG(INFO) << "Learning Rate Policy: " << param_.lr_policy();
+  if (is_root()) {
+    LOG(INFO) << "Solving " << net_->name();
+    LOG(INFO) << "Learning Rate Policy: " << param_.lr_policy();
+  }
   requested_early_exit_ = false;
-  if (!resume_file.empty()) {
+  if (link_) {
+    SynchronizeReplicas(resume_file);
+  } else if (!resume_file.empty()) {
     LOG(INFO) << "Restoring previous solver status from " << resume_file;
     Restore(resume_file);
   }
@@ -161,18 +182,18 @@ void Solver::Solve(const std::string& resume_file) {
       (!param_.snapshot() || iter_ % param_.snapshot() != 0))
     Snapshot();
   if (requested_early_exit_) {
-    LOG(INFO) << "Optimization stopped early.";
+    if (is_root()) LOG(INFO) << "Optimization stopped early.";
     return;
   }
   // Caffe shows the loss and test results once more after the last update.
-  if (param_.display() && iter_ % param_.display() == 0) {
+  if (is_root() && param_.display() && iter_ % param_.display() == 0) {
     const float loss = net_->Forward();
     losses_.Add(loss);
     smoothed_loss_ = losses_.mean();
     LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
-  LOG(INFO) << "Optimization Done.";
+  if (is_root()) LOG(INFO) << "Optimization Done.";
 }
 
 void Solver::Step(int iters) {
@@ -187,13 +208,22 @@ void Solver::Step(int iters) {
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
       TestAll();
+      // The root may have been asked to stop while testing.
+      if (DecideWithReplicas(requested_early_exit_ ? ReplicaLink::kStopNow : 0) &
+          ReplicaLink::kStopNow)
+        requested_early_exit_ = true;
       if (requested_early_exit_) break;
     }
-    const bool display = param_.display() && iter_ % param_.display() == 0;
+    const bool display = is_root() && param_.display() && iter_ % param_.display() == 0;
     net_->set_debug_info(display && param_.debug_info());
     float loss = 0.f;
-    for (int i = 0; i < param_.iter_size(); ++i)
+    for (int i = 0; i < param_.iter_size(); ++i) {
+      // The last pass's gradients are final: other replicas get them as
+      // backward finishes them.
+      if (link_ && i + 1 == param_.iter_size()) link_->StartGradientExchange();
       loss += param_.check_finite() ? ForwardBackwardCheckingFinite() : net_->ForwardBackward();
+    }
+    if (link_) link_->FinishGradientExchange();
     loss /= param_.iter_size();
     if (!std::isfinite(loss)) FailNonFiniteLoss(loss);
     losses_.Add(loss);
@@ -205,9 +235,12 @@ void Solver::Step(int iters) {
       const double per_s = done > 0 && lapse > 0 ? done / lapse : 0.0;
       LOG(INFO) << "Iteration " << iter_ << " (" << per_s << " iter/s, " << lapse << "s/"
                 << param_.display() << " iters), loss = " << smoothed_loss_;
-      if (per_s > 0)  // the first display has no interval measured yet
-        LOG(INFO) << SpeedLine(per_s, TrainBatchSize(*net_) * param_.iter_size(), iter_,
-                               param_.max_iter());
+      if (per_s > 0) {  // the first display has no interval measured yet
+        const int replicas = link_ ? link_->count() : 1;
+        LOG(INFO) << SpeedLine(per_s, TrainBatchSize(*net_) * param_.iter_size() * replicas,
+                               iter_, param_.max_iter());
+        if (link_) LOG(INFO) << link_->TakeExchangeReport();
+      }
       display_start = now;
       display_start_iter = iter_;
       DisplayOutputs();
@@ -216,10 +249,14 @@ void Solver::Step(int iters) {
     if (param_.check_finite()) CheckParamsFinite(false, "after the update, the weights");
     ++iter_;
     const SolverAction request = action_request_ ? action_request_() : SolverAction::kNone;
+    // A signal to any replica decides for all of them.
+    const int decision =
+        DecideWithReplicas((request == SolverAction::kSnapshot ? ReplicaLink::kSnapshotNow : 0) |
+                           (request == SolverAction::kStop ? ReplicaLink::kStopNow : 0));
     if ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
-        request == SolverAction::kSnapshot)
+        (decision & ReplicaLink::kSnapshotNow))
       Snapshot();
-    if (request == SolverAction::kStop) {
+    if (decision & ReplicaLink::kStopNow) {
       requested_early_exit_ = true;
       break;
     }
@@ -417,7 +454,7 @@ float Solver::ClipGradientsScale() {
   const double norm = std::sqrt(sumsq);
   if (norm <= clip) return 1.f;
   const float factor = static_cast<float>(clip / norm);
-  LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << norm << " > "
+  if (is_root()) LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << norm << " > "
             << clip << ") by scale factor " << factor;
   return factor;
 }
@@ -493,6 +530,15 @@ void Solver::CheckSnapshotWritePermissions() {
 void Solver::Snapshot() {
   DLC_REQUIRE(param_.snapshot_format() == caffe::SolverParameter_SnapshotFormat_BINARYPROTO,
               "snapshot_format HDF5 is not supported yet; use BINARYPROTO");
+  // Replicas: the root writes the snapshot, with every replica's data
+  // positions and generators.
+  std::vector<std::string> replica_states;
+  if (link_) {
+    caffe::SolverState mine;
+    SnapshotRunState(&mine);
+    replica_states = link_->GatherAtRoot(mine.SerializeAsString());
+    if (!is_root()) return;
+  }
   // The weights first, then the state that names them (see solver.hpp).
   const std::string model_file = SnapshotFilename(".caffemodel");
   LOG(INFO) << "Snapshotting to binary proto file " << model_file;
@@ -510,7 +556,16 @@ void Solver::Snapshot() {
   state.set_learned_net(model_file);
   state.set_current_step(current_step_);
   SnapshotSolverState(&state);
-  SnapshotRunState(&state);
+  if (link_) {
+    for (const std::string& bytes : replica_states) {
+      caffe::SolverState replica;
+      DLC_REQUIRE(replica.ParseFromString(bytes), "a replica's data positions did not arrive whole");
+      for (const auto& cursor : replica.data_cursor()) *state.add_data_cursor() = cursor;
+      for (const auto& rng : replica.rng_state()) *state.add_rng_state() = rng;
+    }
+  } else {
+    SnapshotRunState(&state);
+  }
   const std::string state_file = SnapshotFilename(".solverstate");
   LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;
   try {
@@ -523,37 +578,69 @@ void Solver::Snapshot() {
   }
 }
 
+std::string Solver::ReadSnapshot(const std::string& state_file, caffe::SolverState* state) {
+  ReadProtoFromBinaryFile(state_file, state);
+  if (!state->has_learned_net()) return "";
+  // Caffe stores the weights' path as written; try it as given, then next to
+  // the state file.
+  const std::string& weights = state->learned_net();
+  if (FileExists(weights)) return weights;
+  const size_t slash = state_file.find_last_of('/');
+  const size_t wslash = weights.find_last_of('/');
+  const std::string sibling =
+      (slash == std::string::npos ? "" : state_file.substr(0, slash + 1)) +
+      (wslash == std::string::npos ? weights : weights.substr(wslash + 1));
+  DLC_REQUIRE(FileExists(sibling), state_file << ": its weights file " << weights
+                                              << " does not exist");
+  return sibling;
+}
+
 void Solver::Restore(const std::string& state_file) {
   caffe::SolverState state;
-  ReadProtoFromBinaryFile(state_file, &state);
-  if (state.has_learned_net()) {
-    // Caffe stores the weights' path as written; try it as given, then next
-    // to the state file.
-    std::string weights = state.learned_net();
-    if (!FileExists(weights)) {
-      const size_t slash = state_file.find_last_of('/');
-      const size_t wslash = weights.find_last_of('/');
-      const std::string sibling =
-          (slash == std::string::npos ? "" : state_file.substr(0, slash + 1)) +
-          (wslash == std::string::npos ? weights : weights.substr(wslash + 1));
-      DLC_REQUIRE(FileExists(sibling), state_file << ": its weights file " << weights
-                                                   << " does not exist");
-      weights = sibling;
-    }
+  const std::string weights = ReadSnapshot(state_file, &state);
+  if (!weights.empty()) {
     try {
       net_->CopyTrainedLayersFrom(weights);
     } catch (const Error& e) {
       DLC_FAIL(state_file << ": restoring its weights: " << e.what());
     }
   }
+  RestoreFrom(state_file, state);
+}
+
+void Solver::RestoreFrom(const std::string& source, const caffe::SolverState& state) {
   iter_ = state.iter();
   current_step_ = state.current_step();
   try {
     RestoreSolverState(state);
     RestoreRunState(state);
   } catch (const Error& e) {
-    DLC_FAIL(state_file << ": " << e.what());
+    DLC_FAIL(source << ": " << e.what());
   }
+}
+
+void Solver::SynchronizeReplicas(const std::string& resume_file) {
+  caffe::SolverState state;
+  caffe::NetParameter weights;
+  if (is_root()) {
+    if (!resume_file.empty()) {
+      LOG(INFO) << "Restoring previous solver status from " << resume_file;
+      Restore(resume_file);
+      ReadSnapshot(resume_file, &state);
+    }
+    net_->ToProto(&weights, false);
+  }
+  // Every replica starts from the root's weights (each built its own from
+  // its own seed) and, resuming, from the root's solver state, which holds
+  // every replica's data position.
+  const std::string weight_bytes = link_->BroadcastFromRoot(weights.SerializeAsString());
+  const std::string state_bytes = link_->BroadcastFromRoot(state.SerializeAsString());
+  if (is_root()) return;
+  DLC_REQUIRE(weights.ParseFromString(weight_bytes) && state.ParseFromString(state_bytes),
+              "replica " << ctx_->replica().index
+                         << ": the root's weights or solver state did not arrive whole");
+  net_->CopyTrainedLayersFrom(weights);
+  if (!resume_file.empty()) RestoreFrom(resume_file, state);
 }
 
 // Beyond Caffe: the data layers' positions and every random generator go into
@@ -574,7 +661,7 @@ void ForEachDataLayer(Net& net, const std::string& prefix, Visit visit) {
 
 void Solver::ForEachNetWithPrefix(
     const std::function<void(Net&, const std::string&)>& visit) {
-  visit(*net_, "train/");
+  visit(*net_, ReplicaPrefix() + "train/");
   for (size_t i = 0; i < test_nets_.size(); ++i)
     visit(*test_nets_[i], "test" + std::to_string(i) + "/");
 }
@@ -594,7 +681,7 @@ void Solver::SnapshotRunState(caffe::SolverState* state) {
     });
   });
   caffe::RngState* rng = state->add_rng_state();
-  rng->set_name(kContextRng);
+  rng->set_name(ReplicaPrefix() + kContextRng);
   rng->set_state(DataReaderState::SaveRng(ctx_->rng()));
 }
 
@@ -608,6 +695,29 @@ void Solver::RestoreRunState(const caffe::SolverState& state) {
   for (const auto& rng : state.rng_state()) rngs[rng.name()] = &rng;
   std::map<std::string, const caffe::DataCursor*> cursors;
   for (const auto& cursor : state.data_cursor()) cursors[cursor.layer_name()] = &cursor;
+  if (!is_root() && !rngs.count(ReplicaPrefix() + kContextRng)) {
+    // A replica beyond those the snapshot was taken with: it starts its
+    // share of the data afresh (the run goes on, not exactly as it would
+    // have).
+    LOG(WARNING) << "replica " << ctx_->replica().index << " of " << ctx_->replica().count
+                 << ": the solver state holds no data position for it (taken with fewer "
+                    "replicas); its share of the data starts from the beginning, so the run "
+                    "does not continue exactly";
+    return;
+  }
+  if (is_root()) {
+    int saved_replicas = 1;
+    for (const auto& rng : state.rng_state())
+      if (rng.name().compare(0, 7, "replica") == 0 &&
+          rng.name().find(std::string("/") + kContextRng) != std::string::npos)
+        ++saved_replicas;
+    const int replicas = ctx_->replica().count;
+    if (saved_replicas != replicas)
+      LOG(WARNING) << "the solver state was taken with " << saved_replicas
+                   << " replica(s) and this run has " << replicas
+                   << ": each replica's share of the data changes, so the run does not "
+                      "continue exactly (resume with the same number for that)";
+  }
   ForEachNetWithPrefix([&](Net& net, const std::string& prefix) {
     ForEachDataLayer(net, prefix, [&](const std::string& name, ResumableDataLayer* data) {
       auto cursor = cursors.find(name);
@@ -622,7 +732,7 @@ void Solver::RestoreRunState(const caffe::SolverState& state) {
       data->RestoreReaderState(reader);
     });
   });
-  auto context = rngs.find(kContextRng);
+  auto context = rngs.find(ReplicaPrefix() + kContextRng);
   if (context != rngs.end()) DataReaderState::LoadRng(context->second->state(), &ctx_->rng());
 }
 

@@ -1,0 +1,46 @@
+// Data-parallel training, Caffe's `-gpu 0,1` and PyTorch's
+// DistributedDataParallel: one replica of the solver per device, on the
+// devices of this process (one thread each) and on those of every process
+// of an MPI launch (`mpirun -np N dlcaffe train ...`, ProcessGroup).
+//
+// Each replica runs the net with the prototxt's batch size on its own share
+// of the training set (ReplicaInfo), so N replicas train on N × batch images
+// per iteration. Before each update the gradients are averaged over the
+// replicas (summed and divided by N, as Caffe does), so all replicas take the
+// same step and keep the same weights, and N replicas × batch B train like
+// one replica with batch N × B. BatchNorm statistics stay per replica, as in
+// Caffe; the root's are the ones tested and saved.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dlcaffe/caffe.pb.h"
+#include "dlcaffe/process_group.hpp"
+#include "dlcaffe/solver.hpp"
+
+namespace dlcaffe {
+
+struct DataParallelOptions {
+  // This process's devices (Context::Create specs); one replica each. A
+  // device may be named twice (two replicas share it: for tests).
+  std::vector<std::string> devices;
+  // .solverstate to resume from (read by the root), and .caffemodel files to
+  // start from (read by the root); at most one of them.
+  std::string resume_file;
+  std::vector<std::string> weights;
+  // Gradients travel in buckets of about this size.
+  size_t bucket_bytes = size_t(25) << 20;
+  // Polled on every replica after each iteration (signals).
+  std::function<SolverAction()> action_request;
+};
+
+// Trains to the solver's max_iter. Throws dlcaffe::Error naming the replica
+// (its index, rank and device) whose failure stopped the run. In a launch of
+// several processes a failure instead prints that message and ends every
+// process (MPI_Abort), since the others cannot go on without this one.
+void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOptions& options,
+                       ProcessGroup& processes);
+
+}  // namespace dlcaffe

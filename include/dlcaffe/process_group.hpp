@@ -1,0 +1,67 @@
+// The processes of one training run started by an MPI launcher (`mpirun -np
+// N dlcaffe train ...`, OpenMPI), or a group of one for a process started on
+// its own. Data-parallel training (data_parallel.hpp) exchanges gradients,
+// weights and decisions between the processes through it.
+//
+// Every collective below must be called by every process, in the same order.
+// None waits forever: a collective that has not completed after timeout()
+// seconds throws dlcaffe::Error naming this rank and what it waited for (a
+// process that died is normally reported sooner by mpirun, which ends the
+// whole job).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlcaffe {
+
+class ProcessGroup {
+ public:
+  // Joins the MPI job this process was started in (MPI_Init_thread), or
+  // returns a group of one when no MPI launcher started it. A build without
+  // MPI refuses a launch of several processes (it would train N unrelated
+  // copies that overwrite each other's snapshots).
+  static std::unique_ptr<ProcessGroup> Join(int* argc, char*** argv);
+  // A group of one, without MPI.
+  static std::unique_ptr<ProcessGroup> Single();
+  ~ProcessGroup();  // MPI_Finalize
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // Rank among the processes of this host (picks this process's GPU).
+  int local_rank() const { return local_rank_; }
+  bool uses_mpi() const { return uses_mpi_; }
+  // Whether this build can join an MPI job at all.
+  static bool built_with_mpi();
+
+  double timeout() const { return timeout_s_; }
+  void set_timeout(double seconds) { timeout_s_ = seconds; }
+
+  // Rank 0's `value` on every rank.
+  std::string Broadcast(const std::string& value);
+  // At rank 0: every rank's value by rank; elsewhere: empty.
+  std::vector<std::string> Gather(const std::string& value);
+  // Every rank's value by rank, on every rank.
+  std::vector<uint64_t> AllGather(uint64_t value);
+  // The bitwise or of every rank's value.
+  int AllReduceOr(int value);
+  // values[i] = sum over ranks of values[i], in place.
+  void AllReduceSum(float* values, size_t count);
+  // Ends every process of the job with `code` (MPI_Abort); a group of one
+  // exits.
+  [[noreturn]] void Abort(int code);
+
+ private:
+  ProcessGroup() = default;
+  int rank_ = 0;
+  int size_ = 1;
+  int local_rank_ = 0;
+  bool uses_mpi_ = false;
+  double timeout_s_ = 600;
+};
+
+}  // namespace dlcaffe

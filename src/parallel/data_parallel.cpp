@@ -1,0 +1,148 @@
+#include "dlcaffe/data_parallel.hpp"
+
+#include <glog/logging.h>
+
+#include <condition_variable>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
+#include "parallel/replica_group.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+// FNV-1a: the same on every host, unlike std::hash.
+uint64_t Fingerprint(const std::string& bytes) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+// What must be alike on every process: the train net's layers and the shapes
+// of its parameters.
+std::string NetOutline(const Net& net) {
+  std::ostringstream outline;
+  for (size_t l = 0; l < net.layers().size(); ++l) {
+    outline << net.layer_names()[l] << ":" << net.layers()[l]->type();
+    for (const auto& blob : net.layers()[l]->blobs()) outline << "," << blob->shape_string();
+    outline << ";";
+  }
+  return outline.str();
+}
+
+// Every process must train the same solver on the same net with as many
+// devices; a mismatch found here is reported by all of them alike.
+void CheckProcessesAgree(ProcessGroup& processes, const caffe::SolverParameter& param,
+                         const Net& net, int local_count) {
+  if (processes.size() == 1) return;
+  const std::vector<uint64_t> counts = processes.AllGather(local_count);
+  const std::vector<uint64_t> solvers = processes.AllGather(Fingerprint(param.SerializeAsString()));
+  const std::vector<uint64_t> nets = processes.AllGather(Fingerprint(NetOutline(net)));
+  for (int r = 1; r < processes.size(); ++r) {
+    DLC_REQUIRE(counts[r] == counts[0], "rank " << r << " trains on " << counts[r]
+                                                << " device(s) and rank 0 on " << counts[0]
+                                                << ": give every process as many (--device)");
+    DLC_REQUIRE(solvers[r] == solvers[0],
+                "rank " << r << "'s solver differs from rank 0's: every process must read "
+                        << "the same solver file (--solver, with the same --stage/--level)");
+    DLC_REQUIRE(nets[r] == nets[0],
+                "rank " << r << "'s train net differs from rank 0's (layers, or the shapes "
+                        << "of their parameters): every process must read the same net");
+  }
+}
+
+// Replica 0 keeps the solver's seed (one replica trains as before); the
+// others get seeds of their own, so that their crops, mirrors and dropout
+// differ, reproducibly.
+int64_t ReplicaSeed(int64_t seed, int replica) {
+  if (seed < 0 || replica == 0) return seed;
+  uint64_t z = static_cast<uint64_t>(seed) + 0x9e3779b97f4a7c15ull * replica;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<int64_t>((z ^ (z >> 31)) >> 1);
+}
+
+}  // namespace
+
+void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOptions& options,
+                       ProcessGroup& processes) {
+  const int local_count = static_cast<int>(options.devices.size());
+  DLC_REQUIRE(local_count >= 1, "data-parallel training needs at least one device");
+  DLC_REQUIRE(options.resume_file.empty() || options.weights.empty(),
+              "give a solver state to resume or weights to start from, not both");
+  ReplicaGroup group(processes, local_count);
+  std::vector<std::unique_ptr<Context>> contexts;
+  std::vector<std::unique_ptr<Solver>> solvers;
+  for (int i = 0; i < local_count; ++i) {
+    const int replica = group.global_index(i);
+    contexts.push_back(Context::Create(options.devices[i]));
+    contexts.back()->set_replica({replica, group.count()});
+    LOG(INFO) << "Replica " << replica << " of " << group.count() << ": OpenCL device "
+              << contexts.back()->info().Describe();
+    caffe::SolverParameter replica_param = param;
+    replica_param.set_random_seed(ReplicaSeed(param.random_seed(), replica));
+    // The other replicas build the same nets: the root's log says it once.
+    const int log_level = FLAGS_minloglevel;
+    if (replica != 0) FLAGS_minloglevel = std::max(log_level, 1);
+    try {
+      solvers.push_back(SolverRegistry::Create(replica_param, *contexts.back()));
+    } catch (...) {
+      FLAGS_minloglevel = log_level;
+      throw;
+    }
+    FLAGS_minloglevel = log_level;
+  }
+  CheckProcessesAgree(processes, param, solvers[0]->net(), local_count);
+  for (int i = 0; i < local_count; ++i) {
+    group.Attach(i, solvers[i]->net(), *contexts[i], options.bucket_bytes);
+    solvers[i]->set_replica_link(&group.link(i));
+    solvers[i]->set_action_request(options.action_request);
+  }
+  if (group.global_index(0) == 0) {
+    // The others get the root's weights before the first iteration.
+    for (const std::string& file : options.weights) {
+      LOG(INFO) << "Finetuning from " << file;
+      solvers[0]->net().CopyTrainedLayersFrom(file);
+      for (const auto& test_net : solvers[0]->test_nets()) test_net->CopyTrainedLayersFrom(file);
+    }
+  }
+  LOG(INFO) << "Data-parallel training: " << group.count() << " replicas ("
+            << processes.size() << " process(es) × " << local_count
+            << " device(s)), gradients averaged in buckets of "
+            << options.bucket_bytes / double(1 << 20) << " MB";
+
+  std::mutex mutex;
+  std::condition_variable finished_one;
+  int finished = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < local_count; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        solvers[i]->Solve(options.resume_file);
+      } catch (...) {
+        group.Fail(group.Describe(i), std::current_exception());
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      ++finished;
+      finished_one.notify_all();
+    });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    finished_one.wait(lock, [&] { return finished == local_count || group.failed(); });
+  }
+  if (group.failed() && processes.size() > 1) {
+    // The other processes wait for this one's gradients: end them all.
+    std::cerr << "dlcaffe: error: " << group.FailureMessage() << std::endl;
+    processes.Abort(1);
+  }
+  for (auto& thread : threads) thread.join();
+  if (group.failed()) DLC_FAIL(group.FailureMessage());
+}
+
+}  // namespace dlcaffe

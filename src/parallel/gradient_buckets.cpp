@@ -1,0 +1,55 @@
+#include "parallel/gradient_buckets.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace dlcaffe {
+
+std::vector<int> GradientFinalLayers(const Net& net) {
+  const int layers = static_cast<int>(net.layers().size());
+  // A layer absorbed by an earlier one has its backward done by that one.
+  std::vector<int> runs_backward_in(layers);
+  std::iota(runs_backward_in.begin(), runs_backward_in.end(), 0);
+  for (int i = 0; i < layers; ++i)
+    for (int j = i + 1; j <= i + net.absorbs_after(i) && j < layers; ++j)
+      runs_backward_in[j] = std::min(runs_backward_in[j], runs_backward_in[i]);
+  const auto& learnable = net.learnable_params();
+  std::vector<int> final_layer(learnable.size(), layers);
+  for (int l = 0; l < layers; ++l)
+    for (const auto& blob : net.layers()[l]->blobs())
+      for (size_t p = 0; p < learnable.size(); ++p)
+        // Shared parameters share the owner's storage.
+        if (blob->data() == learnable[p]->data())
+          final_layer[p] = std::min(final_layer[p], runs_backward_in[l]);
+  for (int& layer : final_layer) layer = std::min(layer, std::max(0, layers - 1));
+  return final_layer;
+}
+
+std::vector<GradientBucket> PlanGradientBuckets(const Net& net, size_t bucket_bytes) {
+  const auto& learnable = net.learnable_params();
+  const std::vector<int> final_layer = GradientFinalLayers(net);
+  std::vector<int> order(learnable.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Top layers first: their gradients are final first.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return final_layer[a] > final_layer[b]; });
+  std::vector<GradientBucket> buckets;
+  size_t start = 0;
+  for (int p : order) {
+    const size_t count = learnable[p]->count();
+    if (buckets.empty() ||
+        (buckets.back().count > 0 && (buckets.back().count + count) * sizeof(float) > bucket_bytes)) {
+      buckets.emplace_back();
+      buckets.back().start = start;
+    }
+    GradientBucket& bucket = buckets.back();
+    bucket.params.push_back(p);
+    bucket.starts.push_back(start);
+    bucket.count += count;
+    bucket.final_after_layer = final_layer[p];
+    start += count;
+  }
+  return buckets;
+}
+
+}  // namespace dlcaffe

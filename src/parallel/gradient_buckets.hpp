@@ -1,0 +1,32 @@
+// The learnable parameters of a net grouped into buckets in the order in
+// which a backward pass finishes their gradients (the layers at the top
+// first), so that each bucket can be sent to the other replicas while the
+// layers below it still run backward.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "dlcaffe/net.hpp"
+
+namespace dlcaffe {
+
+struct GradientBucket {
+  std::vector<int> params;     // indices into Net::learnable_params(), in send order
+  std::vector<size_t> starts;  // each one's first float within the flat gradient
+  size_t start = 0;            // the bucket's first float within the flat gradient
+  size_t count = 0;            // floats
+  // The bucket's gradients are final once the backward pass has had this
+  // layer's turn (Net::set_after_backward).
+  int final_after_layer = 0;
+};
+
+// Buckets of at most `bucket_bytes` (a larger parameter has one of its own),
+// laid out one after another in a flat gradient of all learnable parameters.
+std::vector<GradientBucket> PlanGradientBuckets(const Net& net, size_t bucket_bytes);
+
+// The index of the lowest layer whose backward writes learnable parameter
+// `param`: a layer that uses it (shared parameters have several), or the
+// layer that absorbs such a layer in training (Net::absorbs_after).
+std::vector<int> GradientFinalLayers(const Net& net);
+
+}  // namespace dlcaffe

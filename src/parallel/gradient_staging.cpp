@@ -1,0 +1,68 @@
+#include "parallel/gradient_staging.hpp"
+
+#include <vector>
+
+#include "dlcaffe/context.hpp"
+
+namespace dlcaffe {
+
+GradientStaging::GradientStaging(Context& ctx, size_t floats) : ctx_(&ctx) {
+  cl_int err = CL_SUCCESS;
+  transfers_ = clCreateCommandQueue(ctx.cl(), ctx.device(), 0, &err);
+  DLC_CL_CHECK(err);
+  const size_t bytes = std::max<size_t>(floats, 1) * sizeof(float);
+  pinned_ = clCreateBuffer(ctx.cl(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, nullptr,
+                           &err);
+  DLC_CL_CHECK(err);
+  host_ = static_cast<float*>(clEnqueueMapBuffer(transfers_, pinned_, CL_TRUE,
+                                                 CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                                 nullptr, nullptr, &err));
+  DLC_CL_CHECK(err);
+}
+
+GradientStaging::~GradientStaging() {
+  if (host_) {
+    clEnqueueUnmapMemObject(transfers_, pinned_, host_, 0, nullptr, nullptr);
+    clFinish(transfers_);
+  }
+  if (pinned_) clReleaseMemObject(pinned_);
+  if (transfers_) clReleaseCommandQueue(transfers_);
+}
+
+void GradientStaging::ReadAfterCompute(const Net& net, const GradientBucket& bucket,
+                                       cl_event* computed, cl_event* done) {
+  DLC_CL_CHECK(clEnqueueMarkerWithWaitList(ctx_->queue(), 0, nullptr, computed));
+  // The compute queue must reach the marker without waiting for a later
+  // synchronisation.
+  DLC_CL_CHECK(clFlush(ctx_->queue()));
+  const auto& params = net.learnable_params();
+  for (size_t i = 0; i < bucket.params.size(); ++i) {
+    const Blob* p = params[bucket.params[i]];
+    const bool last = i + 1 == bucket.params.size();
+    DLC_CL_CHECK(clEnqueueReadBuffer(transfers_, p->diff(), CL_FALSE, 0,
+                                     p->count() * sizeof(float), host_ + bucket.starts[i], 1,
+                                     computed, last ? done : nullptr));
+  }
+  if (bucket.params.empty())
+    DLC_CL_CHECK(clEnqueueMarkerWithWaitList(transfers_, 1, computed, done));
+  DLC_CL_CHECK(clFlush(transfers_));
+}
+
+cl_event GradientStaging::Write(const Net& net, const GradientBucket& bucket,
+                                const float* source) {
+  const auto& params = net.learnable_params();
+  cl_event done = nullptr;
+  for (size_t i = 0; i < bucket.params.size(); ++i) {
+    const Blob* p = params[bucket.params[i]];
+    const bool last = i + 1 == bucket.params.size();
+    DLC_CL_CHECK(clEnqueueWriteBuffer(transfers_, p->diff(), CL_FALSE, 0,
+                                      p->count() * sizeof(float), source + bucket.starts[i], 0,
+                                      nullptr, last ? &done : nullptr));
+  }
+  if (bucket.params.empty())
+    DLC_CL_CHECK(clEnqueueMarkerWithWaitList(transfers_, 0, nullptr, &done));
+  DLC_CL_CHECK(clFlush(transfers_));
+  return done;
+}
+
+}  // namespace dlcaffe

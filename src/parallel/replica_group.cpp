@@ -1,0 +1,356 @@
+#include "parallel/replica_group.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "dlcaffe/error.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void CL_CALLBACK RecordCompletion(cl_event, cl_int, void* slot) {
+  static_cast<std::atomic<int64_t>*>(slot)->store(NowNs());
+}
+
+// Strings packed into one: each as its decimal length, a space, its bytes.
+std::string Pack(const std::vector<std::string>& parts) {
+  std::string packed;
+  for (const std::string& part : parts) packed += std::to_string(part.size()) + " " + part;
+  return packed;
+}
+
+std::vector<std::string> Unpack(const std::string& packed) {
+  std::vector<std::string> parts;
+  size_t at = 0;
+  while (at < packed.size()) {
+    const size_t space = packed.find(' ', at);
+    DLC_REQUIRE(space != std::string::npos, "replica data arrived cut short");
+    const size_t length = std::stoull(packed.substr(at, space - at));
+    DLC_REQUIRE(space + 1 + length <= packed.size(), "replica data arrived cut short");
+    parts.push_back(packed.substr(space + 1, length));
+    at = space + 1 + length;
+  }
+  return parts;
+}
+
+}  // namespace
+
+class ReplicaGroup::Link : public ReplicaLink {
+ public:
+  Link(ReplicaGroup& group, int local) : group_(group), local_(local) {}
+
+  int index() const override { return group_.global_index(local_); }
+  int count() const override { return group_.count(); }
+
+  void StartGradientExchange() override {
+    armed_ = true;
+    next_bucket_ = 0;
+    ++exchanges_started_;
+    group_.backward_done_ns_[local_].store(0);
+  }
+
+  void OnLayerBackward(int layer_id) override {
+    if (!armed_) return;
+    const auto& buckets = group_.buckets_;
+    while (next_bucket_ < buckets.size() &&
+           buckets[next_bucket_].final_after_layer >= layer_id) {
+      cl_event computed = nullptr, done = nullptr;
+      group_.staging_[local_]->ReadAfterCompute(*group_.nets_[local_], buckets[next_bucket_],
+                                                &computed, &done);
+      if (next_bucket_ + 1 == buckets.size())
+        DLC_CL_CHECK(clSetEventCallback(computed, CL_COMPLETE, RecordCompletion,
+                                        &group_.backward_done_ns_[local_]));
+      group_.Post(local_, next_bucket_, computed, done);
+      ++next_bucket_;
+    }
+  }
+
+  void FinishGradientExchange() override {
+    if (!armed_) StartGradientExchange();
+    OnLayerBackward(-1);  // whatever no layer's turn has sent yet
+    armed_ = false;
+    group_.WaitForExchange(local_, exchanges_started_);
+  }
+
+  std::string TakeExchangeReport() override { return group_.TakeReport(); }
+
+  int Decide(int wanted) override {
+    group_.int_slots_[local_] = wanted;
+    group_.Rendezvous(local_, [this] {
+      int all = 0;
+      for (int value : group_.int_slots_) all |= value;
+      group_.int_result_ = group_.processes_.AllReduceOr(all);
+    });
+    return group_.int_result_;
+  }
+
+  std::string BroadcastFromRoot(const std::string& value) override {
+    if (index() == 0) group_.text_slots_[0] = value;
+    group_.Rendezvous(local_, [this] {
+      group_.text_result_ = group_.processes_.Broadcast(
+          group_.processes_.rank() == 0 ? group_.text_slots_[0] : std::string());
+    });
+    return group_.text_result_;
+  }
+
+  std::vector<std::string> GatherAtRoot(const std::string& value) override {
+    group_.text_slots_[local_] = value;
+    group_.Rendezvous(local_, [this] {
+      group_.gathered_.clear();
+      for (const std::string& packed : group_.processes_.Gather(Pack(group_.text_slots_)))
+        for (std::string& part : Unpack(packed)) group_.gathered_.push_back(std::move(part));
+    });
+    return index() == 0 ? group_.gathered_ : std::vector<std::string>();
+  }
+
+ private:
+  ReplicaGroup& group_;
+  const int local_;
+  bool armed_ = false;
+  size_t next_bucket_ = 0;
+  uint64_t exchanges_started_ = 0;
+};
+
+ReplicaGroup::ReplicaGroup(ProcessGroup& processes, int local_count)
+    : processes_(processes),
+      local_count_(local_count),
+      nets_(local_count, nullptr),
+      contexts_(local_count, nullptr),
+      text_slots_(local_count),
+      int_slots_(local_count, 0),
+      backward_done_ns_(local_count) {
+  DLC_REQUIRE(local_count >= 1, "data-parallel training needs at least one device");
+  for (int i = 0; i < local_count; ++i) links_.emplace_back(new Link(*this, i));
+  staging_.resize(local_count);
+}
+
+ReplicaGroup::~ReplicaGroup() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (exchanger_.joinable()) exchanger_.join();
+  for (auto& buckets : posted_)
+    for (auto& events : buckets) {
+      if (events.first) clReleaseEvent(events.first);
+      if (events.second) clReleaseEvent(events.second);
+    }
+}
+
+ReplicaLink& ReplicaGroup::link(int local) { return *links_[local]; }
+
+std::string ReplicaGroup::Describe(int local) const {
+  std::ostringstream text;
+  text << "replica " << global_index(local) << " of " << count();
+  if (processes_.size() > 1) text << " (rank " << processes_.rank() << ")";
+  if (contexts_[local]) text << " on " << contexts_[local]->info().Describe();
+  return text.str();
+}
+
+void ReplicaGroup::Attach(int local, Net& net, Context& ctx, size_t bucket_bytes) {
+  nets_[local] = &net;
+  contexts_[local] = &ctx;
+  if (++attached_ < local_count_) return;
+  buckets_ = PlanGradientBuckets(*nets_[0], bucket_bytes);
+  size_t floats = 0;
+  for (const GradientBucket& bucket : buckets_) floats += bucket.count;
+  for (int i = 0; i < local_count_; ++i)
+    staging_[i] = std::make_unique<GradientStaging>(*contexts_[i], floats);
+  posted_.assign(local_count_, std::vector<std::pair<cl_event, cl_event>>(
+                                   buckets_.size(), {nullptr, nullptr}));
+  exchanger_ = std::thread([this] { ExchangeLoop(); });
+}
+
+void ReplicaGroup::Fail(const std::string& who, std::exception_ptr error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failed_) {
+      failed_ = true;
+      failure_ = error;
+      failure_who_ = who;
+    }
+  }
+  changed_.notify_all();
+}
+
+bool ReplicaGroup::failed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failed_;
+}
+
+std::string ReplicaGroup::FailureMessage() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failed_) return "";
+  std::string what = "unknown error";
+  try {
+    std::rethrow_exception(failure_);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  return failure_who_ + ": " + what;
+}
+
+void ReplicaGroup::ThrowIfFailed(int local) const {
+  if (failed_)
+    DLC_FAIL(Describe(local) << " stopped because " << failure_who_ << " failed");
+}
+
+template <typename Work>
+void ReplicaGroup::Rendezvous(int local, Work&& leader_work) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ThrowIfFailed(local);
+  const uint64_t generation = generation_;
+  if (++arrived_ == local_count_) changed_.notify_all();
+  if (local != 0) {
+    changed_.wait(lock, [&] { return generation_ != generation || failed_; });
+    ThrowIfFailed(local);
+    return;
+  }
+  changed_.wait(lock, [&] { return arrived_ == local_count_ || failed_; });
+  ThrowIfFailed(local);
+  lock.unlock();
+  leader_work();  // a throw fails this replica, and so the group
+  lock.lock();
+  arrived_ = 0;
+  ++generation_;
+  changed_.notify_all();
+}
+
+void ReplicaGroup::Post(int local, size_t bucket, cl_event computed, cl_event done) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    posted_[local][bucket] = {computed, done};
+  }
+  changed_.notify_all();
+}
+
+void ReplicaGroup::WaitForExchange(int local, uint64_t exchange) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return exchanges_done_ >= exchange || failed_; });
+  ThrowIfFailed(local);
+}
+
+void ReplicaGroup::ExchangeLoop() {
+  try {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (stopping_ || failed_) return;
+      }
+      ExchangeOnce();
+    }
+  } catch (...) {
+    Fail("the gradient exchange" +
+             (processes_.size() > 1 ? " of rank " + std::to_string(processes_.rank())
+                                    : std::string()),
+         std::current_exception());
+  }
+}
+
+namespace {
+
+// Waits for an OpenCL event of replica `who`; a failed command (a lost or
+// faulty device) throws naming the replica.
+void WaitForCopy(cl_event event, const std::string& who, const char* what) {
+  const cl_int err = clWaitForEvents(1, &event);
+  cl_int status = CL_COMPLETE;
+  clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
+  clReleaseEvent(event);
+  DLC_REQUIRE(err == CL_SUCCESS && status == CL_COMPLETE,
+              who << ": the device failed while " << what << " ("
+                  << ClErrorName(err != CL_SUCCESS ? err : status) << ")");
+}
+
+}  // namespace
+
+void ReplicaGroup::ExchangeOnce() {
+  const float mean_scale = 1.f / count();
+  std::vector<cl_event> writes;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    std::vector<std::pair<cl_event, cl_event>> events(local_count_);
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] {
+        if (stopping_ || failed_) return true;
+        for (int j = 0; j < local_count_; ++j)
+          if (!posted_[j][b].second) return false;
+        return true;
+      });
+      if (stopping_ || failed_) {
+        for (cl_event write : writes) clReleaseEvent(write);
+        return;
+      }
+      for (int j = 0; j < local_count_; ++j) {
+        events[j] = posted_[j][b];
+        posted_[j][b] = {nullptr, nullptr};
+      }
+    }
+    for (int j = 0; j < local_count_; ++j) {
+      clReleaseEvent(events[j].first);
+      WaitForCopy(events[j].second, Describe(j), "copying gradients to the host");
+    }
+    const GradientBucket& bucket = buckets_[b];
+    float* sum = staging_[0]->host() + bucket.start;
+    // Local replicas in index order, then the processes: the same sums in
+    // the same order at every iteration.
+    for (int j = 1; j < local_count_; ++j) {
+      const float* other = staging_[j]->host() + bucket.start;
+      for (size_t i = 0; i < bucket.count; ++i) sum[i] += other[i];
+    }
+    processes_.AllReduceSum(sum, bucket.count);
+    for (size_t i = 0; i < bucket.count; ++i) sum[i] *= mean_scale;
+    for (int j = 0; j < local_count_; ++j)
+      writes.push_back(staging_[j]->Write(*nets_[j], bucket, staging_[0]->host()));
+  }
+  for (size_t w = 0; w < writes.size(); ++w)
+    WaitForCopy(writes[w], Describe(static_cast<int>(w % local_count_)),
+                "copying the mean gradients to the device");
+
+  const int64_t end = NowNs();
+  int64_t backward_end = 0;
+  for (int j = 0; j < local_count_; ++j) {
+    // The completion callback may run a moment after the copies it gates.
+    int64_t at = 0;
+    for (int spins = 0; (at = backward_done_ns_[j].load()) == 0 && spins < 100000; ++spins)
+      std::this_thread::yield();
+    backward_end = std::max(backward_end, at ? at : end);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (last_exchange_end_ns_ > 0) {
+    exposed_s_ += std::max<int64_t>(0, end - backward_end) * 1e-9;
+    step_s_ += (end - last_exchange_end_ns_) * 1e-9;
+    ++reported_steps_;
+  }
+  last_exchange_end_ns_ = end;
+  ++exchanges_done_;
+  changed_.notify_all();
+}
+
+std::string ReplicaGroup::TakeReport() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t floats = 0;
+  for (const GradientBucket& bucket : buckets_) floats += bucket.count;
+  char text[320];
+  const int steps = std::max(1, reported_steps_);
+  std::snprintf(text, sizeof(text),
+                "    Gradient exchange: %.2f ms per step not hidden behind backward (%.1f%% of "
+                "%.2f ms per step); %zu bucket(s), %.2f MB of gradients, %d replica(s)",
+                exposed_s_ * 1e3 / steps,
+                step_s_ > 0 ? 100.0 * exposed_s_ / step_s_ : 0.0, step_s_ * 1e3 / steps,
+                buckets_.size(), floats * 4.0 / (1 << 20), count());
+  exposed_s_ = step_s_ = 0;
+  reported_steps_ = 0;
+  return text;
+}
+
+}  // namespace dlcaffe
