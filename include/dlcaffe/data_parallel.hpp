@@ -34,6 +34,9 @@ struct DataParallelOptions {
   size_t bucket_bytes = size_t(25) << 20;
   // Polled on every replica after each iteration (signals).
   std::function<SolverAction()> action_request;
+  // Called on each of this process's replicas (on its thread) once it has
+  // trained: e.g. to keep the root's net. Solver::is_root() tells which.
+  std::function<void(Solver&)> on_trained;
 };
 
 // Trains to the solver's max_iter. Throws dlcaffe::Error naming the replica

@@ -11,7 +11,7 @@
 
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
-#include "parallel/replica_group.hpp"
+#include "replica_group.hpp"
 
 namespace dlcaffe {
 
@@ -125,6 +125,7 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
     threads.emplace_back([&, i] {
       try {
         solvers[i]->Solve(options.resume_file);
+        if (options.on_trained) options.on_trained(*solvers[i]);
       } catch (...) {
         group.Fail(group.Describe(i), std::current_exception());
       }

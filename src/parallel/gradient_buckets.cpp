@@ -1,4 +1,4 @@
-#include "parallel/gradient_buckets.hpp"
+#include "gradient_buckets.hpp"
 
 #include <algorithm>
 #include <numeric>

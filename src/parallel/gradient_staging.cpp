@@ -1,4 +1,4 @@
-#include "parallel/gradient_staging.hpp"
+#include "gradient_staging.hpp"
 
 #include <vector>
 

@@ -9,7 +9,7 @@
 #include <cstddef>
 
 #include "dlcaffe/net.hpp"
-#include "parallel/gradient_buckets.hpp"
+#include "gradient_buckets.hpp"
 
 namespace dlcaffe {
 

@@ -1,4 +1,4 @@
-#include "parallel/replica_group.hpp"
+#include "replica_group.hpp"
 
 #include <chrono>
 #include <cstdio>

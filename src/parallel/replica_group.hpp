@@ -28,8 +28,8 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/process_group.hpp"
 #include "dlcaffe/replica_link.hpp"
-#include "parallel/gradient_buckets.hpp"
-#include "parallel/gradient_staging.hpp"
+#include "gradient_buckets.hpp"
+#include "gradient_staging.hpp"
 
 namespace dlcaffe {
 

@@ -9,6 +9,7 @@
 
 #include "dlcaffe/data/data_state.hpp"
 #include "dlcaffe/data/lmdb_database.hpp"
+#include "dlcaffe/layer_registry.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
 
@@ -265,6 +266,38 @@ TEST(DataLayer, RestoringAStateOfAnotherDatabaseIsAnErrorAndHarmless) {
   EXPECT_NE(error.find("'elsewhere'"), std::string::npos) << error;
   // Still reading from the start.
   EXPECT_EQ(Next(*layer, data, label).label, (std::vector<float>{100, 101}));
+}
+
+// Data-parallel training: replica r of R reads the records at positions r,
+// r + R, r + 2R, ... of the endless sequence of epochs, so within an epoch no
+// two replicas read the same record and together they read all of them.
+// Only TRAIN-phase layers split the data (the root's test nets read it all).
+TEST(DataLayer, ReplicasReadDisjointSharesThatCoverTheDataSet) {
+  const int num = 11, replicas = 3, batch = 2, batches = 4;
+  const std::string source = MakeDb(num, 1, 2, 3);
+  std::vector<int> times_read(num, 0);
+  for (int r = 0; r < replicas; ++r) {
+    auto ctx = Context::Create("");
+    ctx->set_replica({r, replicas});
+    for (const char* phase : {"TRAIN", "TEST"}) {
+      auto layer = LayerRegistry::Create(
+          LayerParam(DataLayerText(source, batch, "", phase)), *ctx);
+      Blob data(*ctx), label(*ctx);
+      layer->SetUp({}, {&data, &label});
+      const bool shared = std::string(phase) == "TRAIN";
+      for (int b = 0; b < batches; ++b) {
+        const Batch got = Next(*layer, data, label);
+        for (int n = 0; n < batch; ++n) {
+          const int position = shared ? r + (b * batch + n) * replicas : b * batch + n;
+          EXPECT_EQ(got.label[n], 100 + position % num)
+              << phase << ": replica " << r << " batch " << b << " image " << n;
+          if (shared && position < num) ++times_read[position % num];
+        }
+      }
+    }
+  }
+  for (int i = 0; i < num; ++i)
+    EXPECT_EQ(times_read[i], 1) << "record " << i << " in the first epoch";
 }
 
 TEST(DataReaderState, SerializeParseRoundTrip) {

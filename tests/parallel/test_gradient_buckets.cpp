@@ -1,0 +1,125 @@
+// Which backward step finishes each gradient, and the buckets built on it
+// (src/parallel/gradient_buckets.hpp): a bucket sent too early would carry a
+// gradient that a lower layer still adds to.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <numeric>
+#include <set>
+
+#include "../../src/parallel/gradient_buckets.hpp"
+#include "dlcaffe/io.hpp"
+#include "dlcaffe/net.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+// conv → BatchNorm → Scale (absorbed by the BatchNorm in training) → ReLU →
+// ip_a and ip_b sharing one weight ("shared") → loss.
+const char kNet[] = R"(name: "buckets"
+layer { name: "data" type: "Input" top: "data" top: "label"
+  input_param { shape { dim: 2 dim: 3 dim: 5 dim: 5 } shape { dim: 2 } } }
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+  convolution_param { num_output: 4 kernel_size: 3 weight_filler { type: "gaussian" std: 0.1 } } }
+layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
+layer { name: "scale" type: "Scale" bottom: "conv" top: "conv" scale_param { bias_term: true } }
+layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+layer { name: "ip_a" type: "InnerProduct" bottom: "conv" top: "ip_a"
+  param { name: "shared" } inner_product_param { num_output: 36 bias_term: false
+  weight_filler { type: "gaussian" std: 0.1 } } }
+layer { name: "ip_b" type: "InnerProduct" bottom: "ip_a" top: "ip_b"
+  param { name: "shared" } inner_product_param { num_output: 36 bias_term: false } }
+layer { name: "ip_c" type: "InnerProduct" bottom: "ip_b" top: "ip_c"
+  inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 } } }
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip_c" bottom: "label" top: "loss" }
+)";
+
+std::unique_ptr<Net> MakeNet() {
+  caffe::NetParameter param;
+  ReadProtoFromTextString(kNet, "the test's net", &param);
+  param.mutable_state()->set_phase(caffe::TRAIN);
+  return std::make_unique<Net>(param, TestContext());
+}
+
+int LayerIndex(const Net& net, const std::string& name) {
+  for (size_t i = 0; i < net.layer_names().size(); ++i)
+    if (net.layer_names()[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+// The learnable parameter index of layer `layer`'s blob `blob`.
+int ParamIndex(const Net& net, const std::string& layer, int blob) {
+  const Blob* b = net.layers()[LayerIndex(net, layer)]->blobs()[blob].get();
+  for (size_t p = 0; p < net.learnable_params().size(); ++p)
+    if (net.learnable_params()[p]->data() == b->data()) return static_cast<int>(p);
+  return -1;
+}
+
+TEST(GradientBuckets, EachGradientIsFinalAtTheLowestLayerThatWritesIt) {
+  auto net = MakeNet();
+  const std::vector<int> final_layer = GradientFinalLayers(*net);
+  ASSERT_EQ(final_layer.size(), net->learnable_params().size());
+  const int bn = LayerIndex(*net, "bn");
+  EXPECT_EQ(final_layer[ParamIndex(*net, "conv", 0)], LayerIndex(*net, "conv"));
+  EXPECT_EQ(final_layer[ParamIndex(*net, "ip_c", 0)], LayerIndex(*net, "ip_c"));
+  // ip_b's weight is ip_a's: ip_a, below it, adds the last part.
+  EXPECT_EQ(ParamIndex(*net, "ip_b", 0), ParamIndex(*net, "ip_a", 0));
+  EXPECT_EQ(final_layer[ParamIndex(*net, "ip_a", 0)], LayerIndex(*net, "ip_a"));
+  // In training the BatchNorm's backward computes the Scale's gradients
+  // (unless fusion is switched off: then the Scale's own backward does).
+  const char* fusion = std::getenv("DLCAFFE_FUSION");
+  if (!fusion || std::string(fusion) != "off") ASSERT_EQ(net->absorbs_after(bn), 1);
+  const int scale_final = final_layer[ParamIndex(*net, "scale", 0)];
+  if (net->absorbs_after(bn) > 0)
+    EXPECT_EQ(scale_final, bn);
+  else
+    EXPECT_EQ(scale_final, LayerIndex(*net, "scale"));
+  EXPECT_EQ(final_layer[ParamIndex(*net, "scale", 1)], scale_final);
+}
+
+TEST(GradientBuckets, BucketsGoTopFirstAndCoverEveryGradientOnce) {
+  auto net = MakeNet();
+  const std::vector<int> final_layer = GradientFinalLayers(*net);
+  size_t total = 0;
+  for (const Blob* p : net->learnable_params()) total += p->count();
+  for (size_t bytes : {size_t(1), size_t(200), size_t(4000), size_t(1) << 30}) {
+    const std::vector<GradientBucket> buckets = PlanGradientBuckets(*net, bytes);
+    std::multiset<int> seen;
+    size_t next_start = 0;
+    int previous_final = 1 << 30;
+    for (const GradientBucket& bucket : buckets) {
+      EXPECT_EQ(bucket.start, next_start);
+      ASSERT_FALSE(bucket.params.empty());
+      ASSERT_EQ(bucket.params.size(), bucket.starts.size());
+      size_t count = 0;
+      for (size_t i = 0; i < bucket.params.size(); ++i) {
+        const int p = bucket.params[i];
+        seen.insert(p);
+        EXPECT_EQ(bucket.starts[i], bucket.start + count);
+        count += net->learnable_params()[p]->count();
+        // Sent in the order backward finishes them, and the bucket waits
+        // for its lowest.
+        EXPECT_LE(final_layer[p], previous_final);
+        previous_final = final_layer[p];
+        EXPECT_GE(final_layer[p], bucket.final_after_layer);
+      }
+      EXPECT_EQ(bucket.count, count);
+      EXPECT_EQ(bucket.final_after_layer, final_layer[bucket.params.back()]);
+      // Within the size unless one parameter alone is larger.
+      if (bucket.params.size() > 1) EXPECT_LE(count * sizeof(float), bytes);
+      next_start += count;
+    }
+    EXPECT_EQ(next_start, total) << "bucket size " << bytes;
+    EXPECT_EQ(seen.size(), net->learnable_params().size());
+    for (size_t p = 0; p < net->learnable_params().size(); ++p)
+      EXPECT_EQ(seen.count(static_cast<int>(p)), 1u) << "parameter " << p;
+    if (bytes == 1) EXPECT_EQ(buckets.size(), net->learnable_params().size());
+    if (bytes == (size_t(1) << 30)) EXPECT_EQ(buckets.size(), 1u);
+  }
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
