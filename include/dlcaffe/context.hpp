@@ -72,6 +72,9 @@ using Rng = std::mt19937_64;
 struct ReplicaInfo {
   int index = 0;
   int count = 1;
+  // The same on every replica of a run: what replicas must draw alike (the
+  // shuffled order of a list they share) comes from it.
+  uint64_t shared_seed = 0;
 };
 
 class Context {

@@ -9,6 +9,10 @@
 // crops and mirrors from the layer's own seeded generator; Forward uploads one
 // batch and the shared transform kernel (data_transform.cl) writes the top.
 //
+// In data-parallel training a TRAIN-phase layer reads its replica's share
+// (Context::replica): positions index, index + count, ... of each epoch's
+// order, which every replica draws alike from the replicas' shared seed.
+//
 // Exact resume: ReaderState().next_key is "position P of N" (the next image's
 // index in the epoch's order, of a list of N images), followed by " order S"
 // when shuffling, S being the seed that drew the epoch's order.
@@ -100,10 +104,16 @@ class ImageDataLayer : public Layer, public ResumableDataLayer {
     LOG(INFO) << name() << ": a total of " << entries_.size() << " images";
 
     rng_.seed(ctx_->rng()());
+    if (param_.phase() == caffe::TRAIN) shard_ = ctx_->replica();
     position_ = 0;
-    if (p.shuffle()) order_seed_ = rng_();
+    if (p.shuffle()) order_seed_ = shard_.count > 1 ? MixSeed(shard_.shared_seed) : rng_();
     BuildOrder();
-    if (p.rand_skip() > 0) {
+    // A replica's share starts at its own index (see ReplicaInfo).
+    for (int i = 0; i < shard_.index; ++i) Advance();
+    if (p.rand_skip() > 0 && shard_.count > 1) {
+      LOG(INFO) << name() << ": rand_skip is not applied in data-parallel training, where "
+                   "the replicas read disjoint shares of " << source_;
+    } else if (p.rand_skip() > 0) {
       // Legacy: start at a random image so that parallel readers differ.
       const uint64_t skip = rng_() % p.rand_skip();
       LOG(INFO) << "Skipping first " << skip << " data points.";
@@ -269,16 +279,30 @@ class ImageDataLayer : public Layer, public ResumableDataLayer {
       images.SetImage(i, image_);
       images.SetCrop(i, transformer_->Draw(image_.height, image_.width, rng_));
       ++records_read_;
-      if (++position_ == entries_.size()) {
-        position_ = 0;
-        ++epoch_;
-        if (shuffle()) {
-          order_seed_ = rng_();
-          BuildOrder();
-        }
-      }
+      for (int skip = 0; skip < shard_.count; ++skip) Advance();
     }
     batch->state_after = CurrentReaderState();
+  }
+
+  // To the next position of the epoch's order, or to the next epoch, whose
+  // order is drawn anew: from the layer's generator, or for replicas, which
+  // must all draw the same order, from the last order's seed.
+  void Advance() {
+    if (++position_ < entries_.size()) return;
+    position_ = 0;
+    ++epoch_;
+    if (shuffle()) {
+      order_seed_ = shard_.count > 1 ? MixSeed(order_seed_) : rng_();
+      BuildOrder();
+    }
+  }
+
+  // SplitMix64's finaliser: a well-spread seed from a counter-like one.
+  static uint64_t MixSeed(uint64_t z) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
   }
 
   int batch_size_ = 0;
@@ -292,6 +316,7 @@ class ImageDataLayer : public Layer, public ResumableDataLayer {
   uint64_t epoch_ = 0;
   uint64_t records_read_ = 0;
   Rng rng_;
+  ReplicaInfo shard_;  // TRAIN phase: this replica's share; else every image
   DatumImage image_;
   // Main thread.
   DataReaderState consumed_state_;

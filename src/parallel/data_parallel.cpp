@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -77,12 +78,19 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
   DLC_REQUIRE(options.resume_file.empty() || options.weights.empty(),
               "give a solver state to resume or weights to start from, not both");
   ReplicaGroup group(processes, local_count);
+  // What the replicas draw alike (shuffled list orders) comes from one seed:
+  // the solver's, else the root's random one.
+  uint64_t shared_seed = static_cast<uint64_t>(param.random_seed());
+  if (param.random_seed() < 0) {
+    const std::string drawn = processes.Broadcast(std::to_string(std::random_device()()));
+    shared_seed = std::stoull(drawn);
+  }
   std::vector<std::unique_ptr<Context>> contexts;
   std::vector<std::unique_ptr<Solver>> solvers;
   for (int i = 0; i < local_count; ++i) {
     const int replica = group.global_index(i);
     contexts.push_back(Context::Create(options.devices[i]));
-    contexts.back()->set_replica({replica, group.count()});
+    contexts.back()->set_replica({replica, group.count(), shared_seed});
     LOG(INFO) << "Replica " << replica << " of " << group.count() << ": OpenCL device "
               << contexts.back()->info().Describe();
     caffe::SolverParameter replica_param = param;

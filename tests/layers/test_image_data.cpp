@@ -9,6 +9,7 @@
 
 #include "dlcaffe/data/data_state.hpp"
 #include "dlcaffe/io.hpp"
+#include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/solver.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
@@ -261,6 +262,47 @@ TEST(ImageDataLayer, ShuffleIsSeededAndRedrawnEveryEpoch) {
   // Without shuffle: the list order.
   const std::vector<int> plain = LabelSequence(LayerText(list, dir + "/", 3), 11, 3);
   EXPECT_EQ(plain, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 0, 1}));
+}
+
+// Data-parallel training: replicas read disjoint shares of each epoch's
+// shuffled order (positions r, r + R, ... of the endless run of epochs),
+// which all of them draw alike from the shared seed, whatever their own
+// generators; together they read every image of an epoch once.
+TEST(ImageDataLayer, ReplicasReadDisjointSharesOfOneShuffledOrder) {
+  const std::string dir = TempDir();
+  const int num = 7, replicas = 2, batch = 2, batches = 4;
+  const std::string list = MakeConstantImages(dir, num);
+  const std::string text =
+      LayerText(list, dir + "/", batch, "shuffle: true", "TRAIN");
+  // labels_by_epoch[e][p]: the label at position p of epoch e's order.
+  std::vector<std::vector<int>> labels_by_epoch(3, std::vector<int>(num, -1));
+  for (int r = 0; r < replicas; ++r) {
+    auto ctx = Context::Create("");
+    ctx->set_replica({r, replicas, 4242});
+    ctx->Seed(100 + r);  // replicas' own generators differ
+    auto layer = LayerRegistry::Create(LayerParam(text), *ctx);
+    Blob data(*ctx), label(*ctx);
+    layer->SetUp({}, {&data, &label});
+    for (int b = 0; b < batches; ++b) {
+      const Batch got = Next(*layer, data, label);
+      for (int n = 0; n < batch; ++n) {
+        const int global = r + (b * batch + n) * replicas;
+        int& slot = labels_by_epoch[global / num][global % num];
+        EXPECT_EQ(slot, -1) << "position " << global << " read twice";
+        slot = static_cast<int>(got.label[n]);
+        const size_t per_image = got.data.size() / got.label.size();
+        EXPECT_EQ(got.data[n * per_image], got.label[n] * 10);  // image and label together
+      }
+    }
+  }
+  // 16 positions: epochs 0 and 1 complete.
+  for (int e = 0; e < 2; ++e) {
+    std::vector<int> sorted = labels_by_epoch[e];
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::vector<int>{0, 1, 2, 3, 4, 5, 6})) << "epoch " << e;
+  }
+  EXPECT_NE(labels_by_epoch[0], (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_NE(labels_by_epoch[0], labels_by_epoch[1]);
 }
 
 TEST(ImageDataLayer, RandSkipStartsInsideTheList) {
