@@ -37,14 +37,14 @@ std::string NetOutline(const Net& net) {
   return outline.str();
 }
 
-// Every process must train the same solver on the same net with as many
-// devices; a mismatch found here is reported by all of them alike.
+// Every process must train the same solver with as many devices (checked
+// first: what follows depends on both) and on the same net; a mismatch found
+// here is reported by all of them alike.
 void CheckProcessesAgree(ProcessGroup& processes, const caffe::SolverParameter& param,
-                         const Net& net, int local_count) {
+                         int local_count) {
   if (processes.size() == 1) return;
   const std::vector<uint64_t> counts = processes.AllGather(local_count);
   const std::vector<uint64_t> solvers = processes.AllGather(Fingerprint(param.SerializeAsString()));
-  const std::vector<uint64_t> nets = processes.AllGather(Fingerprint(NetOutline(net)));
   for (int r = 1; r < processes.size(); ++r) {
     DLC_REQUIRE(counts[r] == counts[0], "rank " << r << " trains on " << counts[r]
                                                 << " device(s) and rank 0 on " << counts[0]
@@ -52,10 +52,16 @@ void CheckProcessesAgree(ProcessGroup& processes, const caffe::SolverParameter& 
     DLC_REQUIRE(solvers[r] == solvers[0],
                 "rank " << r << "'s solver differs from rank 0's: every process must read "
                         << "the same solver file (--solver, with the same --stage/--level)");
+  }
+}
+
+void CheckNetsAgree(ProcessGroup& processes, const Net& net) {
+  if (processes.size() == 1) return;
+  const std::vector<uint64_t> nets = processes.AllGather(Fingerprint(NetOutline(net)));
+  for (int r = 1; r < processes.size(); ++r)
     DLC_REQUIRE(nets[r] == nets[0],
                 "rank " << r << "'s train net differs from rank 0's (layers, or the shapes "
                         << "of their parameters): every process must read the same net");
-  }
 }
 
 // Replica 0 keeps the solver's seed (one replica trains as before); the
@@ -77,14 +83,13 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
   DLC_REQUIRE(local_count >= 1, "data-parallel training needs at least one device");
   DLC_REQUIRE(options.resume_file.empty() || options.weights.empty(),
               "give a solver state to resume or weights to start from, not both");
+  CheckProcessesAgree(processes, param, local_count);
   ReplicaGroup group(processes, local_count);
   // What the replicas draw alike (shuffled list orders) comes from one seed:
   // the solver's, else the root's random one.
-  uint64_t shared_seed = static_cast<uint64_t>(param.random_seed());
-  if (param.random_seed() < 0) {
-    const std::string drawn = processes.Broadcast(std::to_string(std::random_device()()));
-    shared_seed = std::stoull(drawn);
-  }
+  const uint64_t shared_seed = std::stoull(processes.Broadcast(std::to_string(
+      param.random_seed() >= 0 ? static_cast<uint64_t>(param.random_seed())
+                               : static_cast<uint64_t>(std::random_device()()))));
   std::vector<std::unique_ptr<Context>> contexts;
   std::vector<std::unique_ptr<Solver>> solvers;
   for (int i = 0; i < local_count; ++i) {
@@ -106,7 +111,7 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
     }
     FLAGS_minloglevel = log_level;
   }
-  CheckProcessesAgree(processes, param, solvers[0]->net(), local_count);
+  CheckNetsAgree(processes, solvers[0]->net());
   for (int i = 0; i < local_count; ++i) {
     group.Attach(i, solvers[i]->net(), *contexts[i], options.bucket_bytes);
     solvers[i]->set_replica_link(&group.link(i));

@@ -167,7 +167,8 @@ void ReplicaGroup::Attach(int local, Net& net, Context& ctx, size_t bucket_bytes
     staging_[i] = std::make_unique<GradientStaging>(*contexts_[i], floats);
   posted_.assign(local_count_, std::vector<std::pair<cl_event, cl_event>>(
                                    buckets_.size(), {nullptr, nullptr}));
-  exchanger_ = std::thread([this] { ExchangeLoop(); });
+  // A net without learnable parameters has nothing to exchange.
+  if (!buckets_.empty()) exchanger_ = std::thread([this] { ExchangeLoop(); });
 }
 
 void ReplicaGroup::Fail(const std::string& who, std::exception_ptr error) {
@@ -236,7 +237,8 @@ void ReplicaGroup::Post(int local, size_t bucket, cl_event computed, cl_event do
 
 void ReplicaGroup::WaitForExchange(int local, uint64_t exchange) {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return exchanges_done_ >= exchange || failed_; });
+  if (!buckets_.empty())
+    changed_.wait(lock, [&] { return exchanges_done_ >= exchange || failed_; });
   ThrowIfFailed(local);
 }
 
