@@ -159,8 +159,11 @@ int Train() {
     } catch (const std::exception& e) {
       if (processes->size() == 1) throw;
       // Ending alone would leave the others waiting for this process.
-      std::cerr << "dlcaffe: error: rank " << processes->rank() << ": " << e.what()
-                << std::endl;
+      // One write: mpirun passes each write on as it comes, and the ranks'
+      // lines would mix.
+      std::cerr << ("dlcaffe: error: rank " + std::to_string(processes->rank()) + ": " +
+                    e.what() + "\n")
+                << std::flush;
       processes->Abort(1);
     }
     return 0;
@@ -513,9 +516,9 @@ int main(int argc, char** argv) {
                     << it->first << "'");
     return it->second();
   } catch (const Error& e) {
-    std::cerr << "dlcaffe: error: " << e.what() << std::endl;
+    std::cerr << ("dlcaffe: error: " + std::string(e.what()) + "\n") << std::flush;
   } catch (const std::exception& e) {
-    std::cerr << "dlcaffe: error: " << e.what() << std::endl;
+    std::cerr << ("dlcaffe: error: " + std::string(e.what()) + "\n") << std::flush;
   }
   return 1;
 }

@@ -152,7 +152,8 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
   }
   if (group.failed() && processes.size() > 1) {
     // The other processes wait for this one's gradients: end them all.
-    std::cerr << "dlcaffe: error: " << group.FailureMessage() << std::endl;
+    // One write, so that it does not mix with another rank's message.
+    std::cerr << ("dlcaffe: error: " + group.FailureMessage() + "\n") << std::flush;
     processes.Abort(1);
   }
   for (auto& thread : threads) thread.join();
