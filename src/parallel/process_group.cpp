@@ -74,8 +74,8 @@ std::string MpiErrorText(int code) {
 
 // Waits for a non-blocking operation by polling (MPI progresses it inside
 // MPI_Test), giving the processor away between polls, and gives up after
-// `timeout_s` naming what it waited for.
-void Await(MPI_Request* request, int rank, double timeout_s, const char* what) {
+// `timeout_s` naming what it waited for (the caller names the rank).
+void Await(MPI_Request* request, double timeout_s, const char* what) {
   const auto start = std::chrono::steady_clock::now();
   for (long polls = 0;; ++polls) {
     int done = 0;
@@ -84,8 +84,7 @@ void Await(MPI_Request* request, int rank, double timeout_s, const char* what) {
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     DLC_REQUIRE(waited < timeout_s,
-                "rank " << rank << ": waited " << static_cast<long>(waited) << " s for "
-                        << what
+                "waited " << static_cast<long>(waited) << " s for " << what
                         << " from the other ranks; one of them is stuck or gone (the "
                            "limit is --replica_timeout)");
     if (waited < 0.01)
@@ -132,12 +131,12 @@ std::string ProcessGroup::Broadcast(const std::string& value) {
   uint64_t size = value.size();
   MPI_Request request;
   DLC_MPI_CHECK(MPI_Ibcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &request));
-  Await(&request, rank_, timeout_s_, "a broadcast's size");
+  Await(&request, timeout_s_, "a broadcast's size");
   std::string result = rank_ == 0 ? value : std::string(size, '\0');
   for (size_t done = 0; done < size; done += kMaxPiece) {
     const int piece = static_cast<int>(std::min<size_t>(kMaxPiece, size - done));
     DLC_MPI_CHECK(MPI_Ibcast(&result[done], piece, MPI_BYTE, 0, MPI_COMM_WORLD, &request));
-    Await(&request, rank_, timeout_s_, "broadcast data");
+    Await(&request, timeout_s_, "broadcast data");
   }
   return result;
 }
@@ -151,7 +150,7 @@ std::vector<std::string> ProcessGroup::Gather(const std::string& value) {
   MPI_Request request;
   DLC_MPI_CHECK(
       MPI_Igather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request));
-  Await(&request, rank_, timeout_s_, "a gather's sizes");
+  Await(&request, timeout_s_, "a gather's sizes");
   std::vector<int> displacements(size_, 0);
   size_t total = 0;
   for (int r = 0; r < size_; ++r) {
@@ -162,7 +161,7 @@ std::vector<std::string> ProcessGroup::Gather(const std::string& value) {
   std::string all(rank_ == 0 ? total : 0, '\0');
   DLC_MPI_CHECK(MPI_Igatherv(value.data(), size, MPI_BYTE, &all[0], sizes.data(),
                              displacements.data(), MPI_BYTE, 0, MPI_COMM_WORLD, &request));
-  Await(&request, rank_, timeout_s_, "gathered data");
+  Await(&request, timeout_s_, "gathered data");
   std::vector<std::string> values;
   if (rank_ == 0)
     for (int r = 0; r < size_; ++r) values.push_back(all.substr(displacements[r], sizes[r]));
@@ -175,7 +174,7 @@ std::vector<uint64_t> ProcessGroup::AllGather(uint64_t value) {
   MPI_Request request;
   DLC_MPI_CHECK(MPI_Iallgather(&value, 1, MPI_UINT64_T, values.data(), 1, MPI_UINT64_T,
                                MPI_COMM_WORLD, &request));
-  Await(&request, rank_, timeout_s_, "an all-gather");
+  Await(&request, timeout_s_, "an all-gather");
   return values;
 }
 
@@ -185,7 +184,7 @@ int ProcessGroup::AllReduceOr(int value) {
   MPI_Request request;
   DLC_MPI_CHECK(
       MPI_Iallreduce(&value, &result, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD, &request));
-  Await(&request, rank_, timeout_s_, "the agreement on stopping and snapshots");
+  Await(&request, timeout_s_, "the agreement on stopping and snapshots");
   return result;
 }
 
@@ -196,7 +195,7 @@ void ProcessGroup::AllReduceSum(float* values, size_t count) {
     MPI_Request request;
     DLC_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values + done, piece, MPI_FLOAT, MPI_SUM,
                                  MPI_COMM_WORLD, &request));
-    Await(&request, rank_, timeout_s_, "gradients");
+    Await(&request, timeout_s_, "gradients");
   }
 }
 

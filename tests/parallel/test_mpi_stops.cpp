@@ -220,6 +220,38 @@ TEST(MpiStops, KilledRankEndsTheWholeJob) {
   EXPECT_EQ(Count(r.output, "Optimization stopped early."), 0) << r.output;
 }
 
+// A rank that stops answering without dying (SIGSTOP: as a hung device
+// would): the other gives up after --replica_timeout, names itself and what
+// it waited for, and ends the job.
+TEST(MpiStops, AStuckRankEndsTheJobAfterTheTimeout) {
+  DLC_REQUIRE_MPI_AND_MNIST();
+  const std::string dir = TempDir();
+  Launch launch(MpirunDlcaffe(2, {"train", "--solver=" + EndlessSolver(dir, "solver.prototxt"),
+                                  "--replica_timeout=3"}));
+  pid_t rank1 = -1;
+  Clock::time_point stopped;
+  const LaunchResult r = launch.Wait(kLaunchDeadline, [&](const std::string& line) {
+    if (rank1 != -1 || DisplayedIteration(line) != 10) return;
+    rank1 = launch.RankPid(1);
+    if (rank1 <= 0) return launch.KillAll();
+    stopped = Clock::now();
+    kill(rank1, SIGSTOP);
+  });
+  ASSERT_NE(rank1, -1) << "training never reached iteration 10:\n" << r.output;
+  ASSERT_GT(rank1, 0) << "no process under mpirun has OMPI_COMM_WORLD_RANK=1";
+  ASSERT_FALSE(r.timed_out) << "rank 0 waited for the stopped rank 1 forever:\n" << r.output;
+  const double after = SecondsBetween(stopped, r.ended);
+  std::cout << "mpirun ended " << after << " s after rank 1 was stopped" << std::endl;
+  EXPECT_GE(after, 3.0) << r.output;  // not before the timeout
+  EXPECT_LT(after, kEndAfterSignal) << r.output;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex("(^|\n)dlcaffe: error: [^\n]*rank 0: waited 3 s for gradients "
+                           "from the other ranks; one of them is stuck or gone")))
+      << r.output;
+  EXPECT_EQ(Count(r.output, "Optimization Done."), 0) << r.output;
+}
+
 // MPMD: rank 0 and rank 1 read different solver files (base_lr differs).
 // Both stop before training with an error naming rank 1's solver.
 TEST(MpiStops, MismatchedSolversAreAnErrorNamingTheRank) {
