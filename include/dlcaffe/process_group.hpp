@@ -3,11 +3,13 @@
 // its own. Data-parallel training (data_parallel.hpp) exchanges gradients,
 // weights and decisions between the processes through it.
 //
-// Every collective below must be called by every process, in the same order.
-// None waits forever: a collective that has not completed after timeout()
-// seconds throws dlcaffe::Error naming this rank and what it waited for (a
+// Every collective below must be called by every process, in the same order,
+// and by one thread at a time. None waits forever: the collectives are MPI's
+// blocking ones (its fastest), watched by a thread of the group's own; one
+// that has not completed after timeout() seconds makes it print a message
+// naming this rank and what it waited for, and end the job (MPI_Abort). A
 // process that died is normally reported sooner by mpirun, which ends the
-// whole job).
+// whole job too.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -55,8 +57,12 @@ class ProcessGroup {
   // exits.
   [[noreturn]] void Abort(int code);
 
+  // Ends the job when a collective outlasts timeout() (process_group.cpp).
+  struct Watchdog;
+
  private:
-  ProcessGroup() = default;
+  ProcessGroup();
+  std::unique_ptr<Watchdog> watchdog_;
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;

@@ -68,7 +68,7 @@ void CheckNetsAgree(ProcessGroup& processes, const Net& net) {
 // others get seeds of their own, so that their crops, mirrors and dropout
 // differ, reproducibly.
 int64_t ReplicaSeed(int64_t seed, int replica) {
-  if (seed < 0 || replica == 0) return seed;
+  if (replica == 0) return seed;
   uint64_t z = static_cast<uint64_t>(seed) + 0x9e3779b97f4a7c15ull * replica;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -99,7 +99,12 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
     LOG(INFO) << "Replica " << replica << " of " << group.count() << ": OpenCL device "
               << contexts.back()->info().Describe();
     caffe::SolverParameter replica_param = param;
-    replica_param.set_random_seed(ReplicaSeed(param.random_seed(), replica));
+    // Without a random_seed the root stays unseeded, as one device trains;
+    // the others still need generators of their own.
+    const int64_t base_seed = param.random_seed() >= 0 ? param.random_seed()
+                                                       : static_cast<int64_t>(shared_seed >> 1);
+    replica_param.set_random_seed(replica == 0 ? param.random_seed()
+                                               : ReplicaSeed(base_seed, replica));
     // The other replicas build the same nets: the root's log says it once.
     const int log_level = FLAGS_minloglevel;
     if (replica != 0) FLAGS_minloglevel = std::max(log_level, 1);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -27,11 +30,14 @@ int LauncherWorldSize() {
 
 }  // namespace
 
+#ifndef DLCAFFE_WITH_MPI
+
+struct ProcessGroup::Watchdog {};
+ProcessGroup::ProcessGroup() = default;
+
 std::unique_ptr<ProcessGroup> ProcessGroup::Single() {
   return std::unique_ptr<ProcessGroup>(new ProcessGroup());
 }
-
-#ifndef DLCAFFE_WITH_MPI
 
 bool ProcessGroup::built_with_mpi() { return false; }
 
@@ -72,39 +78,93 @@ std::string MpiErrorText(int code) {
                 #call " failed: " << MpiErrorText(dlc_mpi_err_));              \
   } while (0)
 
-// Waits for a non-blocking operation by polling (MPI progresses it inside
-// MPI_Test), giving the processor away between polls, and gives up after
-// `timeout_s` naming what it waited for (the caller names the rank).
-void Await(MPI_Request* request, double timeout_s, const char* what) {
-  const auto start = std::chrono::steady_clock::now();
-  for (long polls = 0;; ++polls) {
-    int done = 0;
-    DLC_MPI_CHECK(MPI_Test(request, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    const double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    DLC_REQUIRE(waited < timeout_s,
-                "waited " << static_cast<long>(waited) << " s for " << what
-                        << " from the other ranks; one of them is stuck or gone (the "
-                           "limit is --replica_timeout)");
-    if (waited < 0.01)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-}
-
 // MPI counts are int: large buffers go in pieces.
 constexpr size_t kMaxPiece = size_t(1) << 30;
 
 }  // namespace
+
+// Watches the collective in progress: one that takes longer than the
+// timeout ends the job, since a blocking MPI call cannot be given up.
+struct ProcessGroup::Watchdog {
+  explicit Watchdog(const ProcessGroup& group) : group(group) {
+    thread = std::thread([this] { Run(); });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    changed.notify_all();
+    thread.join();
+  }
+  void Begin(const char* what) {
+    std::lock_guard<std::mutex> lock(mutex);
+    waiting_for = what;
+    since = std::chrono::steady_clock::now();
+  }
+  void End() {
+    std::lock_guard<std::mutex> lock(mutex);
+    waiting_for = nullptr;
+  }
+  void Run() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!stopping) {
+      changed.wait_for(lock, std::chrono::milliseconds(100));
+      if (!waiting_for) continue;
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+      if (waited < group.timeout()) continue;
+      // One write, so that it does not mix with another rank's lines.
+      std::cerr << ("dlcaffe: error: rank " + std::to_string(group.rank()) + ": waited " +
+                    std::to_string(static_cast<long>(waited)) + " s for " + waiting_for +
+                    " from the other ranks; one of them is stuck or gone (the limit is "
+                    "--replica_timeout)\n")
+                << std::flush;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+      std::_Exit(1);
+    }
+  }
+
+  const ProcessGroup& group;
+  std::mutex mutex;
+  std::condition_variable changed;
+  const char* waiting_for = nullptr;
+  std::chrono::steady_clock::time_point since;
+  bool stopping = false;
+  std::thread thread;
+};
+
+namespace {
+
+// A collective under the watchdog's eye for its lifetime.
+class Watched {
+ public:
+  Watched(ProcessGroup::Watchdog* watchdog, const char* what) : watchdog_(watchdog) {
+    if (watchdog_) watchdog_->Begin(what);
+  }
+  ~Watched() {
+    if (watchdog_) watchdog_->End();
+  }
+
+ private:
+  ProcessGroup::Watchdog* watchdog_;
+};
+
+}  // namespace
+
+ProcessGroup::ProcessGroup() = default;
+
+std::unique_ptr<ProcessGroup> ProcessGroup::Single() {
+  return std::unique_ptr<ProcessGroup>(new ProcessGroup());
+}
 
 std::unique_ptr<ProcessGroup> ProcessGroup::Join(int* argc, char*** argv) {
   if (LauncherWorldSize() <= 1) return Single();
   int provided = 0;
   DLC_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
   // Gradients are exchanged by a thread of their own while the training
-  // thread waits, so calls come from two threads, never at the same time.
+  // thread waits, so calls come from two threads, never at the same time;
+  // the watchdog may end the job from a third.
   DLC_REQUIRE(provided >= MPI_THREAD_SERIALIZED,
               "the MPI library offers thread support level " << provided
                   << "; data-parallel training needs MPI_THREAD_SERIALIZED or more");
@@ -119,24 +179,24 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Join(int* argc, char*** argv) {
                                     MPI_INFO_NULL, &local));
   MPI_Comm_rank(local, &group->local_rank_);
   MPI_Comm_free(&local);
+  group->watchdog_ = std::make_unique<Watchdog>(*group);
   return group;
 }
 
 ProcessGroup::~ProcessGroup() {
+  watchdog_.reset();
   if (uses_mpi_) MPI_Finalize();
 }
 
 std::string ProcessGroup::Broadcast(const std::string& value) {
   if (!uses_mpi_) return value;
+  Watched watched(watchdog_.get(), "a broadcast");
   uint64_t size = value.size();
-  MPI_Request request;
-  DLC_MPI_CHECK(MPI_Ibcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &request));
-  Await(&request, timeout_s_, "a broadcast's size");
+  DLC_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD));
   std::string result = rank_ == 0 ? value : std::string(size, '\0');
   for (size_t done = 0; done < size; done += kMaxPiece) {
     const int piece = static_cast<int>(std::min<size_t>(kMaxPiece, size - done));
-    DLC_MPI_CHECK(MPI_Ibcast(&result[done], piece, MPI_BYTE, 0, MPI_COMM_WORLD, &request));
-    Await(&request, timeout_s_, "broadcast data");
+    DLC_MPI_CHECK(MPI_Bcast(&result[done], piece, MPI_BYTE, 0, MPI_COMM_WORLD));
   }
   return result;
 }
@@ -145,12 +205,10 @@ std::vector<std::string> ProcessGroup::Gather(const std::string& value) {
   if (!uses_mpi_) return {value};
   DLC_REQUIRE(value.size() < kMaxPiece, "rank " << rank_ << ": " << value.size()
                                                 << " bytes are too many to gather");
+  Watched watched(watchdog_.get(), "a gather");
   const int size = static_cast<int>(value.size());
   std::vector<int> sizes(size_);
-  MPI_Request request;
-  DLC_MPI_CHECK(
-      MPI_Igather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request));
-  Await(&request, timeout_s_, "a gather's sizes");
+  DLC_MPI_CHECK(MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD));
   std::vector<int> displacements(size_, 0);
   size_t total = 0;
   for (int r = 0; r < size_; ++r) {
@@ -159,9 +217,8 @@ std::vector<std::string> ProcessGroup::Gather(const std::string& value) {
   }
   DLC_REQUIRE(rank_ != 0 || total < kMaxPiece, "gathering " << total << " bytes: too many");
   std::string all(rank_ == 0 ? total : 0, '\0');
-  DLC_MPI_CHECK(MPI_Igatherv(value.data(), size, MPI_BYTE, &all[0], sizes.data(),
-                             displacements.data(), MPI_BYTE, 0, MPI_COMM_WORLD, &request));
-  Await(&request, timeout_s_, "gathered data");
+  DLC_MPI_CHECK(MPI_Gatherv(value.data(), size, MPI_BYTE, &all[0], sizes.data(),
+                            displacements.data(), MPI_BYTE, 0, MPI_COMM_WORLD));
   std::vector<std::string> values;
   if (rank_ == 0)
     for (int r = 0; r < size_; ++r) values.push_back(all.substr(displacements[r], sizes[r]));
@@ -170,32 +227,28 @@ std::vector<std::string> ProcessGroup::Gather(const std::string& value) {
 
 std::vector<uint64_t> ProcessGroup::AllGather(uint64_t value) {
   if (!uses_mpi_) return {value};
+  Watched watched(watchdog_.get(), "an all-gather");
   std::vector<uint64_t> values(size_);
-  MPI_Request request;
-  DLC_MPI_CHECK(MPI_Iallgather(&value, 1, MPI_UINT64_T, values.data(), 1, MPI_UINT64_T,
-                               MPI_COMM_WORLD, &request));
-  Await(&request, timeout_s_, "an all-gather");
+  DLC_MPI_CHECK(
+      MPI_Allgather(&value, 1, MPI_UINT64_T, values.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD));
   return values;
 }
 
 int ProcessGroup::AllReduceOr(int value) {
   if (!uses_mpi_) return value;
+  Watched watched(watchdog_.get(), "the agreement on stopping and snapshots");
   int result = 0;
-  MPI_Request request;
-  DLC_MPI_CHECK(
-      MPI_Iallreduce(&value, &result, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD, &request));
-  Await(&request, timeout_s_, "the agreement on stopping and snapshots");
+  DLC_MPI_CHECK(MPI_Allreduce(&value, &result, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD));
   return result;
 }
 
 void ProcessGroup::AllReduceSum(float* values, size_t count) {
   if (!uses_mpi_) return;
+  Watched watched(watchdog_.get(), "gradients");
   for (size_t done = 0; done < count; done += kMaxPiece) {
     const int piece = static_cast<int>(std::min<size_t>(kMaxPiece, count - done));
-    MPI_Request request;
-    DLC_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values + done, piece, MPI_FLOAT, MPI_SUM,
-                                 MPI_COMM_WORLD, &request));
-    Await(&request, timeout_s_, "gradients");
+    DLC_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values + done, piece, MPI_FLOAT, MPI_SUM,
+                                MPI_COMM_WORLD));
   }
 }
 

@@ -146,6 +146,27 @@ TEST(ReplicaRuns, AStopAskedOfOneReplicaStopsAllAtTheSameIteration) {
   EXPECT_FALSE(FileExists(dir + "/stop_iter_100.solverstate"));
 }
 
+// Each replica draws its own crops, mirrors and dropout masks, with or
+// without a random_seed (without one, replica 0's generator starts unseeded
+// as on one device, and the others' from the run's shared random seed).
+TEST(ReplicaRuns, ReplicasDrawFromGeneratorsOfTheirOwn) {
+  for (const bool seeded : {true, false}) {
+    caffe::SolverParameter param = Solver(MakeDataset(9), TempDir() + "/r", 3);
+    param.set_snapshot_after_train(false);
+    if (!seeded) param.clear_random_seed();
+    std::mutex mutex;
+    std::vector<Rng> generators(2);
+    DataParallelOptions options = TwoReplicas();
+    options.on_trained = [&](dlcaffe::Solver& solver) {
+      std::lock_guard<std::mutex> lock(mutex);
+      generators[solver.net().context().replica().index] = solver.net().context().rng();
+    };
+    auto processes = ProcessGroup::Single();
+    TrainDataParallel(param, options, *processes);
+    EXPECT_NE(generators[0], generators[1]) << (seeded ? "with" : "without") << " random_seed";
+  }
+}
+
 TEST(ReplicaRuns, AFailingReplicaEndsTheRunNamingItself) {
   const std::string dir = TempDir();
   auto processes = ProcessGroup::Single();
