@@ -33,21 +33,24 @@ std::vector<GradientBucket> PlanGradientBuckets(const Net& net, size_t bucket_by
   // Top layers first: their gradients are final first.
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return final_layer[a] > final_layer[b]; });
+  const size_t capacity = std::max<size_t>(1, bucket_bytes / sizeof(float));
   std::vector<GradientBucket> buckets;
   size_t start = 0;
   for (int p : order) {
     const size_t count = learnable[p]->count();
-    if (buckets.empty() ||
-        (buckets.back().count > 0 && (buckets.back().count + count) * sizeof(float) > bucket_bytes)) {
-      buckets.emplace_back();
-      buckets.back().start = start;
+    for (size_t offset = 0; offset < count;) {
+      if (buckets.empty() || buckets.back().count == capacity) {
+        buckets.emplace_back();
+        buckets.back().start = start;
+      }
+      GradientBucket& bucket = buckets.back();
+      const size_t piece = std::min(count - offset, capacity - bucket.count);
+      bucket.pieces.push_back({p, offset, piece, start});
+      bucket.count += piece;
+      bucket.final_after_layer = final_layer[p];
+      offset += piece;
+      start += piece;
     }
-    GradientBucket& bucket = buckets.back();
-    bucket.params.push_back(p);
-    bucket.starts.push_back(start);
-    bucket.count += count;
-    bucket.final_after_layer = final_layer[p];
-    start += count;
   }
   return buckets;
 }

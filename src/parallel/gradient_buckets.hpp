@@ -10,18 +10,28 @@
 
 namespace dlcaffe {
 
+// A run of one parameter's gradient: floats [offset, offset + count) of
+// learnable parameter `param`, at `start` in the flat gradient.
+struct GradientPiece {
+  int param = 0;  // index into Net::learnable_params()
+  size_t offset = 0;
+  size_t count = 0;
+  size_t start = 0;
+};
+
 struct GradientBucket {
-  std::vector<int> params;     // indices into Net::learnable_params(), in send order
-  std::vector<size_t> starts;  // each one's first float within the flat gradient
-  size_t start = 0;            // the bucket's first float within the flat gradient
-  size_t count = 0;            // floats
+  std::vector<GradientPiece> pieces;  // in send order
+  size_t start = 0;  // the bucket's first float within the flat gradient
+  size_t count = 0;  // floats
   // The bucket's gradients are final once the backward pass has had this
   // layer's turn (Net::set_after_backward).
   int final_after_layer = 0;
 };
 
-// Buckets of at most `bucket_bytes` (a larger parameter has one of its own),
-// laid out one after another in a flat gradient of all learnable parameters.
+// Buckets of at most `bucket_bytes` (at least one float), laid out one after
+// another in a flat gradient of all learnable parameters. A parameter larger
+// than the room left is split over several buckets, so that copying one
+// piece to the host, summing another and copying a third back overlap.
 std::vector<GradientBucket> PlanGradientBuckets(const Net& net, size_t bucket_bytes);
 
 // The index of the lowest layer whose backward writes learnable parameter

@@ -36,14 +36,14 @@ void GradientStaging::ReadAfterCompute(const Net& net, const GradientBucket& buc
   // synchronisation.
   DLC_CL_CHECK(clFlush(ctx_->queue()));
   const auto& params = net.learnable_params();
-  for (size_t i = 0; i < bucket.params.size(); ++i) {
-    const Blob* p = params[bucket.params[i]];
-    const bool last = i + 1 == bucket.params.size();
-    DLC_CL_CHECK(clEnqueueReadBuffer(transfers_, p->diff(), CL_FALSE, 0,
-                                     p->count() * sizeof(float), host_ + bucket.starts[i], 1,
-                                     computed, last ? done : nullptr));
+  for (size_t i = 0; i < bucket.pieces.size(); ++i) {
+    const GradientPiece& piece = bucket.pieces[i];
+    const bool last = i + 1 == bucket.pieces.size();
+    DLC_CL_CHECK(clEnqueueReadBuffer(transfers_, params[piece.param]->diff(), CL_FALSE,
+                                     piece.offset * sizeof(float), piece.count * sizeof(float),
+                                     host_ + piece.start, 1, computed, last ? done : nullptr));
   }
-  if (bucket.params.empty())
+  if (bucket.pieces.empty())
     DLC_CL_CHECK(clEnqueueMarkerWithWaitList(transfers_, 1, computed, done));
   DLC_CL_CHECK(clFlush(transfers_));
 }
@@ -52,14 +52,14 @@ cl_event GradientStaging::Write(const Net& net, const GradientBucket& bucket,
                                 const float* source) {
   const auto& params = net.learnable_params();
   cl_event done = nullptr;
-  for (size_t i = 0; i < bucket.params.size(); ++i) {
-    const Blob* p = params[bucket.params[i]];
-    const bool last = i + 1 == bucket.params.size();
-    DLC_CL_CHECK(clEnqueueWriteBuffer(transfers_, p->diff(), CL_FALSE, 0,
-                                      p->count() * sizeof(float), source + bucket.starts[i], 0,
-                                      nullptr, last ? &done : nullptr));
+  for (size_t i = 0; i < bucket.pieces.size(); ++i) {
+    const GradientPiece& piece = bucket.pieces[i];
+    const bool last = i + 1 == bucket.pieces.size();
+    DLC_CL_CHECK(clEnqueueWriteBuffer(transfers_, params[piece.param]->diff(), CL_FALSE,
+                                      piece.offset * sizeof(float), piece.count * sizeof(float),
+                                      source + piece.start, 0, nullptr, last ? &done : nullptr));
   }
-  if (bucket.params.empty())
+  if (bucket.pieces.empty())
     DLC_CL_CHECK(clEnqueueMarkerWithWaitList(transfers_, 0, nullptr, &done));
   DLC_CL_CHECK(clFlush(transfers_));
   return done;

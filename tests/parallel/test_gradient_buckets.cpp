@@ -1,9 +1,11 @@
 // Which backward step finishes each gradient, and the buckets built on it
 // (src/parallel/gradient_buckets.hpp): a bucket sent too early would carry a
-// gradient that a lower layer still adds to.
+// gradient that a lower layer still adds to, and every float must travel in
+// exactly one bucket.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <numeric>
 #include <set>
 
@@ -82,41 +84,50 @@ TEST(GradientBuckets, EachGradientIsFinalAtTheLowestLayerThatWritesIt) {
 TEST(GradientBuckets, BucketsGoTopFirstAndCoverEveryGradientOnce) {
   auto net = MakeNet();
   const std::vector<int> final_layer = GradientFinalLayers(*net);
-  size_t total = 0;
-  for (const Blob* p : net->learnable_params()) total += p->count();
-  for (size_t bytes : {size_t(1), size_t(200), size_t(4000), size_t(1) << 30}) {
+  const auto& params = net->learnable_params();
+  size_t total = 0, largest = 0;
+  for (const Blob* p : params) {
+    total += p->count();
+    largest = std::max<size_t>(largest, p->count());
+  }
+  ASSERT_EQ(largest, 36u * 36u);  // the shared weight
+  for (size_t bytes : {size_t(4), size_t(200), size_t(4000), size_t(1) << 30}) {
+    const size_t capacity = bytes / sizeof(float);
     const std::vector<GradientBucket> buckets = PlanGradientBuckets(*net, bytes);
-    std::multiset<int> seen;
+    // covered[p][i]: how many pieces hold float i of parameter p.
+    std::vector<std::vector<int>> covered(params.size());
+    for (size_t p = 0; p < params.size(); ++p) covered[p].assign(params[p]->count(), 0);
     size_t next_start = 0;
     int previous_final = 1 << 30;
     for (const GradientBucket& bucket : buckets) {
       EXPECT_EQ(bucket.start, next_start);
-      ASSERT_FALSE(bucket.params.empty());
-      ASSERT_EQ(bucket.params.size(), bucket.starts.size());
+      ASSERT_FALSE(bucket.pieces.empty());
       size_t count = 0;
-      for (size_t i = 0; i < bucket.params.size(); ++i) {
-        const int p = bucket.params[i];
-        seen.insert(p);
-        EXPECT_EQ(bucket.starts[i], bucket.start + count);
-        count += net->learnable_params()[p]->count();
+      for (const GradientPiece& piece : bucket.pieces) {
+        EXPECT_EQ(piece.start, bucket.start + count);
+        ASSERT_LE(piece.offset + piece.count, params[piece.param]->count());
+        for (size_t i = piece.offset; i < piece.offset + piece.count; ++i)
+          ++covered[piece.param][i];
+        count += piece.count;
         // Sent in the order backward finishes them, and the bucket waits
         // for its lowest.
-        EXPECT_LE(final_layer[p], previous_final);
-        previous_final = final_layer[p];
-        EXPECT_GE(final_layer[p], bucket.final_after_layer);
+        EXPECT_LE(final_layer[piece.param], previous_final);
+        previous_final = final_layer[piece.param];
+        EXPECT_GE(final_layer[piece.param], bucket.final_after_layer);
       }
       EXPECT_EQ(bucket.count, count);
-      EXPECT_EQ(bucket.final_after_layer, final_layer[bucket.params.back()]);
-      // Within the size unless one parameter alone is larger.
-      if (bucket.params.size() > 1) EXPECT_LE(count * sizeof(float), bytes);
+      EXPECT_EQ(bucket.final_after_layer, final_layer[bucket.pieces.back().param]);
+      // Full, but for the last: a large parameter is split to fill them.
+      EXPECT_LE(count, capacity);
+      if (&bucket != &buckets.back()) EXPECT_EQ(count, capacity);
       next_start += count;
     }
     EXPECT_EQ(next_start, total) << "bucket size " << bytes;
-    EXPECT_EQ(seen.size(), net->learnable_params().size());
-    for (size_t p = 0; p < net->learnable_params().size(); ++p)
-      EXPECT_EQ(seen.count(static_cast<int>(p)), 1u) << "parameter " << p;
-    if (bytes == 1) EXPECT_EQ(buckets.size(), net->learnable_params().size());
-    if (bytes == (size_t(1) << 30)) EXPECT_EQ(buckets.size(), 1u);
+    for (size_t p = 0; p < params.size(); ++p)
+      for (size_t i = 0; i < covered[p].size(); ++i)
+        ASSERT_EQ(covered[p][i], 1) << "parameter " << p << " float " << i << ", bucket size "
+                                    << bytes;
+    EXPECT_EQ(buckets.size(), (total + capacity - 1) / capacity);
   }
 }
 
