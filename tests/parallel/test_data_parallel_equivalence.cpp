@@ -8,17 +8,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "caffe.pb.h"
-#include "dlcaffe/data/lmdb_database.hpp"
 #include "dlcaffe/data_parallel.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/solver.hpp"
+#include "util/datum_database.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -30,21 +29,9 @@ constexpr int kRecords = 37;  // not a multiple of any batch: epochs wrap mid-ba
 // Record i: a 1 × 5 × 4 image of pixels (i * 37 + j * 11) % 256, label i % 4.
 std::string MakeDataset() {
   const std::string path = TempDir() + "/db";
-  LmdbWriter writer(LmdbDatabase::Create(path), 8);
-  for (int i = 0; i < kRecords; ++i) {
-    caffe::Datum datum;
-    datum.set_channels(1);
-    datum.set_height(5);
-    datum.set_width(4);
-    datum.set_label(i % 4);
-    std::string pixels(20, '\0');
-    for (int j = 0; j < 20; ++j) pixels[j] = static_cast<char>((i * 37 + j * 11) % 256);
-    datum.set_data(pixels);
-    char key[16];
-    std::snprintf(key, sizeof(key), "%08d", i);
-    writer.Put(key, datum.SerializeAsString());
-  }
-  writer.Commit();
+  WriteDatumDatabase(path, kRecords, [](int i) {
+    return RawDatum(1, 5, 4, i % 4, [i](int j) { return i * 37 + j * 11; });
+  });
   return path;
 }
 

@@ -5,16 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdio>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "caffe.pb.h"
-#include "dlcaffe/data/lmdb_database.hpp"
 #include "dlcaffe/data_parallel.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/solver.hpp"
+#include "util/datum_database.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -25,22 +24,10 @@ namespace {
 // record `odd_one` (if any) is 1 × 5 × 5 instead.
 std::string MakeDataset(int records, int odd_one = -1) {
   const std::string path = TempDir() + "/db";
-  LmdbWriter writer(LmdbDatabase::Create(path), 8);
-  for (int i = 0; i < records; ++i) {
+  WriteDatumDatabase(path, records, [odd_one](int i) {
     const int side = i == odd_one ? 5 : 6;
-    caffe::Datum datum;
-    datum.set_channels(1);
-    datum.set_height(side);
-    datum.set_width(side);
-    datum.set_label(i % 3);
-    std::string pixels(side * side, '\0');
-    for (int j = 0; j < side * side; ++j) pixels[j] = static_cast<char>((i * 29 + j * 7) % 256);
-    datum.set_data(pixels);
-    char key[16];
-    std::snprintf(key, sizeof(key), "%08d", i);
-    writer.Put(key, datum.SerializeAsString());
-  }
-  writer.Commit();
+    return RawDatum(1, side, side, i % 3, [i](int j) { return i * 29 + j * 7; });
+  });
   return path;
 }
 

@@ -5,9 +5,9 @@
 
 #include <random>
 
-#include "dlcaffe/data/lmdb_database.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/solver.hpp"
+#include "util/datum_database.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -19,22 +19,10 @@ namespace {
 // so the resumed reader must also get the wrap-around right).
 std::string MakeDatabase() {
   const std::string path = TempDir() + "/resume_lmdb";
-  LmdbWriter writer(LmdbDatabase::Create(path));
   std::mt19937 rng(5);
-  for (int i = 0; i < 37; ++i) {
-    caffe::Datum datum;
-    datum.set_channels(2);
-    datum.set_height(6);
-    datum.set_width(6);
-    datum.set_label(i % 3);
-    std::string pixels(72, '\0');
-    for (char& p : pixels) p = static_cast<char>(rng() % 256);
-    datum.set_data(pixels);
-    char key[16];
-    std::snprintf(key, sizeof(key), "%08d", i);
-    writer.Put(key, datum.SerializeAsString());
-  }
-  writer.Commit();
+  WriteDatumDatabase(path, 37, [&rng](int i) {
+    return RawDatum(2, 6, 6, i % 3, [&rng](int) { return static_cast<int>(rng() % 256); });
+  });
   return path;
 }
 
