@@ -63,6 +63,15 @@ inline size_t RoundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
 // A seedable random generator whose state can be saved and restored.
 using Rng = std::mt19937_64;
 
+// SplitMix64's step: a well-spread seed from a counter-like one (the next
+// seed of a sequence, or the seed of replica k from a run's seed).
+inline uint64_t MixSeed(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 // Which replica a context serves in data-parallel training
 // (data_parallel.hpp), one context per replica: replica `index` of `count`.
 // TRAIN-phase data layers deliver the records whose position in the data

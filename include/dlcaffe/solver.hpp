@@ -128,6 +128,8 @@ class Solver {
   void DisplayOutputs();
   void SnapshotRunState(caffe::SolverState* state);
   void RestoreRunState(const caffe::SolverState& state);
+  // Restore, handing back the state it read.
+  void Restore(const std::string& state_file, caffe::SolverState* read);
   // Applies a state read by ReadSnapshot, but for the weights (`source`
   // names it in messages).
   void RestoreFrom(const std::string& source, const caffe::SolverState& state);

@@ -297,14 +297,6 @@ class ImageDataLayer : public Layer, public ResumableDataLayer {
     }
   }
 
-  // SplitMix64's finaliser: a well-spread seed from a counter-like one.
-  static uint64_t MixSeed(uint64_t z) {
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-
   int batch_size_ = 0;
   std::string source_;
   std::unique_ptr<DataTransformer> transformer_;

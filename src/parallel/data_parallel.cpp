@@ -69,10 +69,10 @@ void CheckNetsAgree(ProcessGroup& processes, const Net& net) {
 // differ, reproducibly.
 int64_t ReplicaSeed(int64_t seed, int replica) {
   if (replica == 0) return seed;
-  uint64_t z = static_cast<uint64_t>(seed) + 0x9e3779b97f4a7c15ull * replica;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<int64_t>((z ^ (z >> 31)) >> 1);
+  // Replica k's seed is the k-th of the sequence that starts at `seed`,
+  // kept non-negative (random_seed < 0 means none).
+  return static_cast<int64_t>(
+      MixSeed(static_cast<uint64_t>(seed) + 0x9e3779b97f4a7c15ull * (replica - 1)) >> 1);
 }
 
 }  // namespace

@@ -597,6 +597,11 @@ std::string Solver::ReadSnapshot(const std::string& state_file, caffe::SolverSta
 
 void Solver::Restore(const std::string& state_file) {
   caffe::SolverState state;
+  Restore(state_file, &state);
+}
+
+void Solver::Restore(const std::string& state_file, caffe::SolverState* read) {
+  caffe::SolverState& state = *read;
   const std::string weights = ReadSnapshot(state_file, &state);
   if (!weights.empty()) {
     try {
@@ -625,8 +630,7 @@ void Solver::SynchronizeReplicas(const std::string& resume_file) {
   if (is_root()) {
     if (!resume_file.empty()) {
       LOG(INFO) << "Restoring previous solver status from " << resume_file;
-      Restore(resume_file);
-      ReadSnapshot(resume_file, &state);
+      Restore(resume_file, &state);
     }
     net_->ToProto(&weights, false);
   }
