@@ -3,7 +3,8 @@
 //
 //   gemm_bench [--device=SPEC] [--config=auto|cpu|dot|gpu] [--iterations=N]
 //              [--shapes="M,N,K[,ta,tb];..."] [--mr= --nr= --wg_m= --wg_n= --tk=
-//              --k_slices= --pack_a= --pack_b=]   (overrides of the configuration)
+//              --k_slices= --pack_a= --pack_b= --vector_loads= --groups_per_unit=]
+//              (overrides of the configuration)
 //
 // `auto` is what Gemm() runs: a winner stored by `dlcaffe tune`, else the rule.
 // Each shape is timed over --iterations back-to-back calls with one finish at
@@ -37,6 +38,8 @@ DEFINE_int32(tk, 0, "override the k depth of a __local tile (GPU shape)");
 DEFINE_int32(k_slices, -1, "override the split-K slices (GPU shape; 0 = automatic)");
 DEFINE_int32(pack_a, -1, "override packing of A (0/1, register shape)");
 DEFINE_int32(pack_b, -1, "override packing of B (0/1, register shape)");
+DEFINE_int32(vector_loads, -1, "override float4 tile fetches (0/1, GPU shape)");
+DEFINE_int32(groups_per_unit, 0, "override the automatic split-K's work-groups per unit (GPU shape)");
 DEFINE_int32(iterations, 10, "timed calls per shape");
 DEFINE_int32(repeats, 3, "timed rounds per shape; the fastest is reported (the CPU is shared)");
 DEFINE_string(shapes,
@@ -122,6 +125,8 @@ int main(int argc, char** argv) {
       if (FLAGS_k_slices >= 0) config.k_slices = FLAGS_k_slices;
       if (FLAGS_pack_a >= 0) config.pack_a = FLAGS_pack_a != 0;
       if (FLAGS_pack_b >= 0) config.pack_b = FLAGS_pack_b != 0;
+      if (FLAGS_vector_loads >= 0) config.vector_loads = FLAGS_vector_loads != 0;
+      if (FLAGS_groups_per_unit > 0) config.groups_per_unit = FLAGS_groups_per_unit;
 
       dlcaffe::GemmWithConfig(*ctx, g, config);  // builds the kernels
       ctx->Finish();

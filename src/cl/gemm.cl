@@ -27,6 +27,9 @@
 //   DOT_FORM    (CPU shape, C = A * B^T only) each work-item computes MR x NR
 //               dot products with VW-wide vectors along k, reading both
 //               operands in place where they are contiguous.
+//   VEC_LOAD    (GPU shape) 1: interior tiles are fetched as unguarded
+//               float4s; the host sets it only for plain operands whose rows
+//               and offsets are multiples of 4 floats.
 //   UNROLL_HINTS  (GPU shape) 0 drops the full-unroll pragmas; set only when
 //               a CPU compiles the GPU shape for testing.
 // The helpers (gemm_pack_panels, gemm_scale_c) need no defines.
@@ -56,6 +59,9 @@
 #endif
 #ifndef DOT_FORM
 #define DOT_FORM 0
+#endif
+#ifndef VEC_LOAD
+#define VEC_LOAD 0
 #endif
 
 #define NV (NR / VW)  // vectors per row of the register block
@@ -231,6 +237,75 @@ inline float window_at(__global const float* B, const int row, const int pos,
       b_next[t] = (e < TN * TK && n < N && k < k_end) ? B_AT(k, n) : 0.f;  \
     }                                                                      \
   } while (0)
+#if VEC_LOAD
+// Interior tiles of plain operands whose rows start on 16-byte boundaries
+// (the host sets VEC_LOAD only then): float4 loads without guards, through
+// float4 pointers so that the compiler may issue 128-bit loads (vload4 only
+// promises 4-byte alignment). Vector v of a tile covers four consecutive
+// floats of the source row.
+#define A_VLOADS (TM * TK / 4 / THREADS)
+#define B_VLOADS (TN * TK / 4 / THREADS)
+#if (TM * TK) % (4 * THREADS) || (TN * TK) % (4 * THREADS) || TK % 4 || TM % 4 || TN % 4
+#error "VEC_LOAD needs tiles that split into whole float4s per work-item"
+#endif
+#if TRANS_A
+#define A_VPOS(v, kk, mq) const int mq = (v) % (TM / 4), kk = (v) / (TM / 4)
+#define A_VAT(m0, kt, kk, mq) (*(__global const float4*)(A + ((kt) + (kk)) * lda + (m0) + 4 * (mq)))
+#else
+#define A_VPOS(v, kk, mq) const int kk = (v) % (TK / 4), mq = (v) / (TK / 4)
+#define A_VAT(m0, kt, kk, mq) (*(__global const float4*)(A + ((m0) + (mq)) * lda + (kt) + 4 * (kk)))
+#endif
+#if TRANS_B
+#define B_VPOS(v, kk, nq) const int kk = (v) % (TK / 4), nq = (v) / (TK / 4)
+#define B_VAT(n0, kt, kk, nq) (*(__global const float4*)(B + ((n0) + (nq)) * ldb + (kt) + 4 * (kk)))
+#else
+#define B_VPOS(v, kk, nq) const int nq = (v) % (TN / 4), kk = (v) / (TN / 4)
+#define B_VAT(n0, kt, kk, nq) (*(__global const float4*)(B + ((kt) + (kk)) * ldb + (n0) + 4 * (nq)))
+#endif
+#define LOAD_TILES_VEC(kt)                                                 \
+  do {                                                                     \
+    LOCAL_UNROLL                                                           \
+    for (int t = 0; t < A_VLOADS; ++t) {                                   \
+      A_VPOS(tid + t * THREADS, kk, mq);                                   \
+      vstore4(A_VAT(m0, kt, kk, mq), t, a_next);                           \
+    }                                                                      \
+    LOCAL_UNROLL                                                           \
+    for (int t = 0; t < B_VLOADS; ++t) {                                   \
+      B_VPOS(tid + t * THREADS, kk, nq);                                   \
+      vstore4(B_VAT(n0, kt, kk, nq), t, b_next);                           \
+    }                                                                      \
+  } while (0)
+// Untransposed A and transposed B arrive along k and are stored down a
+// column of their k-major tile; the others arrive along the tile's rows.
+#define STORE_TILES_VEC(buf)                                               \
+  do {                                                                     \
+    __local float* as = (__local float*)As[buf];                           \
+    __local float* bs = (__local float*)Bs[buf];                           \
+    LOCAL_UNROLL                                                           \
+    for (int t = 0; t < A_VLOADS; ++t) {                                   \
+      A_VPOS(tid + t * THREADS, kk, mq);                                   \
+      if (TRANS_A) {                                                       \
+        vstore4(vload4(t, a_next), 0, as + (kk) * A_ROW + 4 * (mq));       \
+      } else {                                                             \
+        LOCAL_UNROLL                                                       \
+        for (int c = 0; c < 4; ++c)                                        \
+          as[(4 * (kk) + c) * A_ROW + (mq)] = a_next[4 * t + c];           \
+      }                                                                    \
+    }                                                                      \
+    LOCAL_UNROLL                                                           \
+    for (int t = 0; t < B_VLOADS; ++t) {                                   \
+      B_VPOS(tid + t * THREADS, kk, nq);                                   \
+      if (!TRANS_B) {                                                      \
+        vstore4(vload4(t, b_next), 0, bs + (kk) * B_ROW + 4 * (nq));       \
+      } else {                                                             \
+        LOCAL_UNROLL                                                       \
+        for (int c = 0; c < 4; ++c)                                        \
+          bs[(4 * (kk) + c) * B_ROW + (nq)] = b_next[4 * t + c];           \
+      }                                                                    \
+    }                                                                      \
+  } while (0)
+#endif
+
 // ... and from the registers into __local buffer `buf` (k-major tiles).
 #define STORE_TILES(buf)                                                   \
   do {                                                                     \
@@ -291,13 +366,39 @@ LOCAL_UNROLL
     for (int j = 0; j < NV; ++j) acc[i][j] = (floatV)0.f;
 
   float a_next[A_LOADS], b_next[B_LOADS];
-  LOAD_TILES(k_begin);
-  STORE_TILES(0);
+#if VEC_LOAD
+  // Whether the tile at depth kt lies wholly inside both operands (the same
+  // for every work-item of the group).
+  const bool inside_mn = m0 + TM <= M && n0 + TN <= N;
+#define TILE_INSIDE(kt) (inside_mn && (kt) + TK <= k_end)
+#define LOAD_NEXT(kt, vec)  \
+  do {                      \
+    if (vec)                \
+      LOAD_TILES_VEC(kt);   \
+    else                    \
+      LOAD_TILES(kt);       \
+  } while (0)
+#define STORE_NEXT(buf, vec) \
+  do {                       \
+    if (vec)                 \
+      STORE_TILES_VEC(buf);  \
+    else                     \
+      STORE_TILES(buf);      \
+  } while (0)
+#else
+#define TILE_INSIDE(kt) false
+#define LOAD_NEXT(kt, vec) LOAD_TILES(kt)
+#define STORE_NEXT(buf, vec) STORE_TILES(buf)
+#endif
+  bool vec = TILE_INSIDE(k_begin);
+  LOAD_NEXT(k_begin, vec);
+  STORE_NEXT(0, vec);
   barrier(CLK_LOCAL_MEM_FENCE);
   int buf = 0;
   for (int k0 = k_begin; k0 < k_end; k0 += TK) {
     const bool more = k0 + TK < k_end;
-    if (more) LOAD_TILES(k0 + TK);
+    vec = TILE_INSIDE(k0 + TK);
+    if (more) LOAD_NEXT(k0 + TK, vec);
 LOCAL_UNROLL
     for (int kk = 0; kk < TK; ++kk) {
       floatV b[NV];
@@ -316,7 +417,7 @@ LOCAL_UNROLL
 LOCAL_UNROLL
         for (int j = 0; j < NV; ++j) acc[i][j] = fma((floatV)a[i], b[j], acc[i][j]);
     }
-    if (more) STORE_TILES(buf ^ 1);
+    if (more) STORE_NEXT(buf ^ 1, vec);
     barrier(CLK_LOCAL_MEM_FENCE);
     buf ^= 1;
   }

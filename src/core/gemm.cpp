@@ -18,7 +18,8 @@ std::string GemmConfig::Name() const {
   if (use_local)
     s << "local wg" << wg_m << "x" << wg_n << " mr" << mr << " nr" << nr << " vw" << vw
       << " tk" << tk << (k_slices ? " slices" + std::to_string(k_slices) : "")
-      << (!k_slices && groups_per_unit != 2 ? " split" + std::to_string(groups_per_unit) : "");
+      << (!k_slices && groups_per_unit != 2 ? " split" + std::to_string(groups_per_unit) : "")
+      << (vector_loads ? "" : " scalar-loads");
   else if (dot_form)
     s << "register-dot mr" << mr << " nr" << nr << " vw" << vw;
   else
@@ -206,7 +207,8 @@ namespace {
 // implicit.
 std::string Defines(const DeviceInfo& device, const GemmConfig& c, bool trans_a,
                     bool trans_b, int grouped = 0,
-                    const ConvolutionWindow& window = ConvolutionWindow()) {
+                    const ConvolutionWindow& window = ConvolutionWindow(),
+                    bool vector_loads = false) {
   std::ostringstream s;
   s << "-DMR=" << c.mr << " -DNR=" << c.nr << " -DVW=" << c.vw
     << " -DUSE_LOCAL=" << (c.use_local ? 1 : 0) << " -DTRANS_A=" << (trans_a ? 1 : 0)
@@ -225,6 +227,7 @@ std::string Defines(const DeviceInfo& device, const GemmConfig& c, bool trans_a,
   // The GPU shape on a CPU (tests): unrolling cost 3 s per PoCL build.
   if (c.use_local && PrefersCpuShapedKernels(device)) s << " -DUNROLL_HINTS=0";
   if (c.dot_form) s << " -DDOT_FORM=1";
+  if (vector_loads) s << " -DVEC_LOAD=1";
   return s.str();
 }
 
@@ -274,6 +277,23 @@ int KSlices(const DeviceInfo& device, const GemmConfig& c, int M, int N, int K, 
 }
 
 }  // namespace
+
+bool UsesVectorLoads(const GemmConfig& c, const GemmArgs& g) {
+  if (!c.use_local || !c.vector_loads || g.a_group || g.b_group || g.b_window.active())
+    return false;
+  // float4 fetches need every row of both operands, in every product of the
+  // batch, to start on a 16-byte boundary, and tiles that split into whole
+  // float4s per work-item (VEC_LOAD in gemm.cl).
+  const LeadingDims ld(g);
+  const auto multiple_of_4 = [](size_t v) { return v % 4 == 0; };
+  const bool aligned = multiple_of_4(ld.a) && multiple_of_4(ld.b) &&
+                       multiple_of_4(g.a_offset) && multiple_of_4(g.b_offset) &&
+                       (g.batch <= 1 || (multiple_of_4(g.a_batch_stride) &&
+                                         multiple_of_4(g.b_batch_stride)));
+  const int tile_m = c.wg_m * c.mr, tile_n = c.wg_n * c.nr, threads = c.wg_m * c.wg_n;
+  return aligned && c.tk % 4 == 0 && tile_m % 4 == 0 && tile_n % 4 == 0 &&
+         (tile_m * c.tk) % (4 * threads) == 0 && (tile_n * c.tk) % (4 * threads) == 0;
+}
 
 GemmExtents OperandExtents(const GemmArgs& g) {
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
@@ -381,12 +401,14 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     // Split-K writes its slices plainly; the reduction groups C.
     const int grouped_operands = (g.a_group ? 1 : 0) | (g.b_group ? 2 : 0) |
                                  (g.c_group && used_slices == 1 ? 4 : 0);
-    cl_kernel kernel = ctx.Kernel(
-        "gemm.cl", Defines(ctx.info(), c, ta, tb, grouped_operands, g.b_window), "gemm_tiled");
     // An implicit B's images are b_image floats apart.
     const int b_image = window ? g.b_window.image_floats : g.b_image;
     const int a_batch = static_cast<int>(g.a_batch_stride),
               b_batch = static_cast<int>(g.b_batch_stride);
+    cl_kernel kernel = ctx.Kernel(
+        "gemm.cl",
+        Defines(ctx.info(), c, ta, tb, grouped_operands, g.b_window, UsesVectorLoads(c, g)),
+        "gemm_tiled");
     if (used_slices == 1) {
       ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
                  g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, b_image,

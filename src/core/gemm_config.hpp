@@ -36,6 +36,9 @@ struct GemmConfig {
   // faster split deeper than the default 2 (H200: M 64, N 576, K 802816:
   // 15.1 -> 22.7 TFLOP/s), short ones slower (K 784: 19.0 -> 8.2).
   int groups_per_unit = 2;
+  // GPU shape: fetch interior tiles as unguarded float4s where the operands
+  // allow it (plain, rows and offsets on 16-byte boundaries).
+  bool vector_loads = true;
 
   // Whether this configuration handles these transposes.
   bool Supports(Transpose trans_a, Transpose trans_b) const;
@@ -78,6 +81,10 @@ struct GemmExtents {
   size_t a = 0, b = 0, c = 0;
 };
 GemmExtents OperandExtents(const GemmArgs& args);
+
+// Whether the GPU-shaped `config` fetches the interior tiles of this
+// product as float4s (plain operands on 16-byte boundaries).
+bool UsesVectorLoads(const GemmConfig& config, const GemmArgs& args);
 
 // Every configuration ChooseGemmConfig can return, on any device (the tests
 // run them all).

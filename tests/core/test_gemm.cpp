@@ -112,6 +112,9 @@ struct Problem {
   bool ta, tb;
   float alpha, beta;
   int pad = 0, offset = 0;  // leading-dimension padding and buffer offsets
+  // B's padding and offset beyond A's: by default off by 1 and 3 floats, so
+  // that rows of A and B never share an alignment.
+  int b_pad_extra = 1, b_offset_extra = 3;
 };
 
 std::string Describe(const Problem& p) {
@@ -133,7 +136,8 @@ void RunAndCheck(const Problem& p, const GemmConfig* config,
                                                          ? " fenced at the front"
                                                          : " fenced at the back"));
   Matrix a(p.ta ? p.K : p.M, p.ta ? p.M : p.K, p.pad, p.offset, placement);
-  Matrix b(p.tb ? p.N : p.K, p.tb ? p.K : p.N, p.pad + 1, p.offset + 3, placement);
+  Matrix b(p.tb ? p.N : p.K, p.tb ? p.K : p.N, p.pad + p.b_pad_extra,
+           p.offset + p.b_offset_extra, placement);
   Matrix c(p.M, p.N, p.pad + 2, p.offset + 1, placement);
   a.FillRandom(11 + p.M);
   b.FillRandom(23 + p.N);
@@ -258,6 +262,33 @@ TEST_P(GemmFamilyTest, EmptyOutputLeavesMemoryAlone) {
   const GemmConfig c = config();
   RunAndCheck(Problem{0, 13, 7, ta(), tb(), 1.f, 0.f, 1, 2}, &c);
   RunAndCheck(Problem{13, 0, 7, ta(), tb(), 1.f, 0.5f, 1, 2}, &c);
+}
+
+// Products whose operand rows all start on 16-byte boundaries: the GPU
+// shape fetches their interior tiles as unguarded float4s (checked through
+// UsesVectorLoads) and the edge tiles, in m, n and k, through the guarded
+// path; both must agree with the reference.
+TEST_P(GemmFamilyTest, AlignedInteriorTilesMatchReference) {
+  const GemmConfig c = config();
+  const Problem aligned[] = {
+      {260, 264, 72, ta(), tb(), 1.f, 0.f, 0, 0, 0, 0},
+      {256, 136, 100, ta(), tb(), -0.5f, 0.5f, 4, 8, 0, 0},
+  };
+  for (const Problem& p : aligned) {
+    if (c.use_local && c.vector_loads && c.wg_m * c.mr >= 64) {
+      GemmArgs shape;
+      shape.trans_a = p.ta ? Transpose::kYes : Transpose::kNo;
+      shape.trans_b = p.tb ? Transpose::kYes : Transpose::kNo;
+      shape.M = p.M;
+      shape.N = p.N;
+      shape.K = p.K;
+      shape.lda = (p.ta ? p.M : p.K) + p.pad;
+      shape.ldb = (p.tb ? p.K : p.N) + p.pad;
+      shape.a_offset = shape.b_offset = p.offset;
+      EXPECT_TRUE(UsesVectorLoads(c, shape)) << c.Name() << ": " << Describe(p);
+    }
+    RunAndCheck(p, &c);
+  }
 }
 
 // Each configuration of the family with each transpose combination it handles.
