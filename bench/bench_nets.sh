@@ -68,7 +68,7 @@ for net in $nets; do
     train="$work/${net}_train.prototxt"
   fi
   if [ "${TUNE:-0}" = 1 ]; then
-    "$dlcaffe" tune --model="$train" 2>&1 | grep 'one call of each' >&2
+    "$dlcaffe" tune --model="$train" 2>&1 | grep -E 'tuned \(|forward \+ backward pass' >&2
   fi
   # A net that fails is reported (its error on stderr) and the others still run.
   fwd=$("$dlcaffe" bench --model="$deploy" --mode=forward \

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "../src/core/gemm_tuning.hpp"
+#include "../src/core/net_tuning.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/data_parallel.hpp"
 #include "dlcaffe/error.hpp"
@@ -48,6 +49,8 @@ DEFINE_string(weights, "", "Optional; the pretrained weights to initialize finet
                            "separated by ','. Cannot be set simultaneously with snapshot.");
 DEFINE_int32(iterations, 50, "The number of iterations to run.");
 DEFINE_int32(warmup, 5, "bench: untimed iterations before the timed ones.");
+DEFINE_double(tune_seconds, 20, "tune: the time budget; the costliest GEMM products are tuned "
+              "first, and no candidate is started after it");
 DEFINE_string(mode, "forward", "bench: 'forward' (copy in + forward + result back) or "
                                "'train' (copy in + forward + backward + Adam update).");
 DEFINE_bool(memory_plan, false, "bench --mode=forward: let activation blobs whose lifetimes "
@@ -411,15 +414,19 @@ int Bench() {
   return 0;
 }
 
-// Records the GEMM products of one forward and backward pass of --model,
-// times every tested kernel configuration on each, and stores the winners for
-// this device and driver (used by every later run on it).
+// Tunes the GEMM products of one forward and backward pass of --model on this
+// device within --tune_seconds, costliest first, and stores the winners for
+// this device and driver (used by every later run on it) if the whole net
+// runs faster with them (core/net_tuning.hpp).
 int Tune() {
   DLC_REQUIRE(!FLAGS_model.empty(), "tune needs --model=net.prototxt");
+  NetTuningOptions options;
   // A tuning run times each candidate over a few calls, not --iterations' 50.
-  const int iterations =
-      gflags::GetCommandLineFlagInfoOrDie("iterations").is_default ? 5 : FLAGS_iterations;
-  DLC_REQUIRE(iterations > 0, "--iterations must be positive");
+  if (!gflags::GetCommandLineFlagInfoOrDie("iterations").is_default)
+    options.iterations = FLAGS_iterations;
+  DLC_REQUIRE(options.iterations > 0, "--iterations must be positive");
+  DLC_REQUIRE(FLAGS_tune_seconds > 0, "--tune_seconds must be positive");
+  options.budget_seconds = FLAGS_tune_seconds;
   auto ctx = MakeContext();
   caffe::NetParameter net_param = ReadNetOrOnnx(FLAGS_model, PhaseFromFlag(caffe::TRAIN) == caffe::TRAIN);
   net_param.mutable_state()->set_phase(PhaseFromFlag(caffe::TRAIN));
@@ -427,33 +434,21 @@ int Tune() {
   // which has the products' shapes all the same.
   if (IsOnnxPath(FLAGS_model)) net_param.set_force_backward(true);
   Net net(net_param, *ctx);
-  std::vector<GemmArgs> products;
-  {
-    GemmRecording recording;
-    // Zeros are valid data and labels for any net; only the shapes matter.
-    for (Blob* input : net.input_blobs())
-      input->WriteData(std::vector<float>(input->count(), 0.f));
-    net.Forward();
-    net.Backward();
-    ctx->Finish();
-    products = recording.products();
-  }
-  LOG(INFO) << "tune: " << products.size() << " distinct GEMM products in " << FLAGS_model;
-  std::map<GemmShapeKey, GemmConfig> winners;
-  double rule_ms = 0, best_ms = 0;
-  for (const GemmArgs& product : products) {
-    const GemmTuning t = TuneGemm(*ctx, product, iterations);
-    winners[t.key] = t.best;
-    rule_ms += t.rule_ms;
-    best_ms += t.best_ms;
+  const NetTuningReport r = TuneNet(*ctx, net, options);
+  for (const GemmTuning& t : r.tunings)
     LOG(INFO) << "tune: M N K ta tb grouped batch = " << t.key.Text() << ": rule ["
               << t.rule.Name() << "] " << t.rule_ms << " ms, best [" << t.best.Name() << "] "
               << t.best_ms << " ms (" << t.candidates << " tried"
               << (t.rejected ? ", " + std::to_string(t.rejected) + " rejected" : "") << ")";
-  }
-  StoreTunedGemmConfigs(ctx->info(), winners);
-  LOG(INFO) << "tune: one call of each product: " << rule_ms << " ms by the rule, " << best_ms
-            << " ms tuned; winners stored in " << GemmTuningFile(ctx->info());
+  LOG(INFO) << "tune: " << r.tuned << " of " << r.products << " distinct GEMM products in "
+            << FLAGS_model << " tuned (" << std::fixed << std::setprecision(0)
+            << 100 * r.tuned_share << "% of the rule's GEMM time) in " << std::setprecision(1)
+            << r.seconds << " s";
+  LOG(INFO) << "tune: one forward + backward pass: " << std::setprecision(3) << r.net_rule_ms
+            << " ms by the rule, " << r.net_tuned_ms << " ms tuned; "
+            << (r.kept ? "winners stored in "
+                       : "the rule's choices kept (tuning found nothing faster), stored in ")
+            << GemmTuningFile(ctx->info());
   return 0;
 }
 

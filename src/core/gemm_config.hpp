@@ -31,11 +31,16 @@ struct GemmConfig {
   // and a long k still fills the device. 0: chosen from the tile count and
   // the device's compute units.
   int k_slices = 0;
-  // With k_slices == 0: the work-groups per compute unit that the automatic
-  // split aims at. Long products (weight gradients, k in the 10^5) run
-  // faster split deeper than the default 2 (H200: M 64, N 576, K 802816:
-  // 15.1 -> 22.7 TFLOP/s), short ones slower (K 784: 19.0 -> 8.2).
-  int groups_per_unit = 2;
+  // With k_slices == 0, how the split is chosen. 0 (the default): the
+  // fewest slices whose work-groups fill the compute units' last wave to at
+  // least 90% (one work-group resident per unit: the 128 x 128 tile's
+  // registers allow no more on an H100). H100, M 512 N 3136 K 4608: 3 slices
+  // 28.7, 6 slices 34.3 TFLOP/s; 2048^3: 2 slices 39.1, none 42.4.
+  // > 0: aim at that many work-groups per compute unit (DeepSplit), which
+  // long products (weight gradients, k in the 10^5) want: H200, M 64, N 576,
+  // K 802816: 15.1 -> 22.7 TFLOP/s; short ones run slower so (K 784: 19.0
+  // -> 8.2).
+  int groups_per_unit = 0;
   // GPU shape: fetch interior tiles as unguarded float4s where the operands
   // allow it (plain, rows and offsets on 16-byte boundaries).
   bool vector_loads = true;
@@ -81,6 +86,11 @@ struct GemmExtents {
   size_t a = 0, b = 0, c = 0;
 };
 GemmExtents OperandExtents(const GemmArgs& args);
+
+// How many k slices (split-K) the GPU-shaped `config` runs this product in
+// on `device` (GemmConfig::k_slices and groups_per_unit).
+int SplitKSlices(const DeviceInfo& device, const GemmConfig& config, int M, int N, int K,
+                 int batch);
 
 // Whether the GPU-shaped `config` fetches the interior tiles of this
 // product as float4s (plain operands on 16-byte boundaries).

@@ -147,6 +147,7 @@ std::map<cl_device_id, WinnerTable>& Tables() {
 }
 
 thread_local GemmRecording* active_recording = nullptr;
+thread_local const WinnerTable* active_choices = nullptr;
 
 }  // namespace
 
@@ -159,8 +160,20 @@ std::string GemmTuningFile(const DeviceInfo& device) {
   return dir + "/" + name;
 }
 
+ScopedGemmChoices::ScopedGemmChoices(const WinnerTable& choices) : previous_(active_choices) {
+  active_choices = &choices;
+}
+
+ScopedGemmChoices::~ScopedGemmChoices() { active_choices = previous_; }
+
 bool LookupTunedGemmConfig(const DeviceInfo& device, const GemmShapeKey& key,
                            GemmConfig* config) {
+  if (active_choices) {
+    auto found = active_choices->find(key);
+    if (found == active_choices->end()) return false;
+    *config = found->second;
+    return true;
+  }
   std::lock_guard<std::mutex> lock(TablesMutex());
   auto it = Tables().find(device.device_id);
   if (it == Tables().end()) {
@@ -235,7 +248,8 @@ std::vector<GemmConfig> Candidates(const DeviceInfo& device, const GemmArgs& arg
 
 }  // namespace
 
-GemmTuning TuneGemm(Context& ctx, const GemmArgs& shape, int iterations) {
+GemmTuning TuneGemm(Context& ctx, const GemmArgs& shape, int iterations,
+                    std::chrono::steady_clock::time_point deadline) {
   GemmTuning result;
   result.key = ShapeKeyOf(shape);
   result.rule = RuleGemmConfig(ctx.info(), shape);
@@ -251,12 +265,14 @@ GemmTuning TuneGemm(Context& ctx, const GemmArgs& shape, int iterations) {
   args.beta = 0.f;  // every run writes the same C
   if (bias) args.bias = bias->mem();
 
-  auto run = [&](const GemmConfig& config) {
+  // The fastest of 3 rounds of `iterations` calls, or of 1 round where that
+  // is already 1.5 times slower than `beat`.
+  auto run = [&](const GemmConfig& config, double beat) {
     std::vector<float> out(std::max<size_t>(extents.c, 1));
     GemmWithConfig(ctx, args, config);  // builds the kernels
     ctx.Read(args.C, 0, out.size() * sizeof(float), out.data());
     double best = 1e30;
-    for (int round = 0; round < 3; ++round) {
+    for (int round = 0; round < 3 && (round == 0 || best < 1.5 * beat); ++round) {
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < iterations; ++i) GemmWithConfig(ctx, args, config);
       ctx.Finish();
@@ -268,15 +284,16 @@ GemmTuning TuneGemm(Context& ctx, const GemmArgs& shape, int iterations) {
     return std::make_pair(best, out);
   };
 
-  const auto reference = run(result.rule);
+  const auto reference = run(result.rule, 1e30);
   result.rule_ms = result.best_ms = reference.first;
   result.best = result.rule;
   float largest = 0.f;
   for (float v : reference.second) largest = std::max(largest, std::fabs(v));
   for (const GemmConfig& candidate : Candidates(ctx.info(), shape)) {
     if (candidate.Name() == result.rule.Name()) continue;
+    if (std::chrono::steady_clock::now() >= deadline) break;
     ++result.candidates;
-    const auto timed = run(candidate);
+    const auto timed = run(candidate, result.best_ms);
     // Summation order differs between configurations; a wrong kernel errs
     // by the size of the values.
     float worst = 0.f;

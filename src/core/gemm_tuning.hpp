@@ -6,6 +6,7 @@
 // GemmConfigFamily() -- the configurations test_gemm proves -- are ever
 // stored or taken back. Internal to the library.
 #pragma once
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,9 +28,24 @@ struct GemmShapeKey {
 };
 GemmShapeKey ShapeKeyOf(const GemmArgs& args);
 
-// The stored winner for this device and shape, if `dlcaffe tune` measured one.
+// The stored winner for this device and shape, if `dlcaffe tune` measured one
+// (or, while a ScopedGemmChoices is alive on this thread, its entry).
 bool LookupTunedGemmConfig(const DeviceInfo& device, const GemmShapeKey& key,
                            GemmConfig* config);
+
+// While alive, Gemm() on this thread takes its configurations from `choices`
+// (the rule's for shapes not in it) instead of the stored winners: the
+// tuner times a whole net both ways with it.
+class ScopedGemmChoices {
+ public:
+  explicit ScopedGemmChoices(const std::map<GemmShapeKey, GemmConfig>& choices);
+  ~ScopedGemmChoices();
+  ScopedGemmChoices(const ScopedGemmChoices&) = delete;
+  ScopedGemmChoices& operator=(const ScopedGemmChoices&) = delete;
+
+ private:
+  const std::map<GemmShapeKey, GemmConfig>* previous_;
+};
 // Adds (or replaces) winners in this device's file, written atomically.
 void StoreTunedGemmConfigs(const DeviceInfo& device,
                            const std::map<GemmShapeKey, GemmConfig>& winners);
@@ -63,7 +79,11 @@ struct GemmTuning {
 // Times the rule's choice and every family member suited to the device on a
 // product shaped as `args` (its layout, over fresh buffers of random
 // values), `iterations` calls each after a warm-up call; a candidate whose
-// result differs from the rule's beyond rounding is rejected.
-GemmTuning TuneGemm(Context& ctx, const GemmArgs& args, int iterations);
+// result differs from the rule's beyond rounding is rejected. A candidate
+// whose first round is 1.5 times slower than the best so far is not timed
+// again, and none is started after `deadline`.
+GemmTuning TuneGemm(Context& ctx, const GemmArgs& args, int iterations,
+                    std::chrono::steady_clock::time_point deadline =
+                        std::chrono::steady_clock::time_point::max());
 
 }  // namespace dlcaffe

@@ -10,8 +10,10 @@
 #include <string>
 
 #include "../../src/core/gemm_tuning.hpp"
+#include "../../src/core/net_tuning.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/io.hpp"
+#include "dlcaffe/net.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -129,6 +131,75 @@ TEST(GemmTuning, TunerPicksACandidateThatMatchesTheRule) {
   for (const GemmConfig& c : GemmConfigFamily()) in_family |= c.Name() == t.best.Name();
   EXPECT_TRUE(in_family) << t.best.Name();
   EXPECT_TRUE(t.best.Supports(g.trans_a, g.trans_b));
+}
+
+TEST(GemmTuning, NoCandidateStartsAfterTheDeadline) {
+  CacheDir();
+  const GemmTuning t =
+      TuneGemm(TestContext(), Shape(19, 45, 33, false, false), 1, std::chrono::steady_clock::now());
+  EXPECT_EQ(t.candidates, 0);
+  EXPECT_GT(t.rule_ms, 0.0);
+  EXPECT_EQ(t.best.Name(), t.rule.Name());
+}
+
+// Two fully connected layers: six distinct products in forward + backward.
+const char kTwoLayerNet[] = R"(
+  name: "two_fc"
+  force_backward: true
+  layer { name: "data" type: "Input" top: "data"
+          input_param { shape { dim: 5 dim: 37 } } }
+  layer { name: "fc1" type: "InnerProduct" bottom: "data" top: "fc1"
+          inner_product_param { num_output: 23 weight_filler { type: "gaussian" std: 0.1 } } }
+  layer { name: "fc2" type: "InnerProduct" bottom: "fc1" top: "fc2"
+          inner_product_param { num_output: 11 weight_filler { type: "gaussian" std: 0.1 } } }
+)";
+
+// Whatever the timings, what tune stores is consistent with its report:
+// winners that differ from the rule only if the net ran faster with them,
+// else the rule's own choices for the shapes it tuned; the dispatcher then
+// runs what was stored. A budget too small to start any candidate still
+// tunes nothing beyond the first product's rule.
+TEST(GemmTuning, NetTuningStoresWinnersOnlyIfTheNetRunsFaster) {
+  CacheDir();
+  Context& ctx = TestContext();
+  caffe::NetParameter param;
+  ReadProtoFromTextString(kTwoLayerNet, "<two_fc>", &param);
+  Net net(param, ctx);
+  NetTuningOptions options;
+  options.iterations = 1;
+  options.net_iterations = 2;
+  options.budget_seconds = 3;
+  const NetTuningReport r = TuneNet(ctx, net, options);
+  EXPECT_GE(r.products, 4);
+  ASSERT_GE(r.tuned, 1);
+  EXPECT_LE(r.tuned, r.products);
+  EXPECT_GT(r.tuned_share, 0.0);
+  EXPECT_LE(r.tuned_share, 1.0 + 1e-9);
+  EXPECT_GT(r.net_rule_ms, 0.0);
+  EXPECT_GT(r.net_tuned_ms, 0.0);
+  ASSERT_FALSE(r.stored.empty());
+  for (const GemmTuning& t : r.tunings) {
+    const auto stored = r.stored.find(t.key);
+    if (r.kept) {
+      EXPECT_LT(r.net_tuned_ms, r.net_rule_ms);
+      // Only configurations other than the rule's are stored, and each is
+      // the fastest the product's tuning found.
+      if (stored != r.stored.end()) {
+        EXPECT_EQ(stored->second.Name(), t.best.Name());
+        EXPECT_NE(stored->second.Name(), t.rule.Name());
+      } else {
+        EXPECT_EQ(t.best.Name(), t.rule.Name());
+      }
+    } else {
+      ASSERT_NE(stored, r.stored.end()) << t.key.Text();
+      EXPECT_EQ(stored->second.Name(), t.rule.Name());
+    }
+  }
+  for (const auto& entry : r.stored) {
+    GemmConfig looked_up;
+    ASSERT_TRUE(LookupTunedGemmConfig(ctx.info(), entry.first, &looked_up));
+    EXPECT_EQ(looked_up.Name(), entry.second.Name());
+  }
 }
 
 }  // namespace
