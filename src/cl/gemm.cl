@@ -27,9 +27,9 @@
 //   DOT_FORM    (CPU shape, C = A * B^T only) each work-item computes MR x NR
 //               dot products with VW-wide vectors along k, reading both
 //               operands in place where they are contiguous.
-//   VEC_LOAD    (GPU shape) 1: interior tiles are fetched as unguarded
-//               float4s; the host sets it only for plain operands whose rows
-//               and offsets are multiples of 4 floats.
+//   VEC_LOAD_A, VEC_LOAD_B  (GPU shape) 1: interior tiles of that operand
+//               are fetched as unguarded float4s; the host sets it only where
+//               rows, offsets and image groups are multiples of 4 floats.
 //   UNROLL_HINTS  (GPU shape) 0 drops the full-unroll pragmas; set only when
 //               a CPU compiles the GPU shape for testing.
 // The helpers (gemm_pack_panels, gemm_scale_c) need no defines.
@@ -60,8 +60,11 @@
 #ifndef DOT_FORM
 #define DOT_FORM 0
 #endif
-#ifndef VEC_LOAD
-#define VEC_LOAD 0
+#ifndef VEC_LOAD_A
+#define VEC_LOAD_A 0
+#endif
+#ifndef VEC_LOAD_B
+#define VEC_LOAD_B 0
 #endif
 
 #define NV (NR / VW)  // vectors per row of the register block
@@ -218,9 +221,9 @@ inline float window_at(__global const float* B, const int row, const int pos,
 #else
 #define B_TILE_POS(e, kk, nn) const int nn = (e) % TN, kk = (e) / TN
 #endif
-// This work-item's share of the op(A) and op(B) tiles at depth kt, into
+// This work-item's share of the op(A) or op(B) tile at depth kt, into
 // registers a_next / b_next (zeros outside the matrices and past k_end).
-#define LOAD_TILES(kt)                                                     \
+#define LOAD_A_GUARDED(kt)                                                 \
   do {                                                                     \
     LOCAL_UNROLL                                                           \
     for (int t = 0; t < A_LOADS; ++t) {                                    \
@@ -229,6 +232,9 @@ inline float window_at(__global const float* B, const int row, const int pos,
       const int m = m0 + mm, k = (kt) + kk;                                \
       a_next[t] = (e < TM * TK && m < M && k < k_end) ? A_AT(m, k) : 0.f;  \
     }                                                                      \
+  } while (0)
+#define LOAD_B_GUARDED(kt)                                                 \
+  do {                                                                     \
     LOCAL_UNROLL                                                           \
     for (int t = 0; t < B_LOADS; ++t) {                                    \
       const int e = tid + t * THREADS;                                     \
@@ -237,50 +243,79 @@ inline float window_at(__global const float* B, const int row, const int pos,
       b_next[t] = (e < TN * TK && n < N && k < k_end) ? B_AT(k, n) : 0.f;  \
     }                                                                      \
   } while (0)
-#if VEC_LOAD
-// Interior tiles of plain operands whose rows start on 16-byte boundaries
-// (the host sets VEC_LOAD only then): float4 loads without guards, through
-// float4 pointers so that the compiler may issue 128-bit loads (vload4 only
-// promises 4-byte alignment). Vector v of a tile covers four consecutive
-// floats of the source row.
+// ... and from the registers into __local buffer `buf` (k-major tiles).
+#define STORE_A_GUARDED(buf)                                               \
+  do {                                                                     \
+    __local float* as = (__local float*)As[buf];                           \
+    LOCAL_UNROLL                                                           \
+    for (int t = 0; t < A_LOADS; ++t) {                                    \
+      const int e = tid + t * THREADS;                                     \
+      A_TILE_POS(e, kk, mm);                                               \
+      if (e < TM * TK) as[kk * A_ROW + mm] = a_next[t];                    \
+    }                                                                      \
+  } while (0)
+#define STORE_B_GUARDED(buf)                                               \
+  do {                                                                     \
+    __local float* bs = (__local float*)Bs[buf];                           \
+    LOCAL_UNROLL                                                           \
+    for (int t = 0; t < B_LOADS; ++t) {                                    \
+      const int e = tid + t * THREADS;                                     \
+      B_TILE_POS(e, kk, nn);                                               \
+      if (e < TN * TK) bs[kk * B_ROW + nn] = b_next[t];                    \
+    }                                                                      \
+  } while (0)
+
+// Interior tiles of an operand whose float4s along its rows never cross a
+// row or image boundary and start on 16-byte boundaries (the host sets
+// VEC_LOAD_A / VEC_LOAD_B only then: plain or image-grouped with a group of
+// a multiple of 4 floats, never implicit): unguarded float4 loads through
+// float4 pointers, so that the compiler may issue 128-bit loads (vload4
+// only promises 4-byte alignment). Vector v of a tile covers four
+// consecutive floats of the source row.
 #define A_VLOADS (TM * TK / 4 / THREADS)
 #define B_VLOADS (TN * TK / 4 / THREADS)
-#if (TM * TK) % (4 * THREADS) || (TN * TK) % (4 * THREADS) || TK % 4 || TM % 4 || TN % 4
-#error "VEC_LOAD needs tiles that split into whole float4s per work-item"
+#if VEC_LOAD_A && ((TM * TK) % (4 * THREADS) || TK % 4 || TM % 4)
+#error "VEC_LOAD_A needs tiles that split into whole float4s per work-item"
 #endif
+#if VEC_LOAD_B && ((TN * TK) % (4 * THREADS) || TK % 4 || TN % 4)
+#error "VEC_LOAD_B needs tiles that split into whole float4s per work-item"
+#endif
+#define FLOAT4_AT(p) (*(__global const float4*)(p))
 #if TRANS_A
 #define A_VPOS(v, kk, mq) const int mq = (v) % (TM / 4), kk = (v) / (TM / 4)
-#define A_VAT(m0, kt, kk, mq) (*(__global const float4*)(A + ((kt) + (kk)) * lda + (m0) + 4 * (mq)))
+#define A_VAT(kt, kk, mq) FLOAT4_AT(A + ((kt) + (kk)) * lda + m0 + 4 * (mq))
 #else
 #define A_VPOS(v, kk, mq) const int kk = (v) % (TK / 4), mq = (v) / (TK / 4)
-#define A_VAT(m0, kt, kk, mq) (*(__global const float4*)(A + ((m0) + (mq)) * lda + (kt) + 4 * (kk)))
+#define A_VAT(kt, kk, mq) FLOAT4_AT(A + (m0 + (mq)) * lda + A_K((kt) + 4 * (kk)))
 #endif
 #if TRANS_B
 #define B_VPOS(v, kk, nq) const int kk = (v) % (TK / 4), nq = (v) / (TK / 4)
-#define B_VAT(n0, kt, kk, nq) (*(__global const float4*)(B + ((n0) + (nq)) * ldb + (kt) + 4 * (kk)))
+#define B_VAT(kt, kk, nq) FLOAT4_AT(B + (n0 + (nq)) * ldb + B_Q((kt) + 4 * (kk)))
 #else
 #define B_VPOS(v, kk, nq) const int nq = (v) % (TN / 4), kk = (v) / (TN / 4)
-#define B_VAT(n0, kt, kk, nq) (*(__global const float4*)(B + ((kt) + (kk)) * ldb + (n0) + 4 * (nq)))
+#define B_VAT(kt, kk, nq) FLOAT4_AT(B + ((kt) + (kk)) * ldb + B_Q(n0 + 4 * (nq)))
 #endif
-#define LOAD_TILES_VEC(kt)                                                 \
+#define LOAD_A_VEC(kt)                                                     \
   do {                                                                     \
     LOCAL_UNROLL                                                           \
     for (int t = 0; t < A_VLOADS; ++t) {                                   \
       A_VPOS(tid + t * THREADS, kk, mq);                                   \
-      vstore4(A_VAT(m0, kt, kk, mq), t, a_next);                           \
+      vstore4(A_VAT(kt, kk, mq), t, a_next);                               \
     }                                                                      \
+  } while (0)
+#define LOAD_B_VEC(kt)                                                     \
+  do {                                                                     \
     LOCAL_UNROLL                                                           \
     for (int t = 0; t < B_VLOADS; ++t) {                                   \
       B_VPOS(tid + t * THREADS, kk, nq);                                   \
-      vstore4(B_VAT(n0, kt, kk, nq), t, b_next);                           \
+      vstore4(B_VAT(kt, kk, nq), t, b_next);                               \
     }                                                                      \
   } while (0)
 // Untransposed A and transposed B arrive along k and are stored down a
 // column of their k-major tile; the others arrive along the tile's rows.
-#define STORE_TILES_VEC(buf)                                               \
+#define STORE_A_VEC(buf)                                                   \
   do {                                                                     \
     __local float* as = (__local float*)As[buf];                           \
-    __local float* bs = (__local float*)Bs[buf];                           \
     LOCAL_UNROLL                                                           \
     for (int t = 0; t < A_VLOADS; ++t) {                                   \
       A_VPOS(tid + t * THREADS, kk, mq);                                   \
@@ -292,6 +327,10 @@ inline float window_at(__global const float* B, const int row, const int pos,
           as[(4 * (kk) + c) * A_ROW + (mq)] = a_next[4 * t + c];           \
       }                                                                    \
     }                                                                      \
+  } while (0)
+#define STORE_B_VEC(buf)                                                   \
+  do {                                                                     \
+    __local float* bs = (__local float*)Bs[buf];                           \
     LOCAL_UNROLL                                                           \
     for (int t = 0; t < B_VLOADS; ++t) {                                   \
       B_VPOS(tid + t * THREADS, kk, nq);                                   \
@@ -302,26 +341,6 @@ inline float window_at(__global const float* B, const int row, const int pos,
         for (int c = 0; c < 4; ++c)                                        \
           bs[(4 * (kk) + c) * B_ROW + (nq)] = b_next[4 * t + c];           \
       }                                                                    \
-    }                                                                      \
-  } while (0)
-#endif
-
-// ... and from the registers into __local buffer `buf` (k-major tiles).
-#define STORE_TILES(buf)                                                   \
-  do {                                                                     \
-    __local float* as = (__local float*)As[buf];                           \
-    __local float* bs = (__local float*)Bs[buf];                           \
-    LOCAL_UNROLL                                                           \
-    for (int t = 0; t < A_LOADS; ++t) {                                    \
-      const int e = tid + t * THREADS;                                     \
-      A_TILE_POS(e, kk, mm);                                               \
-      if (e < TM * TK) as[kk * A_ROW + mm] = a_next[t];                    \
-    }                                                                      \
-    LOCAL_UNROLL                                                           \
-    for (int t = 0; t < B_LOADS; ++t) {                                    \
-      const int e = tid + t * THREADS;                                     \
-      B_TILE_POS(e, kk, nn);                                               \
-      if (e < TN * TK) bs[kk * B_ROW + nn] = b_next[t];                    \
     }                                                                      \
   } while (0)
 
@@ -366,30 +385,36 @@ LOCAL_UNROLL
     for (int j = 0; j < NV; ++j) acc[i][j] = (floatV)0.f;
 
   float a_next[A_LOADS], b_next[B_LOADS];
-#if VEC_LOAD
+#if VEC_LOAD_A || VEC_LOAD_B
   // Whether the tile at depth kt lies wholly inside both operands (the same
   // for every work-item of the group).
   const bool inside_mn = m0 + TM <= M && n0 + TN <= N;
 #define TILE_INSIDE(kt) (inside_mn && (kt) + TK <= k_end)
-#define LOAD_NEXT(kt, vec)  \
-  do {                      \
-    if (vec)                \
-      LOAD_TILES_VEC(kt);   \
-    else                    \
-      LOAD_TILES(kt);       \
-  } while (0)
-#define STORE_NEXT(buf, vec) \
-  do {                       \
-    if (vec)                 \
-      STORE_TILES_VEC(buf);  \
-    else                     \
-      STORE_TILES(buf);      \
-  } while (0)
 #else
 #define TILE_INSIDE(kt) false
-#define LOAD_NEXT(kt, vec) LOAD_TILES(kt)
-#define STORE_NEXT(buf, vec) STORE_TILES(buf)
 #endif
+#define LOAD_NEXT(kt, vec)       \
+  do {                           \
+    if (VEC_LOAD_A && (vec))     \
+      LOAD_A_VEC(kt);            \
+    else                         \
+      LOAD_A_GUARDED(kt);        \
+    if (VEC_LOAD_B && (vec))     \
+      LOAD_B_VEC(kt);            \
+    else                         \
+      LOAD_B_GUARDED(kt);        \
+  } while (0)
+#define STORE_NEXT(buf, vec)     \
+  do {                           \
+    if (VEC_LOAD_A && (vec))     \
+      STORE_A_VEC(buf);          \
+    else                         \
+      STORE_A_GUARDED(buf);      \
+    if (VEC_LOAD_B && (vec))     \
+      STORE_B_VEC(buf);          \
+    else                         \
+      STORE_B_GUARDED(buf);      \
+  } while (0)
   bool vec = TILE_INSIDE(k_begin);
   LOAD_NEXT(k_begin, vec);
   STORE_NEXT(0, vec);

@@ -212,7 +212,7 @@ namespace {
 std::string Defines(const DeviceInfo& device, const GemmConfig& c, bool trans_a,
                     bool trans_b, int grouped = 0,
                     const ConvolutionWindow& window = ConvolutionWindow(),
-                    bool vector_loads = false) {
+                    VectorLoads vector_loads = VectorLoads()) {
   std::ostringstream s;
   s << "-DMR=" << c.mr << " -DNR=" << c.nr << " -DVW=" << c.vw
     << " -DUSE_LOCAL=" << (c.use_local ? 1 : 0) << " -DTRANS_A=" << (trans_a ? 1 : 0)
@@ -231,7 +231,8 @@ std::string Defines(const DeviceInfo& device, const GemmConfig& c, bool trans_a,
   // The GPU shape on a CPU (tests): unrolling cost 3 s per PoCL build.
   if (c.use_local && PrefersCpuShapedKernels(device)) s << " -DUNROLL_HINTS=0";
   if (c.dot_form) s << " -DDOT_FORM=1";
-  if (vector_loads) s << " -DVEC_LOAD=1";
+  if (vector_loads.a) s << " -DVEC_LOAD_A=1";
+  if (vector_loads.b) s << " -DVEC_LOAD_B=1";
   return s.str();
 }
 
@@ -300,21 +301,27 @@ int SplitKSlices(const DeviceInfo& device, const GemmConfig& c, int M, int N, in
   return static_cast<int>(best);
 }
 
-bool UsesVectorLoads(const GemmConfig& c, const GemmArgs& g) {
-  if (!c.use_local || !c.vector_loads || g.a_group || g.b_group || g.b_window.active())
-    return false;
-  // float4 fetches need every row of both operands, in every product of the
-  // batch, to start on a 16-byte boundary, and tiles that split into whole
-  // float4s per work-item (VEC_LOAD in gemm.cl).
+VectorLoads UsesVectorLoads(const GemmConfig& c, const GemmArgs& g) {
+  VectorLoads v;
+  if (!c.use_local || !c.vector_loads) return v;
+  // float4 fetches need every row of the operand, in every product of the
+  // batch, to start on a 16-byte boundary, image groups whose four
+  // consecutive indices never straddle two images, and tiles that split into
+  // whole float4s per work-item (VEC_LOAD_A/B in gemm.cl). An implicit B
+  // (convolution windows) has no rows to fetch.
   const LeadingDims ld(g);
-  const auto multiple_of_4 = [](size_t v) { return v % 4 == 0; };
-  const bool aligned = multiple_of_4(ld.a) && multiple_of_4(ld.b) &&
-                       multiple_of_4(g.a_offset) && multiple_of_4(g.b_offset) &&
-                       (g.batch <= 1 || (multiple_of_4(g.a_batch_stride) &&
-                                         multiple_of_4(g.b_batch_stride)));
+  const auto aligned = [&](size_t ld_floats, size_t offset, size_t batch_stride, int group,
+                           int image) {
+    return ld_floats % 4 == 0 && offset % 4 == 0 && (g.batch <= 1 || batch_stride % 4 == 0) &&
+           (group == 0 || (group % 4 == 0 && image % 4 == 0));
+  };
   const int tile_m = c.wg_m * c.mr, tile_n = c.wg_n * c.nr, threads = c.wg_m * c.wg_n;
-  return aligned && c.tk % 4 == 0 && tile_m % 4 == 0 && tile_n % 4 == 0 &&
-         (tile_m * c.tk) % (4 * threads) == 0 && (tile_n * c.tk) % (4 * threads) == 0;
+  const bool k_splits = c.tk % 4 == 0;
+  v.a = k_splits && tile_m % 4 == 0 && (tile_m * c.tk) % (4 * threads) == 0 &&
+        aligned(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image);
+  v.b = k_splits && tile_n % 4 == 0 && (tile_n * c.tk) % (4 * threads) == 0 &&
+        !g.b_window.active() && aligned(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image);
+  return v;
 }
 
 GemmExtents OperandExtents(const GemmArgs& g) {

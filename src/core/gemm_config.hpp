@@ -41,8 +41,8 @@ struct GemmConfig {
   // K 802816: 15.1 -> 22.7 TFLOP/s; short ones run slower so (K 784: 19.0
   // -> 8.2).
   int groups_per_unit = 0;
-  // GPU shape: fetch interior tiles as unguarded float4s where the operands
-  // allow it (plain, rows and offsets on 16-byte boundaries).
+  // GPU shape: fetch interior tiles as unguarded float4s where an operand
+  // allows it (UsesVectorLoads).
   bool vector_loads = true;
 
   // Whether this configuration handles these transposes.
@@ -92,9 +92,13 @@ GemmExtents OperandExtents(const GemmArgs& args);
 int SplitKSlices(const DeviceInfo& device, const GemmConfig& config, int M, int N, int K,
                  int batch);
 
-// Whether the GPU-shaped `config` fetches the interior tiles of this
-// product as float4s (plain operands on 16-byte boundaries).
-bool UsesVectorLoads(const GemmConfig& config, const GemmArgs& args);
+// Which operands the GPU-shaped `config` fetches as float4s in the interior
+// tiles of this product (rows, offsets and image groups on 16-byte
+// boundaries; never an implicit B).
+struct VectorLoads {
+  bool a = false, b = false;
+};
+VectorLoads UsesVectorLoads(const GemmConfig& config, const GemmArgs& args);
 
 // Every configuration ChooseGemmConfig can return, on any device (the tests
 // run them all).

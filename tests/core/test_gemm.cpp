@@ -285,7 +285,8 @@ TEST_P(GemmFamilyTest, AlignedInteriorTilesMatchReference) {
       shape.lda = (p.ta ? p.M : p.K) + p.pad;
       shape.ldb = (p.tb ? p.K : p.N) + p.pad;
       shape.a_offset = shape.b_offset = p.offset;
-      EXPECT_TRUE(UsesVectorLoads(c, shape)) << c.Name() << ": " << Describe(p);
+      const VectorLoads v = UsesVectorLoads(c, shape);
+      EXPECT_TRUE(v.a && v.b) << c.Name() << ": " << Describe(p);
     }
     RunAndCheck(p, &c);
   }
@@ -326,6 +327,10 @@ struct GroupedCase {
   float alpha, beta;
   int batch = 1;  // products, each operand's matrices `stride` floats apart
   bool row_scale = false;
+  // Rows, images and matrices of every operand start on 16-byte boundaries
+  // (the GPU shape then fetches interior tiles as float4s where the groups
+  // allow it); otherwise they are deliberately misaligned.
+  bool aligned = false;
 };
 
 // Where element (row, q) of a stored matrix lies: q is the grouped index.
@@ -341,11 +346,13 @@ struct StoredMatrix {
   size_t stride;
   std::vector<float> host;
   BufferPtr buffer;
-  StoredMatrix(int rows_, int cols_, int group_, int batch)
+  StoredMatrix(int rows_, int cols_, int group_, int batch, bool aligned)
       : rows(rows_), cols(cols_), group(group_) {
-    ld = group ? group + 1 : cols + 2;
-    image = group ? rows * ld + 3 : 0;
+    const int pad = aligned ? 4 : 1;
+    ld = group ? group + pad : (aligned ? (cols + 3) / 4 * 4 + 4 : cols + 2);
+    image = group ? rows * ld + (aligned ? 4 : 3) : 0;
     stride = GroupedAddress(rows - 1, cols - 1, ld, group, image) + 9;
+    if (aligned) stride = (stride + 3) / 4 * 4;
     host.assign(stride * batch, kSentinel);
   }
   size_t address(int i, int r, int q) const {
@@ -364,9 +371,9 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
                (config ? " [" + config->Name() + "]" : " [dispatcher]"));
   // Stored shapes: A is M x K (grouped along k) or K x M; B is K x N (grouped
   // along n) or N x K (grouped along k); C is M x N (grouped along n).
-  StoredMatrix a(t.ta ? t.K : t.M, t.ta ? t.M : t.K, t.a_group, t.batch);
-  StoredMatrix b(t.tb ? t.N : t.K, t.tb ? t.K : t.N, t.b_group, t.batch);
-  StoredMatrix c(t.M, t.N, t.c_group, t.batch);
+  StoredMatrix a(t.ta ? t.K : t.M, t.ta ? t.M : t.K, t.a_group, t.batch, t.aligned);
+  StoredMatrix b(t.tb ? t.N : t.K, t.tb ? t.K : t.N, t.b_group, t.batch, t.aligned);
+  StoredMatrix c(t.M, t.N, t.c_group, t.batch, t.aligned);
   std::mt19937 rng(t.M * 131 + t.N * 7 + t.K);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (StoredMatrix* x : {&a, &b, &c})
@@ -419,6 +426,11 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
   g.a_batch_stride = a.stride;
   g.b_batch_stride = b.stride;
   g.c_batch_stride = c.stride;
+  if (t.aligned && config && config->use_local && config->wg_m * config->mr >= 64) {
+    // Both operands go through the float4 path in the interior tiles.
+    const VectorLoads v = UsesVectorLoads(*config, g);
+    EXPECT_TRUE(v.a && v.b);
+  }
   if (config) GemmWithConfig(ctx, g, *config);
   else Gemm(ctx, g);
   std::vector<float> result(c.host.size());
@@ -483,6 +495,24 @@ const std::vector<GroupedCase> kGroupedCases = {
     {11, 19, 23, true, false, 0, 0, 0, false, false, 1.f, 0.f, 2, true},
     {11, 19, 23, true, true, 0, 0, 0, true, true, 1.f, 1.f, 1, true},
 };
+
+// A convolution's products over image-grouped operands whose groups (68
+// pixels) and rows lie on 16-byte boundaries, with tiles wholly inside:
+// forward (B and C grouped along n, bias + ReLU), weight gradient (A and
+// B^T grouped along k, accumulating), and a batch of two products.
+const std::vector<GroupedCase> kAlignedGroupedCases = {
+    {132, 204, 136, false, false, 0, 68, 68, true, true, 1.f, 0.f, 1, false, true},
+    {136, 132, 204, false, true, 68, 68, 0, false, false, 1.f, 1.f, 1, false, true},
+    {132, 136, 140, false, false, 0, 68, 0, false, false, 0.5f, 0.f, 2, false, true},
+};
+
+TEST(Gemm, AlignedGroupedOperandsInEveryGpuShapedConfiguration) {
+  for (const GroupedCase& t : kAlignedGroupedCases) {
+    RunGroupedCase(t, nullptr);
+    for (const GemmConfig& c : GemmConfigFamily())
+      if (c.use_local) RunGroupedCase(t, &c);
+  }
+}
 
 TEST(Gemm, GroupedOperandsAndEpilogueInEveryConfiguration) {
   const std::vector<GemmConfig> family = GemmConfigFamily();
