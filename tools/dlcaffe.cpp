@@ -442,7 +442,7 @@ int Tune() {
               << (t.rejected ? ", " + std::to_string(t.rejected) + " rejected" : "") << ")";
   LOG(INFO) << "tune: " << r.tuned << " of " << r.products << " distinct GEMM products in "
             << FLAGS_model << " tuned (" << std::fixed << std::setprecision(0)
-            << 100 * r.tuned_share << "% of the rule's GEMM time) in " << std::setprecision(1)
+            << 100 * r.tuned_share << "% of the GEMM arithmetic) in " << std::setprecision(1)
             << r.seconds << " s";
   LOG(INFO) << "tune: one forward + backward pass: " << std::setprecision(3) << r.net_rule_ms
             << " ms by the rule, " << r.net_tuned_ms << " ms tuned; "

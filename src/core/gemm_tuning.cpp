@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <random>
 #include <sstream>
 #include <tuple>
 
@@ -222,10 +221,18 @@ GemmRecording* ActiveGemmRecording() { return active_recording; }
 
 namespace {
 
-BufferPtr RandomBuffer(Context& ctx, size_t floats, std::mt19937& rng) {
+// Values in [-1, 1) from a 32-bit xorshift: cheap enough for the hundreds of
+// millions of floats of a large fully connected layer's products (a
+// distribution object per value cost seconds there), varied enough that a
+// wrong kernel shows.
+BufferPtr RandomBuffer(Context& ctx, size_t floats, uint32_t& state) {
   std::vector<float> values(std::max<size_t>(floats, 1));
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  for (float& v : values) v = dist(rng);
+  for (float& v : values) {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    v = static_cast<float>(state >> 8) * (2.f / 16777216.f) - 1.f;
+  }
   BufferPtr buffer = ctx.Allocate(values.size() * sizeof(float));
   ctx.Write(buffer->mem(), 0, values.size() * sizeof(float), values.data());
   return buffer;
@@ -253,7 +260,7 @@ GemmTuning TuneGemm(Context& ctx, const GemmArgs& shape, int iterations,
   GemmTuning result;
   result.key = ShapeKeyOf(shape);
   result.rule = RuleGemmConfig(ctx.info(), shape);
-  std::mt19937 rng(5);
+  uint32_t rng = 5;
   const GemmExtents extents = OperandExtents(shape);
   BufferPtr a = RandomBuffer(ctx, extents.a, rng), b = RandomBuffer(ctx, extents.b, rng),
             c = RandomBuffer(ctx, extents.c, rng);

@@ -21,7 +21,7 @@ struct NetTuningOptions {
 struct NetTuningReport {
   int products = 0;  // distinct GEMM shapes of one forward + backward pass
   int tuned = 0;     // of which the budget allowed tuning
-  double tuned_share = 0;  // their share of the rule's GEMM time
+  double tuned_share = 0;  // their share of the GEMM arithmetic
   std::vector<GemmTuning> tunings;  // in the order tuned (slowest first)
   // One forward + backward pass of the net, fastest of 3 rounds each way.
   double net_rule_ms = 0, net_tuned_ms = 0;
@@ -31,8 +31,8 @@ struct NetTuningReport {
 };
 
 // Records the GEMM products of one forward and backward pass of `net`
-// (built on `ctx`; its inputs are overwritten with zeros), times the rule's
-// choice of each, then tunes them slowest first until the budget is spent;
+// (built on `ctx`; its inputs are overwritten with zeros), then tunes them,
+// those with the most arithmetic first, until the budget is spent;
 // finally times the whole net with the rule and with the winners. Where the
 // winners are faster, those that differ from the rule are stored for this
 // device; where not, the rule's choices are stored for the tuned shapes
