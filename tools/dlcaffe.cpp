@@ -49,8 +49,8 @@ DEFINE_string(weights, "", "Optional; the pretrained weights to initialize finet
                            "separated by ','. Cannot be set simultaneously with snapshot.");
 DEFINE_int32(iterations, 50, "The number of iterations to run.");
 DEFINE_int32(warmup, 5, "bench: untimed iterations before the timed ones.");
-DEFINE_double(tune_seconds, 20, "tune: the time budget; the costliest GEMM products are tuned "
-              "first, and no candidate is started after it");
+DEFINE_double(tune_seconds, 20, "tune: the time budget of the tuning run (after the net is "
+              "built); the GEMM products with the most arithmetic are tuned first");
 DEFINE_string(mode, "forward", "bench: 'forward' (copy in + forward + result back) or "
                                "'train' (copy in + forward + backward + Adam update).");
 DEFINE_bool(memory_plan, false, "bench --mode=forward: let activation blobs whose lifetimes "

@@ -52,8 +52,6 @@ std::pair<double, double> TimeNetBothWays(Context& ctx, Net& net,
 
 NetTuningReport TuneNet(Context& ctx, Net& net, const NetTuningOptions& options) {
   const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline =
-      start + std::chrono::microseconds(static_cast<long long>(options.budget_seconds * 1e6));
   NetTuningReport report;
   // Only the shapes matter: zeros are valid data and labels for any net.
   for (Blob* input : net.input_blobs()) input->WriteData(std::vector<float>(input->count(), 0.f));
@@ -66,6 +64,17 @@ NetTuningReport TuneNet(Context& ctx, Net& net, const NetTuningOptions& options)
     products = recording.products();
   }
   report.products = static_cast<int>(products.size());
+  // The budget covers the whole run: candidates stop early enough for the
+  // last one to finish (allowed 1.5 s: a build and its timing) and for the
+  // closing comparison of the whole net (3 rounds each way of a warm-up and
+  // net_iterations passes).
+  const Clock::time_point pass_start = Clock::now();
+  ForwardBackward(ctx, net);
+  const double pass_ms = MillisecondsSince(pass_start);
+  const double reserve_ms = 6.0 * (1 + options.net_iterations) * pass_ms + 1500.0;
+  const Clock::time_point deadline =
+      start + std::chrono::microseconds(
+                  static_cast<long long>(options.budget_seconds * 1e6 - reserve_ms * 1e3));
 
   // The costliest first, by arithmetic (timing each product's rule first
   // cost more than the budget on vgg16's large products).

@@ -14,7 +14,7 @@ class Net;
 
 struct NetTuningOptions {
   int iterations = 5;          // calls per timed round of one product
-  double budget_seconds = 20;  // no candidate is started after this
+  double budget_seconds = 20;  // for the whole run (candidates stop early)
   int net_iterations = 5;      // forward + backward passes per timed round
 };
 

@@ -168,7 +168,7 @@ TEST(GemmTuning, NetTuningStoresWinnersOnlyIfTheNetRunsFaster) {
   NetTuningOptions options;
   options.iterations = 1;
   options.net_iterations = 2;
-  options.budget_seconds = 3;
+  options.budget_seconds = 10;  // cold kernel builds on a CI machine included
   const NetTuningReport r = TuneNet(ctx, net, options);
   EXPECT_GE(r.products, 4);
   ASSERT_GE(r.tuned, 1);
