@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 
@@ -124,7 +125,15 @@ TEST(DlcaffeCli, TuneStoresWinnersThatLaterRunsUse) {
   ToolResult tune = RunDlcaffe("tune --model=" + net + " --iterations=1", env);
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   EXPECT_TRUE(Contains(tune.output, "distinct GEMM products")) << tune.output;
-  EXPECT_TRUE(Contains(tune.output, "winners stored in " + cache + "/gemm-")) << tune.output;
+  // Whether the winners or the rule's own choices are stored depends on
+  // which made the whole net faster in this run; either way the device's
+  // tuning file is written in the cache.
+  EXPECT_TRUE(Contains(tune.output, "stored in " + cache + "/gemm-")) << tune.output;
+  int tuning_files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache))
+    tuning_files += entry.path().filename().string().rfind("gemm-", 0) == 0 &&
+                    entry.path().extension() == ".txt";
+  EXPECT_EQ(tuning_files, 1);
   // The convolution forward: 5 filters of 3 x 3 x 3 over 2 x 7 x 7 outputs.
   EXPECT_TRUE(Contains(tune.output, "= 5 98 27 0 0 ")) << tune.output;
   // A later run with the winners trains as before.
