@@ -48,6 +48,8 @@ DEFINE_bool(check_finite, false, "train: after each layer, check that its output
 DEFINE_string(weights, "", "Optional; the pretrained weights to initialize finetuning, "
                            "separated by ','. Cannot be set simultaneously with snapshot.");
 DEFINE_int32(iterations, 50, "The number of iterations to run.");
+DEFINE_bool(kernels, false, "time: also report the device time of each kernel (OpenCL "
+            "profiling events) over the passes without per-layer waits");
 DEFINE_int32(warmup, 5, "bench: untimed iterations before the timed ones.");
 DEFINE_double(tune_seconds, 20, "tune: the time budget of the tuning run (after the net is "
               "built); the GEMM products with the most arithmetic are tuned first");
@@ -227,10 +229,40 @@ double MsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// `time --kernels`: device time per pass of each kernel function, then of
+// each program (function and -D options), most first.
+void ReportKernelTimes(const std::vector<KernelTime>& times, int passes) {
+  double total = 0;
+  std::map<std::string, KernelTime> by_function;
+  for (const KernelTime& t : times) {
+    total += t.ms;
+    const std::string function = t.label.substr(0, t.label.find(" ["));
+    KernelTime& f = by_function[function];
+    f.label = function;
+    f.calls += t.calls;
+    f.ms += t.ms;
+  }
+  std::vector<KernelTime> functions;
+  for (auto& f : by_function) functions.push_back(f.second);
+  std::sort(functions.begin(), functions.end(),
+            [](const KernelTime& a, const KernelTime& b) { return a.ms > b.ms; });
+  const auto print = [&](const KernelTime& t) {
+    LOG(INFO) << std::fixed << std::setprecision(3) << std::setw(9) << t.ms / passes
+              << " ms " << std::setw(5) << std::setprecision(1) << 100 * t.ms / total << "% "
+              << std::setw(5) << t.calls / passes << " calls  " << t.label;
+  };
+  LOG(INFO) << "Kernel device time per pass (" << std::fixed << std::setprecision(3)
+            << total / passes << " ms in all), by function:";
+  for (const KernelTime& f : functions) print(f);
+  LOG(INFO) << "By program (function [options]):";
+  for (const KernelTime& t : times) print(t);
+}
+
 int Time() {
   DLC_REQUIRE(!FLAGS_model.empty(), "time needs --model=net.prototxt");
   DLC_REQUIRE(FLAGS_iterations > 0, "--iterations must be positive");
   auto ctx = MakeContext();
+  if (FLAGS_kernels) ctx->EnableKernelProfile();
   const caffe::Phase phase = PhaseFromFlag(caffe::TRAIN);
   Net net(FLAGS_model, phase, *ctx, FLAGS_level, Split(FLAGS_stage, ','));
 
@@ -287,6 +319,7 @@ int Time() {
   LOG(INFO) << "Average Forward-Backward: " << MsSince(total_start) / FLAGS_iterations
             << " ms.";
   // Without a wait between layers, as training runs.
+  if (FLAGS_kernels) ctx->kernel_profile()->Collect();  // only these passes count
   const auto pipelined_start = std::chrono::steady_clock::now();
   for (int it = 0; it < FLAGS_iterations; ++it) {
     net.ForwardNoLoss();
@@ -296,6 +329,7 @@ int Time() {
   LOG(INFO) << "Average Forward-Backward without per-layer waits: "
             << MsSince(pipelined_start) / FLAGS_iterations << " ms.";
   LOG(INFO) << "Total Time: " << MsSince(total_start) << " ms.";
+  if (FLAGS_kernels) ReportKernelTimes(ctx->kernel_profile()->Collect(), FLAGS_iterations);
   LOG(INFO) << "*** Benchmark ends ***";
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dlcaffe/buffer_pool.hpp"
+#include "dlcaffe/kernel_profile.hpp"
 #include "dlcaffe/program_cache.hpp"
 
 namespace dlcaffe {
@@ -148,6 +149,13 @@ class Context {
   // A device buffer of at least `bytes` bytes from the pool.
   BufferPtr Allocate(size_t bytes);
 
+  // From now on, record every kernel's device time (kernel_profile.hpp):
+  // waits for the queue and replaces it by one with profiling enabled. Call
+  // it before anything holds events of the old queue.
+  void EnableKernelProfile();
+  // nullptr unless enabled.
+  KernelProfile* kernel_profile() { return profile_.get(); }
+
  private:
   static void SetArgs(cl_kernel, cl_uint) {}
   template <typename T, typename... Rest>
@@ -173,6 +181,7 @@ class Context {
   std::unique_ptr<ProgramCache> programs_;
   Rng rng_;
   ReplicaInfo replica_;
+  std::unique_ptr<KernelProfile> profile_;
 };
 
 // Name of an OpenCL error code ("CL_OUT_OF_RESOURCES").

@@ -77,6 +77,13 @@ class Layer {
   // forward (its backward runs as usual: it reads the clamped top).
   virtual bool CanFuseRelu() const { return false; }
   void set_fuse_relu(bool value) { fuse_relu_ = value; }
+  // ... and in backward: a layer that fused the ReLU's forward, works in
+  // place and can mask its top diff by its clamped output as it reads it
+  // (dy where the ReLU's output is > 0, else 0 * dy, as ReLU's backward)
+  // returns true; the Net then skips the ReLU's backward and sets
+  // fuse_relu_backward for the backward passes that would have run it.
+  virtual bool CanFuseReluBackward() const { return false; }
+  void set_fuse_relu_backward(bool value) { fuse_relu_backward_ = value; }
 
   // Folding of a per-channel affine (an inference BatchNorm and Scale after
   // the layer): a layer that can write top[n][c] = scale[c] * t + shift[c]
@@ -105,6 +112,7 @@ class Layer {
 
  protected:
   bool fuse_relu_ = false;
+  bool fuse_relu_backward_ = false;
   const Blob* channel_scale_ = nullptr;
   const Blob* channel_shift_ = nullptr;
   const Layer* absorbed_scale_ = nullptr;

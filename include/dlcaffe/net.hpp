@@ -90,6 +90,10 @@ class Net {
   // (Layer::CanApplyChannelAffine); in training, a BatchNorm absorbs the
   // Scale after it (Layer::CanAbsorbScale). DLCAFFE_FUSION=off: none.
   int absorbs_after(int layer_id) const { return absorptions_.at(layer_id).absorbed; }
+  // Whether layer `layer_id` also masked the diff for the ReLU it clamped
+  // for in the last forward (Layer::CanFuseReluBackward): in backward passes
+  // that run both, that ReLU's backward is then skipped.
+  bool masks_relu_diff_after(int layer_id) const { return fused_relu_.at(layer_id) >= 0; }
   bool debug_info() const { return debug_info_; }
   // The "[Update]" line for parameter `param_id` (after a solver's update).
   void UpdateDebugInfo(int param_id) const;
@@ -189,6 +193,10 @@ class Net {
   };
   std::vector<Absorption> absorptions_;
   std::vector<bool> absorbed_;
+  // relu_owner_[j]: the layer whose last forward clamped for the ReLU j and
+  // masks its diff in backward (Layer::CanFuseReluBackward), else -1;
+  // fused_relu_[i]: that ReLU of layer i, else -1.
+  std::vector<int> relu_owner_, fused_relu_;
   std::vector<std::shared_ptr<Blob>> blobs_;
   std::vector<std::string> blob_names_;
   std::map<std::string, int> blob_names_index_;

@@ -38,6 +38,8 @@ class ProgramCache {
   cl_kernel Kernel(const std::string& source, const std::string& options,
                    const std::string& name);
   cl_program Program(const std::string& source, const std::string& options);
+  // "name [options]" of a kernel this cache returned ("?" for others).
+  std::string Label(cl_kernel kernel);
 
   // Text of a kernel source file, with the shared header prepended.
   static std::string SourceText(const std::string& source);
@@ -58,6 +60,7 @@ class ProgramCache {
   std::mutex mutex_;
   std::map<std::pair<std::string, std::string>, cl_program> programs_;
   std::map<std::tuple<std::string, std::string, std::string>, cl_kernel> kernels_;
+  std::map<cl_kernel, std::string> labels_;
   int programs_built_ = 0;
   int programs_loaded_ = 0;
 };

@@ -49,43 +49,6 @@ __kernel void conv_nchw_to_columns(const int images, const int channels,
 #endif
 }
 
-// bias_diff[c] += sum over n, p of dy[n][c][p] (`partial`: one float per
-// work-item of the group; unused with PLANES).
-__kernel void conv_bias_backward(const int num, const int channels, const int area,
-                                 __global const float* dy, __global float* bias_diff,
-                                 __local float* partial) {
-#if PLANES
-  const int c = get_global_id(0);
-  if (c >= channels) return;
-  float16 lanes = (float16)0.f;
-  float tail = 0.f;
-  for (int n = 0; n < num; ++n) {
-    __global const float* run = dy + (n * channels + c) * area;
-    int p = 0;
-    for (; p + 16 <= area; p += 16) lanes += vload16(0, run + p);
-    for (; p < area; ++p) tail += run[p];
-  }
-  const float8 h8 = lanes.lo + lanes.hi;
-  const float4 h4 = h8.lo + h8.hi;
-  const float2 h2 = h4.lo + h4.hi;
-  bias_diff[c] += h2.x + h2.y + tail;
-#else
-  const int c = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
-  float sum = 0.f;
-  for (int i = lid; i < num * area; i += size) {
-    const int n = i / area, p = i - n * area;
-    sum += dy[(n * channels + c) * area + p];
-  }
-  partial[lid] = sum;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int width = size / 2; width > 0; width /= 2) {
-    if (lid < width) partial[lid] += partial[lid + width];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  if (lid == 0) bias_diff[c] += partial[0];
-#endif
-}
-
 // y[n][c][p] += bias[c] over `count` NCHW elements (Deconvolution's bias,
 // added after col2im has written the top).
 __kernel void conv_add_bias(const int count, const int channels, const int area,

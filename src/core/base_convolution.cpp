@@ -1,4 +1,5 @@
 #include "core/base_convolution.hpp"
+#include "core/channel_sums.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -450,11 +451,11 @@ void BaseConvolutionLayer::AccumulateWeightDiff(const MatrixView& columns,
 }
 
 void BaseConvolutionLayer::AccumulateBiasDiff(cl_mem diff) {
-  // A work-item per channel (planes) or a work-group per channel.
-  const size_t group = planes_ ? 1 : kGroup;
-  ctx_->Launch(ctx_->Kernel("convolution.cl", options_, "conv_bias_backward"),
-               NDRange(num_output_ * group), NDRange(group), num_, num_output_, output_area(),
-               diff, blobs_[1]->diff(), LocalMemory{group * sizeof(float)});
+  // The generated per-channel sums share a channel among work-groups: one
+  // work-group per channel left most of an H100 idle on VGG's first layers
+  // (64 channels of 16 x 224 x 224: 4.4 of 43 ms per training pass).
+  ChannelSums(*ctx_, ChannelSumKind::kProducts, num_, num_output_, output_area(), diff,
+              nullptr, {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
 }
 
 void BaseConvolutionLayer::AddBias(cl_mem top) {

@@ -37,6 +37,7 @@
 
 #include "dlcaffe/layer.hpp"
 #include "dlcaffe/math.hpp"
+#include "core/reduce_kernel.hpp"
 
 namespace dlcaffe {
 
@@ -164,6 +165,7 @@ class BaseConvolutionLayer : public Layer {
   // faster; DLCAFFE_CONV_IMPLICIT=on|off forces it (the tests run both).
   bool implicit_ = false;
   std::string options_;  // their -D options
+  ReduceWorkspace bias_sums_;  // AccumulateBiasDiff's reduction scratch
 
  private:
   static constexpr size_t kGroup = 64;    // work-group width of the layout kernels

@@ -149,6 +149,7 @@ Context::Context(const DeviceInfo& info) : info_(info) {
 
 Context::~Context() {
   if (queue_) clFinish(queue_);
+  profile_.reset();
   programs_.reset();
   if (queue_) clReleaseCommandQueue(queue_);
   if (context_) clReleaseContext(context_);
@@ -162,12 +163,27 @@ void Context::CheckSetArg(cl_int err, cl_kernel kernel, cl_uint index) {
                                << ClErrorName(err));
 }
 
+void Context::EnableKernelProfile() {
+  if (profile_) return;
+  DLC_CL_CHECK(clFinish(queue_));
+  cl_int err = CL_SUCCESS;
+  cl_command_queue profiled =
+      clCreateCommandQueue(context_, info_.device_id, CL_QUEUE_PROFILING_ENABLE, &err);
+  DLC_REQUIRE(err == CL_SUCCESS, "cannot create a profiling command queue on "
+                                     << info_.Describe() << ": " << ClErrorName(err));
+  clReleaseCommandQueue(queue_);
+  queue_ = profiled;
+  profile_ = std::make_unique<KernelProfile>();
+}
+
 void Context::Enqueue(cl_kernel kernel, const NDRange& global, const NDRange& local) {
   const cl_uint dims = global.dims;
+  cl_event event = nullptr;
   cl_int err = clEnqueueNDRangeKernel(queue_, kernel, dims, nullptr,
                                       global.size.data(),
                                       local.dims ? local.size.data() : nullptr,
-                                      0, nullptr, nullptr);
+                                      0, nullptr, profile_ ? &event : nullptr);
+  if (err == CL_SUCCESS && event) profile_->Record(event, programs_->Label(kernel));
   if (err != CL_SUCCESS) {
     char name[256] = {0};
     clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, nullptr);

@@ -99,7 +99,14 @@ cl_kernel ProgramCache::Kernel(const std::string& source, const std::string& opt
   DLC_REQUIRE(err == CL_SUCCESS, "no kernel '" << name << "' in " << source
                                                << " (" << ClErrorName(err) << ")");
   kernels_[key] = kernel;
+  labels_[kernel] = name + (options.empty() ? "" : " [" + options + "]");
   return kernel;
+}
+
+std::string ProgramCache::Label(cl_kernel kernel) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = labels_.find(kernel);
+  return it == labels_.end() ? "?" : it->second;
 }
 
 cl_program ProgramCache::Program(const std::string& source, const std::string& options) {

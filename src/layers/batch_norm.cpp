@@ -10,7 +10,8 @@
 // Works in place. With batch statistics it can absorb the Scale in place
 // after it (Layer::CanAbsorbScale; the Net decides): it then writes
 // gamma * x_norm + beta and computes that Scale's parameter gradients from
-// the sums its own backward needs anyway, and may clamp at 0 (a fused ReLU).
+// the sums its own backward needs anyway, and may clamp at 0 (a fused ReLU),
+// in place also masking the diff for that ReLU in backward.
 #include <limits>
 
 #include "core/pointwise_kernel.hpp"
@@ -47,6 +48,12 @@ const ChannelReduceKernel kBatchStatistics(
     "var_sum = correction * var + fraction * var_sum;\n"
     "if (channel == 0) factor = factor * fraction + 1.f;");
 
+// The top diff that backward reads: dy, or with a fused ReLU's backward
+// (Layer::CanFuseReluBackward) dy masked where that ReLU's output was not
+// positive, recomputed from x_norm exactly as kNormalize clamped it (and as
+// ReLU's backward writes it: 0 * dy).
+#define BN_DY "(relu == 0 || fma(gamma, x_norm, beta) > 0.f ? dy : 0.f * dy)"
+
 // Backward with batch statistics, in one launch: per channel, the sums of dy
 // and dy * x_norm that batch_norm_backward_from_sums reads (`sums`: [sum(dy);
 // sum(dy * x_norm)]), and an absorbed Scale's parameter gradients from the
@@ -54,10 +61,10 @@ const ChannelReduceKernel kBatchStatistics(
 // only when its flag is set).
 const ChannelReduceKernel kGradientSums(
     "batch_norm_gradient_sums",
-    {In("dy"), In("x_norm"), ChannelOut("sum_dy"), ChannelOut("sum_dy_x_norm"),
-     ChannelOut("gamma_diff"), ChannelOut("beta_diff"), IntScalar("has_gamma_diff"),
-     IntScalar("has_beta_diff")},
-    {Sum("s", "dy"), Sum("s_x_norm", "dy * x_norm")},
+    {In("dy"), In("x_norm"), Channel("gamma"), Channel("beta"), ChannelOut("sum_dy"),
+     ChannelOut("sum_dy_x_norm"), ChannelOut("gamma_diff"), ChannelOut("beta_diff"),
+     IntScalar("has_gamma_diff"), IntScalar("has_beta_diff"), IntScalar("relu")},
+    {Sum("s", BN_DY), Sum("s_x_norm", BN_DY " * x_norm")},
     "sum_dy = s;\n"
     "sum_dy_x_norm = s_x_norm;\n"
     "if (has_gamma_diff) gamma_diff += s_x_norm;\n"
@@ -81,13 +88,16 @@ const PointwiseKernel kNormalize(
 const PointwiseKernel kBackwardFromSums(
     "batch_norm_backward_from_sums",
     {In("x_norm"), In("dy"), Channel("sum_dy"), Channel("sum_dy_x_norm"), Channel("stdev"),
-     Channel("gamma"), Out("dx"), Scalar("m")},
-    "dx = (dy - sum_dy / m - sum_dy_x_norm / m * x_norm) * (gamma / stdev);");
+     Channel("gamma"), Channel("beta"), Out("dx"), Scalar("m"), Scalar("relu")},
+    "dx = (" BN_DY " - sum_dy / m - sum_dy_x_norm / m * x_norm) * (gamma / stdev);");
 
-// Stored statistics are constants: dx = dy / stdev.
-const PointwiseKernel kBackwardGlobal("batch_norm_backward_global",
-                                      {In("dy"), Channel("stdev"), Out("dx")},
-                                      "dx = dy / stdev;");
+// Stored statistics are constants: dx = dy / stdev (gamma 1, beta 0).
+const PointwiseKernel kBackwardGlobal(
+    "batch_norm_backward_global",
+    {In("dy"), In("x_norm"), Channel("gamma"), Channel("beta"), Channel("stdev"), Out("dx"),
+     Scalar("relu")},
+    "dx = " BN_DY " / stdev;");
+#undef BN_DY
 }  // namespace
 
 class BatchNormLayer : public Layer {
@@ -97,6 +107,7 @@ class BatchNormLayer : public Layer {
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   bool CanFuseRelu() const override { return true; }
+  bool CanFuseReluBackward() const override { return true; }
   bool CanAbsorbScale() const override { return !use_global_stats_; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -170,21 +181,26 @@ class BatchNormLayer : public Layer {
     const int count = bottom[0]->count();
     if ((!propagate_down[0] && !absorbed_scale_) || count == 0) return;
     const bool runs = UseChannelRuns(*ctx_);
+    const float relu = fuse_relu_backward_ ? 1.f : 0.f;
     if (use_global_stats_) {
-      kBackwardGlobal.Launch(*ctx_, count, {top[0]->diff(), stdev_.data(), bottom[0]->diff()},
-                             {}, {channels_, spatial_}, ReduceShape(runs));
+      kBackwardGlobal.Launch(*ctx_, count,
+                             {top[0]->diff(), x_norm_.data(), Gamma(), Beta(), stdev_.data(),
+                              bottom[0]->diff()},
+                             {relu}, {channels_, spatial_}, ReduceShape(runs));
     } else {
       const cl_mem gamma_diff = ScaleParam(0, true), beta_diff = ScaleParam(1, true);
       kGradientSums.Launch(*ctx_, workspace_, num_, channels_, spatial_,
-                           {top[0]->diff(), x_norm_.data(), sums_.data(),
+                           {top[0]->diff(), x_norm_.data(), Gamma(), Beta(), sums_.data(),
                             {sums_.data(), channels_}, gamma_diff, beta_diff},
-                           {gamma_diff != nullptr, beta_diff != nullptr}, ReduceShape(runs));
+                           {gamma_diff != nullptr, beta_diff != nullptr, fuse_relu_backward_},
+                           ReduceShape(runs));
       if (propagate_down[0])
         kBackwardFromSums.Launch(*ctx_, count,
                                  {x_norm_.data(), top[0]->diff(), sums_.data(),
-                                  {sums_.data(), channels_}, stdev_.data(), Gamma(),
+                                  {sums_.data(), channels_}, stdev_.data(), Gamma(), Beta(),
                                   bottom[0]->diff()},
-                                 {static_cast<float>(num_ * spatial_)}, {channels_, spatial_},
+                                 {static_cast<float>(num_ * spatial_), relu},
+                                 {channels_, spatial_},
                                  ReduceShape(runs));
     }
   }

@@ -440,6 +440,7 @@ void CheckScaleAbsorption(const std::string& text, bool relu, int absorbed = 1) 
     const float loss = fused.ForwardBackward();
     EXPECT_NEAR(separate.ForwardBackward(), loss, 1e-5 * std::max(1.f, loss));
     ExpectSameBlob(fused, separate, "z");
+    EXPECT_EQ(fused.masks_relu_diff_after(2), relu && absorbed > 0);
     if (relu) {
       int zeros = 0;
       for (float v : fused.blob_by_name("z")->ReadData()) zeros += v == 0.f;
@@ -510,6 +511,77 @@ TEST(Net, TrainingBatchNormOutOfPlaceKeepsItsScale) {
       TrainingBatchNormNet("n", "scale_param { bias_term: true }",
                            "layer { name: 'relu' type: 'ReLU' bottom: 'n' top: 'n' }"),
       true, 0);
+}
+
+// A BatchNorm in place with an in-place ReLU after it (no Scale) masks the
+// ReLU's gradient in its own backward, with batch or stored statistics; the
+// ReLU's backward runs only in backward passes that leave the BatchNorm out,
+// and the BatchNorm masks only in passes that include the ReLU.
+void CheckBatchNormMasksReluDiff(const std::string& bn_param) {
+  SCOPED_TRACE(bn_param);
+  const std::string text = R"(
+    force_backward: true
+    layer { name: 'in' type: 'Input' top: 'x' top: 't'
+            input_param { shape { dim: 3 dim: 2 dim: 5 dim: 7 } shape { dim: 3 dim: 4 dim: 5 dim: 7 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'y'
+            convolution_param { num_output: 4 kernel_size: 3 pad: 1
+                                weight_filler { type: 'gaussian' std: 0.5 }
+                                bias_filler { type: 'gaussian' std: 0.5 } } }
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'y' top: 'y' )" + bn_param + R"( }
+    layer { name: 'relu' type: 'ReLU' bottom: 'y' top: 'y' }
+    layer { name: 'out' type: 'Power' bottom: 'y' top: 'z' power_param { scale: 2 } }
+    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'z' bottom: 't' top: 'l' })";
+  Net fused(NetFromText(text), TestContext());
+  setenv("DLCAFFE_FUSION", "off", 1);
+  Net separate(NetFromText(text), TestContext());
+  unsetenv("DLCAFFE_FUSION");
+  for (int p = 0; p < 2; ++p)
+    separate.layer_by_name("conv")->blobs()[p]->WriteData(
+        fused.layer_by_name("conv")->blobs()[p]->ReadData());
+  for (Net* net : {&fused, &separate}) {
+    FillGaussian(net->blob_by_name("x").get(), 0, 1, 7);
+    FillGaussian(net->blob_by_name("t").get(), 0, 1, 8);
+  }
+  const auto expect_same_diff = [&](const std::string& blob) {
+    const std::vector<float> d = fused.blob_by_name(blob)->ReadDiff(),
+                             d_ref = separate.blob_by_name(blob)->ReadDiff();
+    ASSERT_EQ(d.size(), d_ref.size());
+    for (size_t i = 0; i < d.size(); ++i)
+      ASSERT_NEAR(d[i], d_ref[i], 1e-5 * (1 + std::fabs(d_ref[i]))) << blob << " diff " << i;
+  };
+  // The whole pass.
+  const float loss = fused.ForwardBackward();
+  EXPECT_NEAR(separate.ForwardBackward(), loss, 1e-5 * std::max(1.f, loss));
+  EXPECT_TRUE(fused.masks_relu_diff_after(2));
+  EXPECT_FALSE(separate.masks_relu_diff_after(2));
+  int zeros = 0;
+  for (float v : fused.blob_by_name("y")->ReadData()) zeros += v == 0.f;
+  EXPECT_GT(zeros, 20);  // the mask had work to do
+  expect_same_diff("x");
+  expect_same_diff("y");
+  // Backward in two ranges split between the ReLU (3) and the BatchNorm (2).
+  for (Net* net : {&fused, &separate}) {
+    net->ClearParamDiffs();
+    net->Forward();
+    net->BackwardFromTo(5, 3);
+  }
+  expect_same_diff("y");  // the ReLU's own backward ran
+  for (Net* net : {&fused, &separate}) net->BackwardFromTo(2, 0);
+  expect_same_diff("x");  // and the BatchNorm did not mask again
+  for (int p = 0; p < 2; ++p) {
+    const std::vector<float> dw = fused.layer_by_name("conv")->blobs()[p]->ReadDiff(),
+                             dw_ref = separate.layer_by_name("conv")->blobs()[p]->ReadDiff();
+    for (size_t i = 0; i < dw.size(); ++i)
+      EXPECT_NEAR(dw[i], dw_ref[i], 1e-4 * (1 + std::fabs(dw_ref[i]))) << "conv " << p;
+  }
+}
+
+TEST(Net, TrainingBatchNormMasksTheReluDiffItself) {
+  CheckBatchNormMasksReluDiff("batch_norm_param { use_global_stats: false }");
+}
+
+TEST(Net, FrozenBatchNormMasksTheReluDiffItself) {
+  CheckBatchNormMasksReluDiff("batch_norm_param { use_global_stats: true }");
 }
 
 TEST(Net, SharedParametersShareDataAndAccumulateDiffs) {

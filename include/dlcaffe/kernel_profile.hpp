@@ -1,0 +1,39 @@
+// Device time per kernel, from OpenCL profiling events: what `dlcaffe time
+// --kernels` prints. Enabled on a Context (Context::EnableKernelProfile),
+// every kernel enqueued from then on is recorded with a label (its function
+// name and the -D options of its program); Report() waits for the queue and
+// sums the device time per label.
+#pragma once
+#include <CL/cl.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dlcaffe {
+
+struct KernelTime {
+  std::string label;  // "gemm_tiled [-DMR=8 ...]"
+  int calls = 0;
+  double ms = 0;  // device time, start to end, summed over the calls
+};
+
+class KernelProfile {
+ public:
+  KernelProfile() = default;
+  ~KernelProfile();
+  KernelProfile(const KernelProfile&) = delete;
+  KernelProfile& operator=(const KernelProfile&) = delete;
+
+  // Takes ownership of `event` (a completed or pending kernel's).
+  void Record(cl_event event, const std::string& label);
+  // Sums the recorded events by label (waiting for each), most time first,
+  // and forgets them.
+  std::vector<KernelTime> Collect();
+
+ private:
+  std::vector<std::pair<cl_event, std::string>> events_;
+};
+
+}  // namespace dlcaffe
