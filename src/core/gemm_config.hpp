@@ -71,6 +71,10 @@ GemmConfig DotFormGemmConfig();
 std::vector<GemmConfig> GpuTuningVariants();
 // The deeper automatic split-K of the rule for long products.
 GemmConfig DeepSplit(GemmConfig config);
+// The rule's GPU shape for long products (K in the tens of thousands:
+// weight gradients over a whole batch): 128 x 64 tiles (64 x 64 for M <= 64),
+// deeply split.
+GemmConfig GpuLongProductConfig(int M);
 
 // The built-in choice for this device and problem, from the device's
 // properties (type, kind of local memory) and the shape, never from the

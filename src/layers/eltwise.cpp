@@ -33,11 +33,14 @@ std::unique_ptr<PointwiseKernel> ForwardKernel(caffe::EltwiseParameter_EltwiseOp
   std::string body, name;
   switch (op) {
     case caffe::EltwiseParameter_EltwiseOp_SUM:
+      // With `relu` set, clamped for a fused ReLU (as ReLU's forward: 0 * s
+      // where s is not positive).
       name = "eltwise_sum";
-      body = "y = c0 * x0";
+      body = "const real s = c0 * x0";
       for (int i = 0; i < n; ++i) args.push_back(Scalar("c" + std::to_string(i)));
+      args.push_back(Scalar("relu"));
       for (int i = 1; i < n; ++i) body += " + c" + std::to_string(i) + " * x" + std::to_string(i);
-      body += ";";
+      body += ";\ny = relu == 0.f || s > 0.f ? s : 0.f * s;";
       break;
     case caffe::EltwiseParameter_EltwiseOp_PROD:
       name = "eltwise_prod";
@@ -97,6 +100,8 @@ class EltwiseLayer : public Layer {
   const char* type() const override { return "Eltwise"; }
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
+  // ResNet's residual sums are followed by an in-place ReLU.
+  bool CanFuseRelu() const override { return op_ == caffe::EltwiseParameter_EltwiseOp_SUM; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::EltwiseParameter& p = param_.eltwise_param();
@@ -133,8 +138,10 @@ class EltwiseLayer : public Layer {
     buffers.push_back(top[0]->data());
     if (op_ == caffe::EltwiseParameter_EltwiseOp_MAX) buffers.push_back(max_index_->mem());
     std::vector<ScalarArg> scalars;
-    if (op_ == caffe::EltwiseParameter_EltwiseOp_SUM)
+    if (op_ == caffe::EltwiseParameter_EltwiseOp_SUM) {
       for (float c : coeffs_) scalars.push_back(c);
+      scalars.push_back(fuse_relu_ ? 1.f : 0.f);
+    }
     forward_->Launch(*ctx_, top[0]->count(), buffers, scalars);
   }
 

@@ -292,6 +292,47 @@ TEST(Net, ScaleFusesTheInPlaceReluAfterIt) {
                   "scale");
 }
 
+// ResNet's residual sum and the ReLU after it.
+TEST(Net, EltwiseSumFusesTheInPlaceReluAfterIt) {
+  const std::string text = R"(
+    force_backward: true
+    layer { name: 'in' type: 'Input' top: 'a' top: 'b' top: 't'
+            input_param { shape { dim: 3 dim: 4 dim: 5 dim: 3 } shape { dim: 3 dim: 4 dim: 5 dim: 3 }
+                          shape { dim: 3 dim: 4 dim: 5 dim: 3 } } }
+    layer { name: 'sum' type: 'Eltwise' bottom: 'a' bottom: 'b' top: 'y'
+            eltwise_param { coeff: 1 coeff: -0.5 } }
+    layer { name: 'relu' type: 'ReLU' bottom: 'y' top: 'y' }
+    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'y' bottom: 't' top: 'l' })";
+  Net fused(NetFromText(text), TestContext());
+  setenv("DLCAFFE_FUSION", "off", 1);
+  Net separate(NetFromText(text), TestContext());
+  unsetenv("DLCAFFE_FUSION");
+  ASSERT_TRUE(fused.fuses_relu_after(1));
+  ASSERT_FALSE(separate.fuses_relu_after(1));
+  for (Net* net : {&fused, &separate}) {
+    FillGaussian(net->blob_by_name("a").get(), 0, 1, 7);
+    FillGaussian(net->blob_by_name("b").get(), 0, 1, 9);
+    FillGaussian(net->blob_by_name("t").get(), 0, 1, 8);
+  }
+  const std::vector<float> a = fused.blob_by_name("a")->ReadData(),
+                           b = fused.blob_by_name("b")->ReadData();
+  const float loss = fused.ForwardBackward();
+  EXPECT_NEAR(separate.ForwardBackward(), loss, 1e-5 * std::max(1.f, loss));
+  const std::vector<float> y = fused.blob_by_name("y")->ReadData();
+  int clamped = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const float sum = a[i] - 0.5f * b[i];
+    clamped += sum <= 0.f;
+    ASSERT_FLOAT_EQ(y[i], std::max(sum, 0.f)) << "element " << i;
+  }
+  EXPECT_GT(clamped, 20);
+  for (const char* blob : {"a", "b", "y"}) {
+    const std::vector<float> d = fused.blob_by_name(blob)->ReadDiff(),
+                             d_ref = separate.blob_by_name(blob)->ReadDiff();
+    for (size_t i = 0; i < d.size(); ++i) ASSERT_EQ(d[i], d_ref[i]) << blob << " diff " << i;
+  }
+}
+
 // Inference: a Convolution absorbs the BatchNorm (stored statistics) and
 // Scale in place after it, and the ReLU after those, as one per-channel
 // affine in its GEMM. Compared with the same net run layer by layer
