@@ -48,8 +48,9 @@ DEFINE_bool(check_finite, false, "train: after each layer, check that its output
 DEFINE_string(weights, "", "Optional; the pretrained weights to initialize finetuning, "
                            "separated by ','. Cannot be set simultaneously with snapshot.");
 DEFINE_int32(iterations, 50, "The number of iterations to run.");
-DEFINE_bool(kernels, false, "time: also report the device time of each kernel (OpenCL "
-            "profiling events) over the passes without per-layer waits");
+DEFINE_bool(kernels, false, "time, bench: also report the device time of each kernel, "
+            "transfer and fill (OpenCL profiling events) over the passes without "
+            "per-layer waits (time) or the timed iterations (bench)");
 DEFINE_int32(warmup, 5, "bench: untimed iterations before the timed ones.");
 DEFINE_double(tune_seconds, 20, "tune: the time budget of the tuning run (after the net is "
               "built); the GEMM products with the most arithmetic are tuned first");
@@ -375,6 +376,7 @@ int Bench() {
               "--memory_plan is for --mode=forward: it shares activation storage, which "
               "training needs for its backward pass");
   auto ctx = MakeContext();
+  if (FLAGS_kernels) ctx->EnableKernelProfile();
   // A prototxt, or an .onnx model imported for this mode.
   caffe::NetParameter net_param = ReadNetOrOnnx(FLAGS_model, train);
   if (train && IsOnnxPath(FLAGS_model)) AddClassifierLoss(FLAGS_model, &net_param);
@@ -423,10 +425,12 @@ int Bench() {
   };
   for (int i = 0; i < FLAGS_warmup; ++i) iteration();
   ctx->Finish();
+  if (FLAGS_kernels) ctx->kernel_profile()->Collect();  // only the timed iterations count
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < FLAGS_iterations; ++i) iteration();
   ctx->Finish();
   const double ms = MsSince(start) / FLAGS_iterations;
+  if (FLAGS_kernels) ReportKernelTimes(ctx->kernel_profile()->Collect(), FLAGS_iterations);
   if (!output.empty()) {
     // Identifies the last output bit for bit (compare runs, e.g. with and
     // without --memory_plan).

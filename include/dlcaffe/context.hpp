@@ -149,7 +149,8 @@ class Context {
   // A device buffer of at least `bytes` bytes from the pool.
   BufferPtr Allocate(size_t bytes);
 
-  // From now on, record every kernel's device time (kernel_profile.hpp):
+  // From now on, record every kernel's device time (kernel_profile.hpp), and
+  // that of transfers and fills (labelled in parentheses):
   // waits for the queue and replaces it by one with profiling enabled. Call
   // it before anything holds events of the old queue.
   void EnableKernelProfile();
@@ -173,6 +174,10 @@ class Context {
     CheckSetArg(clSetKernelArg(kernel, index, local.bytes, nullptr), kernel, index);
   }
   static void CheckSetArg(cl_int err, cl_kernel kernel, cl_uint index);
+  // With a kernel profile: where a transfer's event goes, then recording it
+  // under `label` (nothing without one).
+  cl_event* ProfileEvent();
+  void RecordProfileEvent(const char* label);
 
   DeviceInfo info_;
   cl_context context_ = nullptr;
@@ -182,6 +187,7 @@ class Context {
   Rng rng_;
   ReplicaInfo replica_;
   std::unique_ptr<KernelProfile> profile_;
+  cl_event pending_event_ = nullptr;
 };
 
 // Name of an OpenCL error code ("CL_OUT_OF_RESOURCES").

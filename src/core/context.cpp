@@ -196,27 +196,41 @@ void Context::Enqueue(cl_kernel kernel, const NDRange& global, const NDRange& lo
 void Context::Write(cl_mem dst, size_t offset_bytes, size_t bytes, const void* src) {
   if (bytes == 0) return;
   DLC_CL_CHECK(clEnqueueWriteBuffer(queue_, dst, CL_TRUE, offset_bytes, bytes, src,
-                                    0, nullptr, nullptr));
+                                    0, nullptr, ProfileEvent()));
+  RecordProfileEvent("(write to the device)");
 }
 
 void Context::Read(cl_mem src, size_t offset_bytes, size_t bytes, void* dst) {
   if (bytes == 0) return;
   DLC_CL_CHECK(clEnqueueReadBuffer(queue_, src, CL_TRUE, offset_bytes, bytes, dst,
-                                   0, nullptr, nullptr));
+                                   0, nullptr, ProfileEvent()));
+  RecordProfileEvent("(read from the device)");
 }
 
 void Context::Copy(cl_mem src, size_t src_offset_bytes, cl_mem dst,
                    size_t dst_offset_bytes, size_t bytes) {
   if (bytes == 0) return;
   DLC_CL_CHECK(clEnqueueCopyBuffer(queue_, src, dst, src_offset_bytes,
-                                   dst_offset_bytes, bytes, 0, nullptr, nullptr));
+                                   dst_offset_bytes, bytes, 0, nullptr, ProfileEvent()));
+  RecordProfileEvent("(copy)");
 }
 
 void Context::Fill(cl_mem dst, size_t offset, size_t count, float value) {
   if (count == 0) return;
   DLC_CL_CHECK(clEnqueueFillBuffer(queue_, dst, &value, sizeof(float),
                                    offset * sizeof(float), count * sizeof(float),
-                                   0, nullptr, nullptr));
+                                   0, nullptr, ProfileEvent()));
+  RecordProfileEvent("(fill)");
+}
+
+cl_event* Context::ProfileEvent() {
+  pending_event_ = nullptr;
+  return profile_ ? &pending_event_ : nullptr;
+}
+
+void Context::RecordProfileEvent(const char* label) {
+  if (pending_event_) profile_->Record(pending_event_, label);
+  pending_event_ = nullptr;
 }
 
 void Context::Flush() { DLC_CL_CHECK(clFlush(queue_)); }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 
 #include "dlcaffe/io.hpp"
 #include "util/run_dlcaffe.hpp"
@@ -108,6 +109,38 @@ TEST(DlcaffeCli, BenchTimesForwardAndTrainingSteps) {
   EXPECT_TRUE(Contains(train.output, "bench tiny train ")) << train.output;
   ExpectCleanError(RunDlcaffe("bench --model=models/lenet/lenet.prototxt --mode=fast"),
                    "--mode");
+}
+
+// --kernels: device time per kernel function and program from profiling
+// events, per timed iteration, the transfers and fills included.
+TEST(DlcaffeCli, KernelsReportsDeviceTimePerKernel) {
+  const std::string net = WriteTemp("kernels_train.prototxt", R"(
+    name: 'tiny'
+    layer { name: 'in' type: 'Input' top: 'data' top: 'label'
+            input_param { shape { dim: 3 dim: 5 } shape { dim: 3 } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip'
+            inner_product_param { num_output: 1000 } }
+    layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' })");
+  // (bench draws labels below 1000)
+  ToolResult bench = RunDlcaffe("bench --model=" + net +
+                                " --mode=train --iterations=3 --warmup=1 --kernels");
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  EXPECT_TRUE(Contains(bench.output, "Kernel device time per pass (")) << bench.output;
+  // Per iteration: one Adam update and one diff fill per parameter blob (the
+  // weights and the bias), the data and the labels written.
+  const auto per_pass = [&](int calls, const std::string& label) {
+    const std::regex line("\\b" + std::to_string(calls) + " calls  " + label);
+    EXPECT_TRUE(std::regex_search(bench.output, line))
+        << "no '" << calls << " calls  " << label << "' in:\n" << bench.output;
+  };
+  per_pass(2, "adam_update");
+  per_pass(2, "\\(fill\\)");
+  per_pass(2, "\\(write to the device\\)");
+  EXPECT_TRUE(Contains(bench.output, "gemm_tiled [-DMR=")) << bench.output;
+  ToolResult time = RunDlcaffe("time --model=" + net + " --iterations=2 --kernels");
+  ASSERT_EQ(time.exit_code, 0) << time.output;
+  EXPECT_TRUE(Contains(time.output, "Kernel device time per pass (")) << time.output;
+  EXPECT_TRUE(Contains(time.output, "softmax_loss_forward")) << time.output;
 }
 
 TEST(DlcaffeCli, TuneStoresWinnersThatLaterRunsUse) {
