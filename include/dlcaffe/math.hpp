@@ -5,6 +5,8 @@
 #pragma once
 #include <CL/cl.h>
 
+#include <vector>
+
 namespace dlcaffe {
 
 class Context;
@@ -90,6 +92,11 @@ void CopyFloats(Context& ctx, int n, cl_mem x, size_t x_off, cl_mem y,
                 size_t y_off);
 // x[i] = value
 void SetFloats(Context& ctx, int n, float value, cl_mem x, size_t x_off);
+// Sets the first counts[k] floats of every buffers[k] to value, eight
+// buffers per launch (a launch costs microseconds on a GPU; a net has
+// hundreds of parameter blobs).
+void SetFloatsOfMany(Context& ctx, const std::vector<cl_mem>& buffers,
+                     const std::vector<int>& counts, float value);
 // out[out_off] = scale * sum of x[x_off, x_off + n), computed on the device
 // without a host round trip (losses stay on the device).
 void SumToScalar(Context& ctx, int n, cl_mem x, size_t x_off, float scale, cl_mem out,

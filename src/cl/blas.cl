@@ -77,3 +77,25 @@ __kernel void sum_to_scalar(const int n, __global const float* x, const int x_of
   }
   if (lid == 0) out[out_off] = scale * scratch[0];
 }
+
+// x_k[j] = value for j < end_k - end_{k-1} (end_{-1} = 0), k = 0..7, one
+// work-item per float over all eight: Net::ClearParamDiffs zeroes a net's
+// hundreds of small gradients in few launches. An unused buffer k has end_k
+// equal to end_{k-1}.
+#define SET_SEGMENT(k)          \
+  if (i < end##k) {             \
+    x##k[i - start] = value;    \
+    return;                     \
+  }                             \
+  start = end##k;
+__kernel void set_floats8(const float value, const int end0, const int end1, const int end2,
+                          const int end3, const int end4, const int end5, const int end6,
+                          const int end7, __global float* x0, __global float* x1,
+                          __global float* x2, __global float* x3, __global float* x4,
+                          __global float* x5, __global float* x6, __global float* x7) {
+  const int i = GLOBAL_INDEX;
+  int start = 0;
+  SET_SEGMENT(0) SET_SEGMENT(1) SET_SEGMENT(2) SET_SEGMENT(3)
+  SET_SEGMENT(4) SET_SEGMENT(5) SET_SEGMENT(6) SET_SEGMENT(7)
+}
+#undef SET_SEGMENT

@@ -1,8 +1,10 @@
 #include "dlcaffe/math.hpp"
 
+#include <limits>
 #include <vector>
 
 #include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
 
 namespace dlcaffe {
 
@@ -27,6 +29,33 @@ void CopyFloats(Context& ctx, int n, cl_mem x, size_t x_off, cl_mem y, size_t y_
 
 void SetFloats(Context& ctx, int n, float value, cl_mem x, size_t x_off) {
   ctx.Fill(x, x_off, n, value);
+}
+
+void SetFloatsOfMany(Context& ctx, const std::vector<cl_mem>& buffers,
+                     const std::vector<int>& counts, float value) {
+  DLC_REQUIRE(buffers.size() == counts.size(), "SetFloatsOfMany: " << buffers.size()
+                                                 << " buffers, " << counts.size() << " counts");
+  const size_t kPerLaunch = 8;  // set_floats8 in blas.cl
+  cl_kernel kernel = nullptr;
+  for (size_t first = 0; first < buffers.size(); first += kPerLaunch) {
+    cl_mem x[kPerLaunch];
+    int end[kPerLaunch];
+    long long total = 0;
+    for (size_t k = 0; k < kPerLaunch; ++k) {
+      const size_t b = first + k;
+      const bool used = b < buffers.size() && counts[b] > 0;
+      if (used) total += counts[b];
+      DLC_REQUIRE(total <= std::numeric_limits<int>::max(),
+                  "SetFloatsOfMany: more than 2^31 floats in one launch");
+      x[k] = used ? buffers[b] : buffers[first];
+      end[k] = static_cast<int>(total);
+    }
+    if (total == 0) continue;
+    if (!kernel) kernel = ctx.Kernel("blas.cl", "", "set_floats8");
+    ctx.Launch1D(kernel, static_cast<size_t>(total), value, end[0], end[1], end[2], end[3],
+                 end[4], end[5], end[6], end[7], x[0], x[1], x[2], x[3], x[4], x[5], x[6],
+                 x[7]);
+  }
 }
 
 void SumToScalar(Context& ctx, int n, cl_mem x, size_t x_off, float scale, cl_mem out,

@@ -626,7 +626,14 @@ void Net::UpdateDebugInfo(int param_id) const {
 void Net::Backward() { BackwardFromTo(static_cast<int>(layers_.size()) - 1, 0); }
 
 void Net::ClearParamDiffs() {
-  for (Blob* blob : learnable_params_) blob->SetDiff(0.f);
+  std::vector<cl_mem> diffs;
+  std::vector<int> counts;
+  for (Blob* blob : learnable_params_) {
+    if (blob->count() == 0) continue;
+    diffs.push_back(blob->diff());
+    counts.push_back(blob->count());
+  }
+  SetFloatsOfMany(*ctx_, diffs, counts, 0.f);
 }
 
 void Net::ShareTrainedLayersWith(const Net& other) {

@@ -126,15 +126,16 @@ TEST(DlcaffeCli, KernelsReportsDeviceTimePerKernel) {
                                 " --mode=train --iterations=3 --warmup=1 --kernels");
   ASSERT_EQ(bench.exit_code, 0) << bench.output;
   EXPECT_TRUE(Contains(bench.output, "Kernel device time per pass (")) << bench.output;
-  // Per iteration: one Adam update and one diff fill per parameter blob (the
-  // weights and the bias), the data and the labels written.
+  // Per iteration: one Adam update per parameter blob (the weights and the
+  // bias), one launch that clears both gradients, the data and the labels
+  // written.
   const auto per_pass = [&](int calls, const std::string& label) {
     const std::regex line("\\b" + std::to_string(calls) + " calls  " + label);
     EXPECT_TRUE(std::regex_search(bench.output, line))
         << "no '" << calls << " calls  " << label << "' in:\n" << bench.output;
   };
   per_pass(2, "adam_update");
-  per_pass(2, "\\(fill\\)");
+  per_pass(1, "set_floats8");
   per_pass(2, "\\(write to the device\\)");
   EXPECT_TRUE(Contains(bench.output, "gemm_tiled [-DMR=")) << bench.output;
   ToolResult time = RunDlcaffe("time --model=" + net + " --iterations=2 --kernels");
