@@ -25,6 +25,15 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
   return path;
 }
 
+// A training net for `bench --mode=train`, which draws labels below 1000.
+const char kTinyTrainNet[] = R"(
+    name: 'tiny'
+    layer { name: 'in' type: 'Input' top: 'data' top: 'label'
+            input_param { shape { dim: 3 dim: 5 } shape { dim: 3 } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip'
+            inner_product_param { num_output: 1000 } }
+    layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' })";
+
 }  // namespace
 
 TEST(DlcaffeCli, DeviceQueryListsDevices) {
@@ -96,13 +105,7 @@ TEST(DlcaffeCli, BenchTimesForwardAndTrainingSteps) {
       "bench --model=models/lenet/lenet.prototxt --mode=forward --iterations=2 --warmup=1");
   ASSERT_EQ(forward.exit_code, 0) << forward.output;
   EXPECT_TRUE(Contains(forward.output, "bench LeNet forward ")) << forward.output;
-  const std::string train_net = WriteTemp("bench_train.prototxt", R"(
-    name: 'tiny'
-    layer { name: 'in' type: 'Input' top: 'data' top: 'label'
-            input_param { shape { dim: 3 dim: 5 } shape { dim: 3 } } }
-    layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip'
-            inner_product_param { num_output: 1000 } }
-    layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' })");
+  const std::string train_net = WriteTemp("bench_train.prototxt", kTinyTrainNet);
   ToolResult train =
       RunDlcaffe("bench --model=" + train_net + " --mode=train --iterations=2 --warmup=1");
   ASSERT_EQ(train.exit_code, 0) << train.output;
@@ -114,14 +117,7 @@ TEST(DlcaffeCli, BenchTimesForwardAndTrainingSteps) {
 // --kernels: device time per kernel function and program from profiling
 // events, per timed iteration, the transfers and fills included.
 TEST(DlcaffeCli, KernelsReportsDeviceTimePerKernel) {
-  const std::string net = WriteTemp("kernels_train.prototxt", R"(
-    name: 'tiny'
-    layer { name: 'in' type: 'Input' top: 'data' top: 'label'
-            input_param { shape { dim: 3 dim: 5 } shape { dim: 3 } } }
-    layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip'
-            inner_product_param { num_output: 1000 } }
-    layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' })");
-  // (bench draws labels below 1000)
+  const std::string net = WriteTemp("kernels_train.prototxt", kTinyTrainNet);
   ToolResult bench = RunDlcaffe("bench --model=" + net +
                                 " --mode=train --iterations=3 --warmup=1 --kernels");
   ASSERT_EQ(bench.exit_code, 0) << bench.output;
