@@ -230,7 +230,7 @@ double MsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// `time --kernels`: device time per pass of each kernel function, then of
+// `time/bench --kernels`: device time per pass of each kernel function, then of
 // each program (function and -D options), most first.
 void ReportKernelTimes(const std::vector<KernelTime>& times, int passes) {
   double total = 0;
@@ -245,8 +245,7 @@ void ReportKernelTimes(const std::vector<KernelTime>& times, int passes) {
   }
   std::vector<KernelTime> functions;
   for (auto& f : by_function) functions.push_back(f.second);
-  std::sort(functions.begin(), functions.end(),
-            [](const KernelTime& a, const KernelTime& b) { return a.ms > b.ms; });
+  SortByTime(&functions);
   const auto print = [&](const KernelTime& t) {
     LOG(INFO) << std::fixed << std::setprecision(3) << std::setw(9) << t.ms / passes
               << " ms " << std::setw(5) << std::setprecision(1) << 100 * t.ms / total << "% "

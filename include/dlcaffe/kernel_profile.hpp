@@ -1,8 +1,9 @@
 // Device time per kernel, from OpenCL profiling events: what `dlcaffe time
-// --kernels` prints. Enabled on a Context (Context::EnableKernelProfile),
-// every kernel enqueued from then on is recorded with a label (its function
-// name and the -D options of its program); Report() waits for the queue and
-// sums the device time per label.
+// --kernels` and `bench --kernels` print. Enabled on a Context
+// (Context::EnableKernelProfile), every kernel, transfer and fill enqueued
+// from then on is recorded with a label (a kernel's function name and the
+// -D options of its program); Collect() waits for them and sums the device
+// time per label.
 #pragma once
 #include <CL/cl.h>
 
@@ -18,6 +19,9 @@ struct KernelTime {
   int calls = 0;
   double ms = 0;  // device time, start to end, summed over the calls
 };
+
+// Most time first.
+void SortByTime(std::vector<KernelTime>* times);
 
 class KernelProfile {
  public:

@@ -193,10 +193,9 @@ class Net {
   };
   std::vector<Absorption> absorptions_;
   std::vector<bool> absorbed_;
-  // relu_owner_[j]: the layer whose last forward clamped for the ReLU j and
-  // masks its diff in backward (Layer::CanFuseReluBackward), else -1;
-  // fused_relu_[i]: that ReLU of layer i, else -1.
-  std::vector<int> relu_owner_, fused_relu_;
+  // fused_relu_[i]: the ReLU that layer i's last forward clamped for and
+  // whose diff it masks in backward (Layer::CanFuseReluBackward), else -1.
+  std::vector<int> fused_relu_;
   std::vector<std::shared_ptr<Blob>> blobs_;
   std::vector<std::string> blob_names_;
   std::map<std::string, int> blob_names_index_;

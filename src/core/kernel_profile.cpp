@@ -32,9 +32,13 @@ std::vector<KernelTime> KernelProfile::Collect() {
   events_.clear();
   std::vector<KernelTime> times;
   for (auto& entry : by_label) times.push_back(entry.second);
-  std::sort(times.begin(), times.end(),
-            [](const KernelTime& a, const KernelTime& b) { return a.ms > b.ms; });
+  SortByTime(&times);
   return times;
+}
+
+void SortByTime(std::vector<KernelTime>* times) {
+  std::sort(times->begin(), times->end(),
+            [](const KernelTime& a, const KernelTime& b) { return a.ms > b.ms; });
 }
 
 }  // namespace dlcaffe

@@ -430,7 +430,6 @@ bool Net::IsInPlaceReluOn(int layer_id, const Blob* blob) const {
 void Net::FindAbsorptions() {
   absorptions_.assign(layers_.size(), Absorption());
   absorbed_.assign(layers_.size(), false);
-  relu_owner_.assign(layers_.size(), -1);
   fused_relu_.assign(layers_.size(), -1);
   if (FusionDisabled()) return;
   const int n = static_cast<int>(layers_.size());
@@ -504,17 +503,11 @@ void Net::ForwardFromTo(int start, int end) {
     layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
     if (debug_info_) ForwardDebugInfo(i);
     absorbed_[i] = false;
-    relu_owner_[i] = -1;
-    fused_relu_[i] = -1;
     // In place, the layer's top diff becomes its bottom diff, so masking it
     // as it is read leaves every diff as the ReLU's backward would.
-    if (clamp && layers_[i]->CanFuseReluBackward() && bottom_vecs_[i].size() == 1 &&
-        bottom_vecs_[i][0] == top_vecs_[i][0]) {
-      relu_owner_[last + 1] = i;
-      fused_relu_[i] = last + 1;
-    } else if (clamp) {
-      relu_owner_[last + 1] = -1;
-    }
+    const bool masks = clamp && layers_[i]->CanFuseReluBackward() &&
+                       bottom_vecs_[i].size() == 1 && bottom_vecs_[i][0] == top_vecs_[i][0];
+    fused_relu_[i] = masks ? last + 1 : -1;
     const int next = last + 1 + (clamp ? 1 : 0);
     for (int j = i + 1; j < next; ++j) {
       layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
@@ -554,18 +547,18 @@ void Net::BackwardFromTo(int start, int end) {
                       << layer_names_[start] << "' down to '" << layer_names_[end]
                       << "') under the inference memory plan, which shares activation "
                          "storage and drops diffs; build the net without the plan");
-  // A ReLU whose owner masks the diff in its own backward (fused_relu_)
-  // runs only where the owner does not run in this pass.
-  const auto relu_masked_by_owner = [&](int relu) {
-    const int owner = relu >= 0 ? relu_owner_[relu] : -1;
-    return owner >= end && relu <= start && fused_relu_[owner] == relu &&
-           layer_need_backward_[owner] && !absorbed_[owner];
-  };
+  // A ReLU whose owner masks its diff (fused_relu_) is skipped where this
+  // pass runs both; the owner masks only then.
+  std::vector<bool> relu_masked(layers_.size(), false);
+  std::vector<bool> owner_masks(layers_.size(), false);
+  for (int owner = end; owner <= start; ++owner) {
+    const int relu = fused_relu_[owner];
+    if (relu >= 0 && relu <= start && layer_need_backward_[owner] && !absorbed_[owner])
+      relu_masked[relu] = owner_masks[owner] = true;
+  }
   for (int i = start; i >= end; --i) {
-    if (layer_need_backward_[i] && !absorbed_[i] && !relu_masked_by_owner(i)) {
-      const int relu = fused_relu_[i];
-      layers_[i]->set_fuse_relu_backward(relu >= 0 && relu_owner_[relu] == i &&
-                                         relu_masked_by_owner(relu));
+    if (layer_need_backward_[i] && !absorbed_[i] && !relu_masked[i]) {
+      layers_[i]->set_fuse_relu_backward(owner_masks[i]);
       layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
       if (debug_info_) BackwardDebugInfo(i);
     }
