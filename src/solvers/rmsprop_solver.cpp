@@ -34,8 +34,8 @@ class RMSPropSolver : public SGDSolver {
  protected:
   void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) override {
     Blob* p = net_->learnable_params()[id];
-    kRMSPropUpdate.Launch(*ctx_, p->count(), {p->data(), p->diff(), history(0, id).data()},
-                          {grad_scale, decay, l1, rate, param_.rms_decay(), param_.delta()});
+    QueueUpdate(kRMSPropUpdate, {p->count(), {p->data(), p->diff(), history(0, id).data()},
+                          {grad_scale, decay, l1, rate, param_.rms_decay(), param_.delta()}});
   }
 };
 

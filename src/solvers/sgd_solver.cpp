@@ -43,18 +43,28 @@ void SGDSolver::ApplyUpdate() {
   DLC_REQUIRE(reg == "L2" || reg == "L1",
               "unknown regularization_type '" << reg << "' (known: L1, L2)");
   const int n = static_cast<int>(net_->learnable_params().size());
+  queued_.clear();  // nothing left from an update that threw
   for (int i = 0; i < n; ++i) {
     UpdateParam(i, rate * net_->params_lr()[i], grad_scale,
                 param_.weight_decay() * net_->params_weight_decay()[i], reg == "L1");
   }
+  for (auto& [kernel, segments] : queued_) kernel->LaunchMany(*ctx_, segments);
+  queued_.clear();
   if (net_->debug_info())
     for (size_t i = 0; i < net_->params().size(); ++i) net_->UpdateDebugInfo(static_cast<int>(i));
 }
 
 void SGDSolver::UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) {
   Blob* p = net_->learnable_params()[id];
-  kSgdUpdate.Launch(*ctx_, p->count(), {p->data(), p->diff(), history(0, id).data()},
-                    {grad_scale, decay, l1, rate, param_.momentum()});
+  QueueUpdate(kSgdUpdate, {p->count(), {p->data(), p->diff(), history(0, id).data()},
+                    {grad_scale, decay, l1, rate, param_.momentum()}});
+}
+
+void SGDSolver::QueueUpdate(const PointwiseKernel& kernel, pointwise::Segment segment) {
+  auto queue = std::find_if(queued_.begin(), queued_.end(),
+                            [&](const auto& q) { return q.first == &kernel; });
+  if (queue == queued_.end()) queue = queued_.insert(queued_.end(), {&kernel, {}});
+  queue->second.push_back(std::move(segment));
 }
 
 void SGDSolver::SnapshotSolverState(caffe::SolverState* state) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/solver.hpp"
 
 namespace dlcaffe {
@@ -23,10 +24,14 @@ class SGDSolver : public Solver {
 
  protected:
   void ApplyUpdate() override;
-  // Updates learnable parameter `id` in one launch: scale its gradient by
-  // `grad_scale` (clipping, iter_size), add the weight decay (L1 or L2), and
-  // apply the solver's rule with learning rate `rate`.
+  // Updates learnable parameter `id`: scale its gradient by `grad_scale`
+  // (clipping, iter_size), add the weight decay (L1 or L2), and apply the
+  // solver's rule with learning rate `rate`, through QueueUpdate.
   virtual void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1);
+  // Queues `kernel` over one parameter; ApplyUpdate launches the queue after
+  // every parameter's UpdateParam, several small parameters per launch
+  // (PointwiseKernel::LaunchMany).
+  void QueueUpdate(const PointwiseKernel& kernel, pointwise::Segment segment);
   // Adds one more zero-filled history blob per learnable parameter (Caffe
   // keeps them all in one list: [h_0 .. h_n-1, then the next set ...]).
   void AddHistorySet();
@@ -38,6 +43,10 @@ class SGDSolver : public Solver {
   void RestoreSolverState(const caffe::SolverState& state) override;
 
   std::vector<std::unique_ptr<Blob>> history_;
+
+ private:
+  // Per kernel, in first-queued order: its queued segments.
+  std::vector<std::pair<const PointwiseKernel*, std::vector<pointwise::Segment>>> queued_;
 };
 
 }  // namespace dlcaffe

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -179,6 +180,66 @@ TEST_P(PointwiseKernelTest, ZeroCountLaunchesNothing) {
   EXPECT_EQ(x.ReadData(), std::vector<float>(4, 1.f));
 }
 
+// LaunchMany against one Launch per segment: segments of mixed sizes (empty
+// ones, small ones that the GPU shape batches up to eight to a launch, ones
+// of kSmallSegment or more that keep their own launch), 19 of them so that
+// the last batch is partial, each with its own buffers, offsets and scalars.
+// Nothing outside a segment's range is written.
+TEST_P(PointwiseKernelTest, LaunchManyMatchesOneLaunchPerSegment) {
+  ASSERT_EQ(kMixed.segments_per_launch(), 8);
+  const int kSmall = PointwiseKernel::kSmallSegment;
+  const std::vector<int> counts = {1,  17, 0,   4099, kSmall - 1, 3,  kSmall, 250, 64, 65,
+                                   1,  2,  7,   kSmall + 13,     999, 31, 16,     5,   12};
+  const float kUntouched = -99.f;
+  struct Buffers {
+    std::vector<float> a, b, acc;
+    std::unique_ptr<Blob> da, db, dsum, dgated, dacc;
+  };
+  std::vector<Buffers> buffers(counts.size());
+  std::vector<Segment> segments;
+  unsigned seed = 100;
+  for (size_t s = 0; s < counts.size(); ++s) {
+    const int n = counts[s], offset = static_cast<int>(s % 3);
+    Buffers& b = buffers[s];
+    b.a = Random(n + offset, seed++);
+    b.b = Random(n + offset, seed++);
+    b.acc = Random(n + offset, seed++);
+    b.da.reset(new Blob(Upload(b.a)));
+    b.db.reset(new Blob(Upload(b.b)));
+    b.dacc.reset(new Blob(Upload(b.acc)));
+    b.dsum.reset(new Blob(TestContext(), {n + offset + 1}));
+    b.dgated.reset(new Blob(TestContext(), {n + offset + 1}));
+    b.dsum->SetData(kUntouched);
+    b.dgated->SetData(kUntouched);
+    segments.push_back({n,
+                        {{b.da->data(), offset}, {b.db->data(), offset}, {b.dsum->data(), offset},
+                         {b.dgated->data(), offset}, {b.dacc->data(), offset}},
+                        {0.25f * s - 1.f, static_cast<int>(s % 2)}});
+  }
+  kMixed.LaunchMany(TestContext(), segments);
+  for (size_t s = 0; s < counts.size(); ++s) {
+    SCOPED_TRACE("segment " + std::to_string(s) + " of " + std::to_string(counts[s]));
+    const int offset = static_cast<int>(s % 3);
+    const Buffers& b = buffers[s];
+    auto from_offset = [&](const std::vector<float>& v) {
+      return std::vector<float>(v.begin() + offset, v.end());
+    };
+    const MixedReference want = Mixed(from_offset(b.a), from_offset(b.b), from_offset(b.acc),
+                                      0.25f * s - 1.f, static_cast<int>(s % 2));
+    const std::vector<float> sum = b.dsum->ReadData(), gated = b.dgated->ReadData(),
+                             acc = b.dacc->ReadData();
+    ExpectNear(sum, want.sum, offset, "sum");
+    ExpectNear(gated, want.gated, offset, "gated");
+    ExpectNear(acc, want.acc, offset, "acc");
+    for (int i = 0; i < offset; ++i) {
+      EXPECT_EQ(sum[i], kUntouched);
+      EXPECT_EQ(acc[i], b.acc[i]);
+    }
+    EXPECT_EQ(sum.back(), kUntouched);
+    EXPECT_EQ(gated.back(), kUntouched);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, PointwiseKernelTest, ::testing::Values("cpu", "gpu"));
 
 // The message names the generated kernel and shows its body and the
@@ -214,6 +275,22 @@ TEST(PointwiseKernel, UnknownShapeNameIsAnError) {
   const PointwiseKernel negate("test_negate", {InOut("x")}, "x = -x;");
   EXPECT_THROW(negate.Launch(TestContext(), 4, {x.data()}), Error);
   unsetenv("DLCAFFE_POINTWISE_SHAPE");
+}
+
+// Segments per batched launch: eight unless the arguments would pass 1024
+// bytes of kernel parameters; none with per-channel inputs.
+TEST(PointwiseKernel, SegmentsPerLaunchFitTheParameterSize) {
+  std::vector<Arg> twelve;
+  std::string body;
+  for (int i = 0; i < 12; ++i) {
+    twelve.push_back(InOut("x" + std::to_string(i)));
+    body += "x" + std::to_string(i) + " += 1.f;\n";
+  }
+  // Per segment 12 pointers (8 bytes) and 4 + 12 + 1 ints: 164 bytes, six fit.
+  EXPECT_EQ(PointwiseKernel("test_twelve", twelve, body).segments_per_launch(), 6);
+  EXPECT_EQ(PointwiseKernel("test_channel", {Channel("c"), Out("y")}, "y = c;")
+                .segments_per_launch(),
+            1);
 }
 
 // Equal descriptions give equal text (the program and disk caches key on it);
