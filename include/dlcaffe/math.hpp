@@ -62,9 +62,12 @@ struct GemmArgs {
   size_t bias_offset = 0;
   bool relu = false;
   // Batched form: `batch` independent products, matrix i of each operand at
-  // its offset + i * its batch stride (floats); the bias is shared.
+  // its offset + i * its batch stride (floats), and product i's bias and row
+  // scale at their offsets + i * epilogue_batch_stride (0: shared; a grouped
+  // convolution's groups each have their own).
   int batch = 1;
   size_t a_batch_stride = 0, b_batch_stride = 0, c_batch_stride = 0;
+  size_t epilogue_batch_stride = 0;
   // Implicit im2col: when active, B is not a matrix in memory but the window
   // matrix of the images at B + b_offset (ldb, b_group and b_image unused);
   // op(B) = windows (trans_b no: K rows x N columns) or its transpose (N

@@ -345,7 +345,8 @@ inline float window_at(__global const float* B, const int row, const int pos,
   } while (0)
 
 // Work-group z computes product z / slices of a batch (operands at their
-// offset + that index times their batch stride) over k in [s * k_per_slice,
+// offset + that index times their batch stride, the epilogue's bias and row
+// scale at theirs + that index times epilogue_batch) over k in [s * k_per_slice,
 // (s + 1) * k_per_slice), s = z % slices, and writes its tile at
 // C + s * c_slice (split-K: the host sums the slices with
 // gemm_reduce_slices); with one slice, k runs over all of K.
@@ -367,7 +368,8 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
     const int c_group, const int c_image, const int slices, const int k_per_slice,
     const int c_slice, const int a_batch, const int b_batch, const int c_batch,
     __global const float* bias, const int bias_off,
-    __global const float* row_scale, const int row_scale_off, const int epilogue) {
+    __global const float* row_scale, const int row_scale_off, const int epilogue,
+    const int epilogue_batch) {
   __local float4 As[2][TK][A_ROW / 4];
   __local floatV Bs[2][TK][B_ROW / VW];
   const int tx = get_local_id(0), ty = get_local_id(1);
@@ -377,6 +379,8 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
   const int k_begin = slice * k_per_slice, k_end = min(K, k_begin + k_per_slice);
   A += a_off + product * a_batch;
   B += b_off + product * b_batch;
+  bias += product * epilogue_batch;
+  row_scale += product * epilogue_batch;
 
   floatV acc[MR][NV];
 LOCAL_UNROLL
@@ -708,17 +712,21 @@ __kernel void gemm_scale_c(const int M, const int N, const float beta,
 
 // Split-K: C = alpha * row scale * (sum of the `slices` partial products,
 // packed M x N each) + beta * C + bias, then ReLU; C possibly grouped. Dimension 2 runs
-// over the products of a batch (their slices consecutive in `partial`).
+// over the products of a batch (their slices consecutive in `partial`; bias
+// and row scale epilogue_batch floats apart).
 __kernel void gemm_reduce_slices(const int M, const int N, const int slices,
                                  __global const float* partial, const float alpha,
                                  const float beta, __global float* C, const int c_off,
                                  const int ldc, const int c_group, const int c_image,
                                  const int c_batch, __global const float* bias,
                                  const int bias_off, __global const float* row_scale,
-                                 const int row_scale_off, const int epilogue) {
+                                 const int row_scale_off, const int epilogue,
+                                 const int epilogue_batch) {
   const int n = get_global_id(0), m = get_global_id(1), product = get_global_id(2);
   if (m >= M || n >= N) return;
   partial += product * slices * M * N;
+  bias += product * epilogue_batch;
+  row_scale += product * epilogue_batch;
   float sum = 0.f;
   for (int s = 0; s < slices; ++s) sum += partial[(s * M + m) * N + n];
   const int col = c_group ? (n / c_group) * c_image + n % c_group : n;

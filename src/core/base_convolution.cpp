@@ -396,58 +396,73 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::Weights(bool diff) const 
   return v;
 }
 
+namespace {
+
+// The groups of a grouped convolution as one batched product: product g's
+// operands start where Rows() puts group g's (the stride from group 0 to 1).
+void SetBatchStrides(GemmArgs& g, int groups, const BaseConvolutionLayer::MatrixView& a,
+                     int a_rows, const BaseConvolutionLayer::MatrixView& b, int b_rows,
+                     const BaseConvolutionLayer::MatrixView& c, int c_rows) {
+  g.batch = groups;
+  if (groups == 1) return;
+  g.a_batch_stride = a.Rows(a_rows).offset - a.offset;
+  g.b_batch_stride = b.Rows(b_rows).offset - b.offset;
+  g.c_batch_stride = c.Rows(c_rows).offset - c.offset;
+}
+
+}  // namespace
+
 void BaseConvolutionLayer::WeightTimesCol(const MatrixView& col, int images,
                                           const MatrixView& columns, bool bias, bool relu) {
-  for (int g = 0; g < group_; ++g) {
-    GemmArgs a;
-    a.M = outputs_per_group();
-    a.N = images * column_area();
-    a.K = rows_per_group();
-    SetA(a, Weights(false).Rows(g * outputs_per_group()));
-    SetB(a, col.Rows(g * rows_per_group()));
-    SetC(a, columns.Rows(g * outputs_per_group()));
-    if (channel_shift_) {  // a folded BatchNorm/Scale (its shift has our bias)
-      a.row_scale = channel_scale_->data();
-      a.row_scale_offset = a.bias_offset = size_t(g) * outputs_per_group();
-      a.bias = channel_shift_->data();
-    } else if (bias) {
-      a.bias = blobs_[1]->data();
-      a.bias_offset = size_t(g) * outputs_per_group();
-    }
-    a.relu = relu;
-    Gemm(*ctx_, a);
+  GemmArgs a;
+  a.M = outputs_per_group();
+  a.N = images * column_area();
+  a.K = rows_per_group();
+  SetA(a, Weights(false));
+  SetB(a, col);
+  SetC(a, columns);
+  SetBatchStrides(a, group_, Weights(false), outputs_per_group(), col, rows_per_group(),
+                  columns, outputs_per_group());
+  a.epilogue_batch_stride = outputs_per_group();  // each group's bias and scale
+  if (channel_shift_) {  // a folded BatchNorm/Scale (its shift has our bias)
+    a.row_scale = channel_scale_->data();
+    a.bias = channel_shift_->data();
+  } else if (bias) {
+    a.bias = blobs_[1]->data();
   }
+  a.relu = relu;
+  Gemm(*ctx_, a);
 }
 
 void BaseConvolutionLayer::WeightTransposedTimesColumns(const MatrixView& columns,
                                                         int images, const MatrixView& col) {
-  for (int g = 0; g < group_; ++g) {
-    GemmArgs a;
-    a.trans_a = Transpose::kYes;
-    a.M = rows_per_group();
-    a.N = images * column_area();
-    a.K = outputs_per_group();
-    SetA(a, Weights(false).Rows(g * outputs_per_group()));
-    SetB(a, columns.Rows(g * outputs_per_group()));
-    SetC(a, col.Rows(g * rows_per_group()));
-    Gemm(*ctx_, a);
-  }
+  GemmArgs a;
+  a.trans_a = Transpose::kYes;
+  a.M = rows_per_group();
+  a.N = images * column_area();
+  a.K = outputs_per_group();
+  SetA(a, Weights(false));
+  SetB(a, columns);
+  SetC(a, col);
+  SetBatchStrides(a, group_, Weights(false), outputs_per_group(), columns,
+                  outputs_per_group(), col, rows_per_group());
+  Gemm(*ctx_, a);
 }
 
 void BaseConvolutionLayer::AccumulateWeightDiff(const MatrixView& columns,
                                                 const MatrixView& col, int images) {
-  for (int g = 0; g < group_; ++g) {
-    GemmArgs a;
-    a.trans_b = Transpose::kYes;
-    a.M = outputs_per_group();
-    a.N = rows_per_group();
-    a.K = images * column_area();
-    a.beta = 1.f;
-    SetA(a, columns.Rows(g * outputs_per_group()));
-    SetB(a, col.Rows(g * rows_per_group()));
-    SetC(a, Weights(true).Rows(g * outputs_per_group()));
-    Gemm(*ctx_, a);
-  }
+  GemmArgs a;
+  a.trans_b = Transpose::kYes;
+  a.M = outputs_per_group();
+  a.N = rows_per_group();
+  a.K = images * column_area();
+  a.beta = 1.f;
+  SetA(a, columns);
+  SetB(a, col);
+  SetC(a, Weights(true));
+  SetBatchStrides(a, group_, columns, outputs_per_group(), col, rows_per_group(),
+                  Weights(true), outputs_per_group());
+  Gemm(*ctx_, a);
 }
 
 void BaseConvolutionLayer::AccumulateBiasDiff(cl_mem diff) {

@@ -398,6 +398,8 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
       one.a_offset = g.a_offset + i * g.a_batch_stride;
       one.b_offset = g.b_offset + i * g.b_batch_stride;
       one.c_offset = g.c_offset + i * g.c_batch_stride;
+      one.bias_offset = g.bias_offset + i * g.epilogue_batch_stride;
+      one.row_scale_offset = g.row_scale_offset + i * g.epilogue_batch_stride;
       GemmWithConfig(ctx, one, c);
     }
     return;
@@ -447,7 +449,8 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     // An implicit B's images are b_image floats apart.
     const int b_image = window ? g.b_window.image_floats : g.b_image;
     const int a_batch = static_cast<int>(g.a_batch_stride),
-              b_batch = static_cast<int>(g.b_batch_stride);
+              b_batch = static_cast<int>(g.b_batch_stride),
+              epilogue_batch = static_cast<int>(g.epilogue_batch_stride);
     cl_kernel kernel = ctx.Kernel(
         "gemm.cl",
         Defines(ctx.info(), c, ta, tb, grouped_operands, g.b_window, UsesVectorLoads(c, g)),
@@ -457,7 +460,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
                  g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, b_image,
                  g.c_group, g.c_image, 1, K, 0, a_batch, b_batch,
                  static_cast<int>(g.c_batch_stride), bias, bias_off, row_scale, row_scale_off,
-                 epilogue);
+                 epilogue, epilogue_batch);
       return;
     }
     // Each slice's plain product into scratch (per product of the batch,
@@ -469,12 +472,12 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     ctx.Launch(kernel, global, local, M, N, K, 1.f, g.A, a_off, lda, g.B, b_off, ldb, 0.f,
                partial->mem(), 0, N, g.a_group, g.a_image, g.b_group, b_image, 0, 0,
                used_slices, k_per_slice, M * N, a_batch, b_batch, used_slices * M * N, bias,
-               bias_off, row_scale, row_scale_off, 0);
+               bias_off, row_scale, row_scale_off, 0, 0);
     ctx.Launch(ctx.Kernel("gemm.cl", "", "gemm_reduce_slices"),
                NDRange(RoundUp(N, 32), RoundUp(M, 8), g.batch), NDRange(32, 8, 1), M, N,
                used_slices, partial->mem(), g.alpha, g.beta, g.C, c_off, ldc, g.c_group,
                g.c_image, static_cast<int>(g.c_batch_stride), bias, bias_off, row_scale,
-               row_scale_off, epilogue);
+               row_scale_off, epilogue, epilogue_batch);
     return;
   }
 

@@ -329,6 +329,9 @@ struct GroupedCase {
   // (the GPU shape then fetches interior tiles as float4s where the groups
   // allow it); otherwise they are deliberately misaligned.
   bool aligned = false;
+  // Product p's bias and row scale start epilogue_batch * p floats further
+  // (a grouped convolution's groups); 0 shares them.
+  int epilogue_batch = 0;
 };
 
 // Where element (row, q) of a stored matrix lies: q is the grouped index.
@@ -378,7 +381,8 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
     for (int i = 0; i < t.batch; ++i)
       for (int r = 0; r < x->rows; ++r)
         for (int q = 0; q < x->cols; ++q) x->at(i, r, q) = dist(rng);
-  std::vector<float> bias(t.M + 2), row_scale(t.M + 1);
+  const int epilogue_extent = t.M + (t.batch - 1) * t.epilogue_batch;
+  std::vector<float> bias(epilogue_extent + 2), row_scale(epilogue_extent + 1);
   for (float& v : bias) v = dist(rng);
   for (float& v : row_scale) v = dist(rng);
   const std::vector<float> c_before = c.host;
@@ -424,6 +428,7 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
   g.a_batch_stride = a.stride;
   g.b_batch_stride = b.stride;
   g.c_batch_stride = c.stride;
+  g.epilogue_batch_stride = t.epilogue_batch;
   if (t.aligned && config && SplitsIntoFloat4s(*config)) {
     // Both operands go through the float4 path in the interior tiles.
     const VectorLoads v = UsesVectorLoads(*config, g);
@@ -448,12 +453,13 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
           sum += av * bv;
           magnitude += std::fabs(av * bv);
         }
-        const double alpha = t.alpha * (t.row_scale ? row_scale[1 + m] : 1.f);
+        const int e = p * t.epilogue_batch + m;  // the product's bias and scale
+        const double alpha = t.alpha * (t.row_scale ? row_scale[1 + e] : 1.f);
         double expected = alpha * sum + t.beta * double(c_before[i]);
-        if (t.bias) expected += bias[2 + m];
+        if (t.bias) expected += bias[2 + e];
         if (t.relu) expected = std::max(expected, 0.0);
         magnitude = std::fabs(alpha) * magnitude + std::fabs(t.beta * c_before[i]) +
-                    (t.bias ? std::fabs(bias[2 + m]) : 0.0);
+                    (t.bias ? std::fabs(bias[2 + e]) : 0.0);
         const double tolerance =
             (t.K + 3) * double(std::numeric_limits<float>::epsilon()) * magnitude + 1e-30;
         if (!(std::fabs(result[i] - expected) <= tolerance)) {
@@ -492,6 +498,11 @@ const std::vector<GroupedCase> kGroupedCases = {
     {11, 19, 23, false, true, 0, 0, 0, true, false, -1.f, 0.5f, 1, true},
     {11, 19, 23, true, false, 0, 0, 0, false, false, 1.f, 0.f, 2, true},
     {11, 19, 23, true, true, 0, 0, 0, true, true, 1.f, 1.f, 1, true},
+    // A grouped convolution's groups as one batch, each product with its own
+    // bias and row scale: short (one slice) and long (split over k).
+    {5, 21, 18, false, false, 0, 7, 7, true, true, 1.f, 0.f, 4, true, false, 5},
+    {6, 9, 300, false, false, 0, 0, 0, true, false, 1.f, 0.5f, 3, true, false, 6},
+    {7, 13, 11, false, false, 0, 0, 0, true, true, 1.f, 0.f, 3, false, false, 7},
 };
 
 // A convolution's products over image-grouped operands whose groups (68
