@@ -32,6 +32,14 @@
 #
 # Several replicas on one device (or one CPU) show correctness and overhead,
 # not scaling: they share the same compute.
+#
+# With DDP_REF set to a command that prints bench/ddp_ref.py's JSON (e.g.
+# "python3 bench/ddp_ref.py"; "--device cpu --threads 2" on a CPU), PyTorch
+# DistributedDataParallel trains each net the same way in the same command,
+# with 1 and REPLICAS ranks (NCCL: one GPU per rank, so it needs REPLICAS
+# GPUs), as rows of mode torch-ddp whose scaling is against its own one-rank
+# row. With fewer GPUs than REPLICAS (and no "--device cpu") it runs one
+# rank only.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -202,6 +210,28 @@ EOF
     esac
     echo "$net $mode $replicas $batch ${res:--}" >> "$rows"
   done
+  if [ -n "${DDP_REF:-}" ]; then
+    sizes=1
+    if [ "$replicas" -gt 1 ]; then
+      if [ "$gpu_count" -lt "$replicas" ] && [[ "$DDP_REF" != *"--device cpu"* ]]; then
+        echo "torch-ddp: $gpu_count GPU(s) for $replicas ranks: NCCL takes one GPU per rank, so one rank only" >&2
+      else
+        sizes="1,$replicas"
+      fi
+    fi
+    # shellcheck disable=SC2086
+    ddp="$($DDP_REF --net "$net" --batch "$batch" --world-sizes "$sizes" \
+           --iters $((timed_n * interval)) --warmup $((warm_n * interval)) \
+           --bucket-mb "$bucket_mb" | tail -1)" || ddp=""
+    python3 - "$net" "$batch" "$sizes" "$ddp" >> "$rows" <<'PY' || echo "$net: torch-ddp failed" >&2
+import json, sys
+net, batch, sizes, text = sys.argv[1:5]
+results = json.loads(text)["results"] if text else {}
+for n in sizes.split(","):
+    r = results.get(n)
+    print(net, "torch-ddp", n, batch, "%.3f" % r["images_per_s"] if r else "-", "-", "-")
+PY
+  fi
 done
 
 echo
@@ -209,11 +239,13 @@ echo "| net | mode | replicas | batch per replica | images/s | scaling × | expo
 echo "|---|---|---|---|---|---|---|---|"
 awk '
   $2 == "single" { base[$1] = $5 }
+  $2 == "torch-ddp" && $3 == 1 { ddp_base[$1] = $5 }
   {
     ips = ($5 == "-") ? "-" : sprintf("%.2f", $5); scale = "-"; ms = "-"; pct = "-"
+    # torch-ddp rows scale against their own one-rank row.
+    b = ($2 == "torch-ddp") ? ddp_base[$1] : base[$1]
     if (ips == "-") ips = "failed"
-    else if ($2 != "single" && base[$1] != "" && base[$1] != "-") scale = sprintf("%.2f", ips / base[$1])
-    if ($2 == "single" && ips != "failed") scale = "1.00"
+    else if (b != "" && b != "-") scale = sprintf("%.2f", ips / b)
     if ($6 != "" && $6 != "-") { ms = $6; pct = sprintf("%.1f", 100 * $6 / $7) }
     printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, ips, scale, ms, pct
   }' "$rows"

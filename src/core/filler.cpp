@@ -1,5 +1,6 @@
 #include "dlcaffe/filler.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
