@@ -63,10 +63,7 @@ class InnerProductLayer : public Layer {
              bottom[0]->data(), 0, 1.f, blobs_[0]->diff(), 0);
       }
     }
-    if (bias_term_ && param_propagate_down(1)) {
-      ctx_->Launch1D(ctx_->Kernel("inner_product.cl", "", "accumulate_bias_gradient"), N_,
-                     M_, N_, top_diff, blobs_[1]->diff());
-    }
+    if (bias_term_ && param_propagate_down(1)) AccumulateBiasGradient(top_diff);
     if (propagate_down[0]) {  // bottom_diff (M x K) = top_diff (M x N) * W
       Gemm(*ctx_, Transpose::kNo, transpose_ ? Transpose::kYes : Transpose::kNo, M_, K_, N_,
            1.f, top_diff, 0, blobs_[0]->data(), 0, 0.f, bottom[0]->diff(), 0);
@@ -74,6 +71,22 @@ class InnerProductLayer : public Layer {
   }
 
  private:
+  // bias_diff += the column sums of top_diff (M x N), through partial sums
+  // over kRowsPerPartial rows (inner_product.cl).
+  void AccumulateBiasGradient(cl_mem top_diff) {
+    const int kRowsPerPartial = 256;
+    const int groups = (M_ + kRowsPerPartial - 1) / kRowsPerPartial;
+    // Kept alive until both launches are queued; the in-order queue runs
+    // them before the pool hands the memory out again.
+    BufferPtr partial = ctx_->Allocate(sizeof(float) * size_t(groups) * N_);
+    const size_t kGroup = 64;
+    ctx_->Launch(ctx_->Kernel("inner_product.cl", "", "bias_gradient_partials"),
+                 NDRange(RoundUp(N_, kGroup), groups), NDRange(kGroup, 1), M_, N_,
+                 kRowsPerPartial, top_diff, partial->mem());
+    ctx_->Launch1D(ctx_->Kernel("inner_product.cl", "", "bias_gradient_finish"), N_, groups,
+                   N_, partial->mem(), blobs_[1]->diff());
+  }
+
   void CreateParameters() {
     const caffe::InnerProductParameter& p = param_.inner_product_param();
     const std::vector<int> weight_shape =

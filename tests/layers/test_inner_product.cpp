@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
@@ -149,6 +152,34 @@ TEST(InnerProduct, ParameterDiffsAccumulate) {
     for (size_t i = 0; i < db1.size(); ++i) EXPECT_NEAR(db2[i], 2 * db1[i], 1e-5f) << i;
     // The bottom diff is overwritten, not accumulated.
     for (size_t i = 0; i < dx1.size(); ++i) EXPECT_EQ(dx2[i], dx1[i]) << i;
+  }
+}
+
+// The bias gradient sums every row, over more rows than one partial sum
+// takes (256: 601 rows make three, the last partial), and adds to what the
+// gradient held.
+TEST(InnerProduct, BiasGradientSumsEveryRow) {
+  const int M = 601, K = 3, N = 13;
+  Blob bottom(TestContext(), {M, K}), top(TestContext());
+  FillGaussian(&bottom, 0.f, 1.f, 12);
+  auto layer = MakeLayer(IpProto(N));
+  layer->SetUp({&bottom}, {&top});
+  layer->Forward({&bottom}, {&top});
+  FillGaussian(&top, 0.f, 1.f, 13);
+  const std::vector<float> top_diff = top.ReadData();
+  top.WriteDiff(top_diff);
+  layer->blobs()[1]->SetDiff(0.5f);
+  layer->Backward({&top}, {false}, {&bottom});
+  const std::vector<float> got = layer->blobs()[1]->ReadDiff();
+  for (int n = 0; n < N; ++n) {
+    double sum = 0.5, magnitude = 0.5;
+    for (int m = 0; m < M; ++m) {
+      sum += top_diff[m * N + n];
+      magnitude += std::fabs(top_diff[m * N + n]);
+    }
+    // Sums of at most 256 terms, then of three: the float rounding bound.
+    EXPECT_NEAR(got[n], sum, (256 + 3) * std::numeric_limits<float>::epsilon() * magnitude)
+        << "column " << n;
   }
 }
 
