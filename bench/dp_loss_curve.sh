@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Data-parallel correctness on real data: LeNet (models/lenet) trained for
-# ITERS iterations of SGD at a total batch of 2 x BATCH, by one replica of
+# Data-parallel correctness on real data: LeNet (models/lenet, its solver's
+# learning-rate rule) trained for ITERS iterations of SGD at a total batch of 2 x BATCH, by one replica of
 # 2 x BATCH, by two replicas of BATCH in one process (--device=DEVICES), and
 # by two MPI ranks of BATCH. The test net runs every TEST_EVERY iterations
 # on TEST_ITER x 100 test images; its loss depends on the weights alone, so
@@ -41,24 +41,23 @@ for b in $((2 * batch)) "$batch"; do
   # both sources.
   sed -e "s#examples/mnist/mnist_train_lmdb#$train_lmdb#; s#examples/mnist/mnist_test_lmdb#$test_lmdb#" \
       -e "0,/batch_size: 64/s//batch_size: $b/" models/lenet/lenet_train_test.prototxt > "$work/net$b.prototxt"
-  cat > "$work/solver$b.prototxt" <<EOF
+  # The LeNet solver's rule (rate, momentum, decay, policy), with this
+  # run's net, length, test points and seed.
+  {
+    grep -vE '^(net|test_iter|test_interval|display|max_iter|snapshot|snapshot_prefix):' \
+      models/lenet/lenet_solver.prototxt
+    cat <<EOF
 net: "$work/net$b.prototxt"
 test_iter: $test_iter
 test_interval: $test_every
 test_initialization: true
-base_lr: 0.01
-momentum: 0.9
-weight_decay: 0.0005
-lr_policy: "inv"
-gamma: 0.0001
-power: 0.75
 display: $test_every
 max_iter: $iters
 snapshot: 0
 snapshot_after_train: false
 random_seed: 1701
-type: "SGD"
 EOF
+  } > "$work/solver$b.prototxt"
 done
 
 run() {

@@ -38,8 +38,10 @@ class AdaDeltaSolver : public SGDSolver {
  protected:
   void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) override {
     Blob* p = net_->learnable_params()[id];
-    QueueUpdate(kAdaDeltaUpdate, {p->count(), {p->data(), p->diff(), history(0, id).data(), history(1, id).data()},
-        {grad_scale, decay, l1, rate, param_.momentum(), param_.delta()}});
+    QueueUpdate(kAdaDeltaUpdate,
+                {p->count(),
+                 {p->data(), p->diff(), history(0, id).data(), history(1, id).data()},
+                 {grad_scale, decay, l1, rate, param_.momentum(), param_.delta()}});
   }
 };
 

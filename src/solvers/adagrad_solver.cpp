@@ -31,8 +31,9 @@ class AdaGradSolver : public SGDSolver {
  protected:
   void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) override {
     Blob* p = net_->learnable_params()[id];
-    QueueUpdate(kAdaGradUpdate, {p->count(), {p->data(), p->diff(), history(0, id).data()},
-                          {grad_scale, decay, l1, rate, param_.delta()}});
+    QueueUpdate(kAdaGradUpdate, {p->count(),
+                                 {p->data(), p->diff(), history(0, id).data()},
+                                 {grad_scale, decay, l1, rate, param_.delta()}});
   }
 };
 

@@ -43,9 +43,10 @@ class AdamSolver : public SGDSolver {
     const int t = iter_ + 1;
     const double correction = std::sqrt(1.0 - std::pow(beta2, t)) / (1.0 - std::pow(beta1, t));
     Blob* p = net_->learnable_params()[id];
-    QueueUpdate(kAdamUpdate, {p->count(), {p->data(), p->diff(), history(0, id).data(), history(1, id).data()},
-        {grad_scale, decay, l1, static_cast<float>(rate * correction), param_.momentum(),
-         param_.momentum2(), param_.delta()}});
+    QueueUpdate(kAdamUpdate, {p->count(),
+                              {p->data(), p->diff(), history(0, id).data(), history(1, id).data()},
+                              {grad_scale, decay, l1, static_cast<float>(rate * correction),
+                               param_.momentum(), param_.momentum2(), param_.delta()}});
   }
 };
 

@@ -51,9 +51,11 @@ class AdamWSolver : public SGDSolver {
     const double step_size = rate / (1.0 - std::pow(beta1, t));
     const double sqrt_bias2 = std::sqrt(1.0 - std::pow(beta2, t));
     Blob* p = net_->learnable_params()[id];
-    QueueUpdate(kAdamWUpdate, {p->count(), {p->data(), p->diff(), history(0, id).data(), history(1, id).data()},
-        {grad_scale, decay, l1, rate, static_cast<float>(step_size),
-         static_cast<float>(sqrt_bias2), param_.momentum(), param_.momentum2(), param_.delta()}});
+    QueueUpdate(kAdamWUpdate, {p->count(),
+                               {p->data(), p->diff(), history(0, id).data(), history(1, id).data()},
+                               {grad_scale, decay, l1, rate, static_cast<float>(step_size),
+                                static_cast<float>(sqrt_bias2), param_.momentum(),
+                                param_.momentum2(), param_.delta()}});
   }
 };
 

@@ -30,8 +30,9 @@ class NesterovSolver : public SGDSolver {
  protected:
   void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) override {
     Blob* p = net_->learnable_params()[id];
-    QueueUpdate(kNesterovUpdate, {p->count(), {p->data(), p->diff(), history(0, id).data()},
-                           {grad_scale, decay, l1, rate, param_.momentum()}});
+    QueueUpdate(kNesterovUpdate, {p->count(),
+                                  {p->data(), p->diff(), history(0, id).data()},
+                                  {grad_scale, decay, l1, rate, param_.momentum()}});
   }
 };
 

@@ -34,8 +34,10 @@ class RMSPropSolver : public SGDSolver {
  protected:
   void UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) override {
     Blob* p = net_->learnable_params()[id];
-    QueueUpdate(kRMSPropUpdate, {p->count(), {p->data(), p->diff(), history(0, id).data()},
-                          {grad_scale, decay, l1, rate, param_.rms_decay(), param_.delta()}});
+    QueueUpdate(kRMSPropUpdate,
+                {p->count(),
+                 {p->data(), p->diff(), history(0, id).data()},
+                 {grad_scale, decay, l1, rate, param_.rms_decay(), param_.delta()}});
   }
 };
 

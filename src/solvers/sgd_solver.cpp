@@ -56,8 +56,9 @@ void SGDSolver::ApplyUpdate() {
 
 void SGDSolver::UpdateParam(int id, float rate, float grad_scale, float decay, bool l1) {
   Blob* p = net_->learnable_params()[id];
-  QueueUpdate(kSgdUpdate, {p->count(), {p->data(), p->diff(), history(0, id).data()},
-                    {grad_scale, decay, l1, rate, param_.momentum()}});
+  QueueUpdate(kSgdUpdate, {p->count(),
+                           {p->data(), p->diff(), history(0, id).data()},
+                           {grad_scale, decay, l1, rate, param_.momentum()}});
 }
 
 void SGDSolver::QueueUpdate(const PointwiseKernel& kernel, pointwise::Segment segment) {
