@@ -24,7 +24,7 @@ class Blob {
   Blob(Context& ctx, const std::vector<int>& shape);
 
   // Changes the shape. Storage grows when the new count exceeds the capacity
-  // (new storage is zero-filled); it never shrinks, as in Caffe.
+  // (new storage is zero-filled, NaN under Context::poison()); it never shrinks, as in Caffe.
   void Reshape(const std::vector<int>& shape);
   void Reshape(const caffe::BlobShape& shape);
   void ReshapeLike(const Blob& other) { Reshape(other.shape()); }

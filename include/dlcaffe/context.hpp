@@ -146,8 +146,17 @@ class Context {
   void Flush();
   void Finish();
 
-  // A device buffer of at least `bytes` bytes from the pool.
+  // A device buffer of at least `bytes` bytes from the pool. Its contents
+  // are undefined (whatever an earlier owner left), or NaN under poison.
   BufferPtr Allocate(size_t bytes);
+
+  // Poison mode (DLCAFFE_POISON=1): every buffer the pool hands out, and so
+  // every blob's data and diff when allocated, starts as NaN instead of
+  // whatever the device left there (PoCL's fresh memory is zero, a GPU's
+  // is not), so that a read of memory no kernel wrote shows on any device.
+  bool poison() const { return poison_; }
+  // What fresh blob storage holds: 0 (Caffe's contract), NaN under poison.
+  float fresh_value() const;
 
   // From now on, record every kernel's device time (kernel_profile.hpp), and
   // that of transfers and fills (labelled in parentheses):
@@ -188,7 +197,12 @@ class Context {
   ReplicaInfo replica_;
   std::unique_ptr<KernelProfile> profile_;
   cl_event pending_event_ = nullptr;
+  bool poison_ = false;
 };
+
+// DLCAFFE_POISON: unset, "0" or "off": no poison; "1" or "on": poison. Any
+// other value is an error naming the variable.
+bool PoisonRequested();
 
 // Name of an OpenCL error code ("CL_OUT_OF_RESOURCES").
 const char* ClErrorName(cl_int err);

@@ -43,7 +43,7 @@ void Blob::Reshape(const std::vector<int>& shape) {
     const bool diff_released = data_ && !diff_;
     capacity_ = std::max<size_t>(count_, 1);
     data_ = ctx_->Allocate(capacity_ * sizeof(float));
-    ctx_->Fill(data_->mem(), 0, capacity_, 0.f);
+    ctx_->Fill(data_->mem(), 0, capacity_, ctx_->fresh_value());
     diff_.reset();
     if (!diff_released) diff();
   }
@@ -52,7 +52,7 @@ void Blob::Reshape(const std::vector<int>& shape) {
 cl_mem Blob::diff() const {
   if (!diff_ && data_) {
     diff_ = ctx_->Allocate(capacity_ * sizeof(float));
-    ctx_->Fill(diff_->mem(), 0, capacity_, 0.f);
+    ctx_->Fill(diff_->mem(), 0, capacity_, ctx_->fresh_value());
   }
   return diff_ ? diff_->mem() : nullptr;
 }

@@ -3,11 +3,11 @@
 // parameter gradients), and the choice of shape for those layers' and
 // BatchNorm's per-channel kernels.
 //
-// The sums are generated reductions (core/reduce_kernel.hpp): one launch,
-// whose shape follows the device as the GEMM's does (PrefersCpuShapedKernels):
-// on a CPU ("runs") a work-item sweeps long contiguous runs in float16
-// vectors; on a GPU ("groups") several work-groups share a channel and the
-// last to finish adds up their results. DLCAFFE_CHANNEL_KERNELS=runs|groups
+// The sums are generated reductions (core/reduce_kernel.hpp), whose shape
+// follows the device as the GEMM's does (PrefersCpuShapedKernels): on a CPU
+// ("runs") a work-item sweeps long contiguous runs in float16 vectors; on a
+// GPU ("groups") several work-groups share a channel and a second launch
+// adds up their results. DLCAFFE_CHANNEL_KERNELS=runs|groups
 // forces one (the tests run both).
 #pragma once
 #include <CL/cl.h>
@@ -31,8 +31,8 @@ struct ChannelSumTarget {
 
 // Enqueues the two sums of every channel into `first` and `second` (a
 // target with a null `out` is skipped; b may be null for kMoments; for
-// kProducts a null b means a). One launch; a caller that keeps a workspace
-// (one per call site) saves zeroing the reduction's counters each call.
+// kProducts a null b means a). A caller that keeps a workspace (one per
+// call site) saves allocating the reduction's scratch each call.
 void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int inner,
                  cl_mem a, cl_mem b, const ChannelSumTarget& first,
                  const ChannelSumTarget& second, ReduceWorkspace* workspace = nullptr);

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "dlcaffe/error.hpp"
@@ -145,6 +146,20 @@ Context::Context(const DeviceInfo& info) : info_(info) {
   pool_ = std::make_shared<BufferPool>(context_);
   pool_->set_device_limits(info_.max_alloc_bytes, info_.global_mem_bytes);
   programs_ = std::make_unique<ProgramCache>(context_, info_.device_id, info_);
+  poison_ = PoisonRequested();
+}
+
+bool PoisonRequested() {
+  const char* setting = std::getenv("DLCAFFE_POISON");
+  if (!setting) return false;
+  const std::string value = setting;
+  DLC_REQUIRE(value.empty() || value == "0" || value == "off" || value == "1" || value == "on",
+              "DLCAFFE_POISON must be 1/on or 0/off, not '" << value << "'");
+  return value == "1" || value == "on";
+}
+
+float Context::fresh_value() const {
+  return poison_ ? std::numeric_limits<float>::quiet_NaN() : 0.f;
 }
 
 Context::~Context() {
@@ -236,7 +251,11 @@ void Context::RecordProfileEvent(const char* label) {
 void Context::Flush() { DLC_CL_CHECK(clFlush(queue_)); }
 void Context::Finish() { DLC_CL_CHECK(clFinish(queue_)); }
 
-BufferPtr Context::Allocate(size_t bytes) { return pool_->Acquire(bytes); }
+BufferPtr Context::Allocate(size_t bytes) {
+  BufferPtr buffer = pool_->Acquire(bytes);
+  if (poison_) Fill(buffer->mem(), 0, buffer->bytes() / sizeof(float), fresh_value());
+  return buffer;
+}
 
 const char* ClErrorName(cl_int err) {
   switch (err) {

@@ -2,6 +2,7 @@
 // for the device and shape, packs operands where the configuration wants it
 // (into scratch from the buffer pool) and enqueues the kernels.
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 
@@ -144,7 +145,21 @@ const int kRegisterRows[] = {8, 10};
 
 }  // namespace
 
+// DLCAFFE_KERNEL_SHAPE=cpu|gpu overrides the device's choice everywhere, so
+// that PoCL can run (slowly) the GPU-shaped kernels a GPU would run (the
+// determinism tests do). Read at each call: the tests switch it.
+static int ForcedKernelShape() {  // -1: none, 0: gpu, 1: cpu
+  const char* setting = std::getenv("DLCAFFE_KERNEL_SHAPE");
+  if (!setting || !*setting) return -1;
+  const std::string value = setting;
+  DLC_REQUIRE(value == "cpu" || value == "gpu",
+              "DLCAFFE_KERNEL_SHAPE must be 'cpu' or 'gpu', not '" << value << "'");
+  return value == "cpu" ? 1 : 0;
+}
+
 bool PrefersCpuShapedKernels(const DeviceInfo& device) {
+  const int forced = ForcedKernelShape();
+  if (forced >= 0) return forced == 1;
   // A device whose __local memory is ordinary global memory gains nothing
   // from staging tiles there.
   cl_device_local_mem_type local_type = CL_LOCAL;

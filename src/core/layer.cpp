@@ -16,6 +16,10 @@ std::string Layer::Where() const {
 void Layer::SetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
   CheckBlobCounts(bottom, top);
   LayerSetUp(bottom, top);
+  // Parameter gradients accumulate (shared parameters, iter_size): a new
+  // layer's start from zero, as Caffe's do, whatever fresh memory holds.
+  for (const auto& blob : blobs_)
+    if (blob->count() > 0) blob->SetDiff(0.f);
   Reshape(bottom, top);
   SetLossWeights(top);
 }

@@ -16,6 +16,35 @@
 
 namespace dlcaffe {
 
+namespace {
+
+// Backward reads the diff of each top of a layer it runs. A loss's holds its
+// weight (Layer::SetLossWeights), and most are written by the backward of a
+// layer that reads the blob; the others (outputs of the net, and blobs
+// whose readers all skip backward, as an LSTM's unused final cell state)
+// are zero, as in Caffe, unless the caller writes a gradient there
+// (pycaffe's net.backward(diffs)).
+void ClearUnwrittenTopDiffs(const Net& net) {
+  if (net.has_memory_plan()) return;  // no backward, and diffs dropped
+  const int n = static_cast<int>(net.layers().size());
+  std::set<const Blob*> cleared;
+  for (int i = 0; i < n; ++i) {
+    if (!net.layer_need_backward()[i]) continue;
+    for (size_t t = 0; t < net.top_vecs()[i].size(); ++t) {
+      Blob* top = net.top_vecs()[i][t];
+      if (net.layers()[i]->loss(static_cast<int>(t)) != 0.f || top->count() == 0) continue;
+      bool written = false;
+      for (int j = i + 1; j < n && !written; ++j)
+        for (size_t b = 0; b < net.bottom_vecs()[j].size() && !written; ++b)
+          written = net.bottom_vecs()[j][b] == top && net.layer_need_backward()[j] &&
+                    net.bottom_need_backward()[j][b];
+      if (!written && cleared.insert(top).second) top->SetDiff(0.f);
+    }
+  }
+}
+
+}  // namespace
+
 Net::Net(const caffe::NetParameter& param, Context& ctx) : ctx_(&ctx) { Init(param); }
 
 Net::~Net() = default;
@@ -232,6 +261,7 @@ void Net::Init(const caffe::NetParameter& in_param) {
   if (carries_weights) CopyTrainedLayersFrom(param);
   FindReluFusions();
   FindAbsorptions();
+  ClearUnwrittenTopDiffs(*this);
   LOG(INFO) << "Network '" << name_ << "' initialized: " << num_layers << " layers, "
             << blobs_.size() << " blobs, " << learnable_params_.size()
             << " learnable parameter blobs";
@@ -372,6 +402,7 @@ void Net::Reshape() {
   for (size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
   if (memory_plan_) activation_memory_ = memory_plan_->Apply(*this);
+  ClearUnwrittenTopDiffs(*this);
 }
 
 ActivationMemory Net::PlanInferenceMemory(const std::vector<std::string>& keep) {

@@ -187,6 +187,13 @@ void RecurrentLayer::Reshape(const std::vector<Blob*>& bottom,
   } catch (const Error& e) {
     throw Error(Where() + "in the unrolled net: " + e.what());
   }
+  // Forward starts from the state the previous pass ended with: none yet
+  // for these streams, so zeros (cont = 0 multiplies it, but 0 * NaN is not
+  // 0: the state must be written).
+  if (!expose_hidden_ && state_streams_ != N_) {
+    for (Blob* state : recur_output_blobs_) state->SetData(0.f);
+    state_streams_ = N_;
+  }
 
   x_input_blob_->ShareData(x);
   x_input_blob_->ShareDiff(x);

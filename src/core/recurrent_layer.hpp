@@ -62,6 +62,7 @@ class RecurrentLayer : public Layer {
 
   int T_ = 0;  // time steps, fixed at setup
   int N_ = 0;  // independent streams
+  int state_streams_ = 0;  // the streams the carried state was last zeroed for
   bool static_input_ = false;
   bool expose_hidden_ = false;
 

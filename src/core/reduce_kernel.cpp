@@ -14,15 +14,10 @@ using pointwise::ChannelValueName;
 using pointwise::Reduction;
 using pointwise::StrideName;
 
-void ReduceWorkspace::Reserve(Context& ctx, size_t partial_floats, int counters) {
+void ReduceWorkspace::Reserve(Context& ctx, size_t partial_floats) {
   if (partial_floats > partial_floats_) {
     partials_ = ctx.Allocate(partial_floats * sizeof(float));
     partial_floats_ = partial_floats;
-  }
-  if (counters > num_counters_) {
-    counters_ = ctx.Allocate(size_t(counters) * sizeof(cl_int));
-    ctx.Fill(counters_->mem(), 0, counters, 0.f);  // 0.f is all zero bits
-    num_counters_ = counters;
   }
 }
 
@@ -73,7 +68,7 @@ ChannelReduceKernel::ChannelReduceKernel(const std::string& name, std::vector<Ar
                        Arg::kIntScalar},
                       {"pw_outer", "pw_channels", "pw_inner", "pw_parts", "pw_segments",
                        "pw_rows_per_part", "pw_segment_length"},
-                      {"__global float* pw_partial", "__global volatile int* pw_counters"}),
+                      {"__global float* pw_partial"}),
       reductions_(std::move(reductions)),
       finish_(finish) {
   DLC_REQUIRE(!reductions_.empty(), "channel reduce kernel " << name_ << " has no reductions");
@@ -141,7 +136,8 @@ std::string ChannelReduceKernel::CpuSweep() const {
   std::ostringstream s;
   s << "  const int pw_item = (int)get_global_id(0);\n"
     << "  if (pw_item >= pw_channels * pw_parts) return;\n"
-    << "  const int channel = pw_item / pw_parts, pw_part = pw_item - channel * pw_parts;\n"
+    << "  channel = pw_item / pw_parts;\n"
+    << "  const int pw_part = pw_item - channel * pw_parts;\n"
     << "  const int pw_rows = pw_part / pw_segments;\n"
     << "  const int pw_segment = pw_part - pw_rows * pw_segments;\n"
     << "  const int pw_row_end = min(pw_outer, (pw_rows + 1) * pw_rows_per_part);\n"
@@ -154,7 +150,7 @@ std::string ChannelReduceKernel::CpuSweep() const {
     const std::string init = Initial(reductions_[k]);
     s << "  float16 pw_a" << k << "_0 = (float16)(" << init << "), pw_a" << k
       << "_1 = (float16)(" << init << ");\n"
-      << "  float pw_a" << k << " = " << init << ";\n";
+      << "  pw_a" << k << " = " << init << ";\n";
   }
   s << "  for (int pw_o = pw_rows * pw_rows_per_part; pw_o < pw_row_end; ++pw_o) {\n"
     << "    const int pw_base = (pw_o * pw_channels + channel) * pw_inner;\n"
@@ -176,28 +172,24 @@ std::string ChannelReduceKernel::CpuSweep() const {
       s << "  " << a << " = fmax(" << a << ", pw_max16(fmax(" << a << "_0, " << a << "_1)));\n";
     }
   }
-  s << "  if (pw_parts > 1) {\n"
+  s << "  if (pw_parts > 1) {  // the combining launch finishes\n"
     << "    const int pw_slot = channel * pw_parts + pw_part;\n";
   for (size_t k = 0; k < n; ++k)
     s << "    pw_partial[" << k << " * pw_channels * pw_parts + pw_slot] = pw_a" << k << ";\n";
-  s << "    mem_fence(CLK_GLOBAL_MEM_FENCE);  // the results before the ticket\n"
-    << "    if (atomic_inc(pw_counters + channel) != pw_parts - 1) return;\n"
-    << "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-    << "    pw_counters[channel] = 0;  // ready for the next launch\n"
-    << CombineParts(false) << "  }\n";
+  s << "    return;\n"
+    << "  }\n";
   return s.str();
 }
 
 std::string ChannelReduceKernel::GpuSweep() const {
   const size_t n = reductions_.size();
   std::ostringstream s;
-  s << "  __local float pw_scratch[" << n << " * PW_GROUP];\n"
-    << "  __local int pw_last;\n"
-    << "  const int pw_lid = (int)get_local_id(0), pw_group = (int)get_group_id(0);\n"
-    << "  const int channel = pw_group / pw_parts, pw_part = pw_group - channel * pw_parts;\n"
+  s << "  const int pw_group = (int)get_group_id(0);\n"
+    << "  channel = pw_group / pw_parts;\n"
+    << "  const int pw_part = pw_group - channel * pw_parts;\n"
     << LoadChannelValues("channel", "pw_outer > 0 && pw_inner > 0");
   for (size_t k = 0; k < n; ++k)
-    s << "  float pw_a" << k << " = " << Initial(reductions_[k]) << ";\n";
+    s << "  pw_a" << k << " = " << Initial(reductions_[k]) << ";\n";
   // The channel's values j = o * inner + p, strided over its parts'
   // work-items: neighbouring work-items read neighbouring floats, and (o, p)
   // advance without a division per element. Four values per round, whose
@@ -227,7 +219,23 @@ std::string ChannelReduceKernel::GpuSweep() const {
     << next_index("pw_i") << TermBlock(args_, reductions_, 1, "pw_i", "", "      ")
     << "    }\n"
     << "  }\n";
-  // Across the work-group, in __local memory.
+  s << GroupTree()
+    << "  if (pw_parts > 1) {  // the combining launch finishes\n"
+    << "    if (pw_lid == 0) {\n"
+    << "      const int pw_slot = channel * pw_parts + pw_part;\n";
+  for (size_t k = 0; k < n; ++k)
+    s << "      pw_partial[" << k << " * pw_channels * pw_parts + pw_slot] = pw_a" << k << ";\n";
+  s << "    }\n"
+    << "    return;\n"
+    << "  }\n"
+    << "  if (pw_lid != 0) return;\n";
+  return s.str();
+}
+
+// Each work-item's accumulators combined across the work-group in __local
+// memory; every work-item ends with the group's results.
+std::string ChannelReduceKernel::GroupTree() const {
+  const size_t n = reductions_.size();
   std::ostringstream tree;
   for (size_t k = 0; k < n; ++k)
     tree << "  pw_scratch[" << k << " * PW_GROUP + pw_lid] = pw_a" << k << ";\n";
@@ -244,44 +252,34 @@ std::string ChannelReduceKernel::GpuSweep() const {
        << "  }\n";
   for (size_t k = 0; k < n; ++k)
     tree << "  pw_a" << k << " = pw_scratch[" << k << " * PW_GROUP];\n";
-  s << tree.str();
-  s << "  if (pw_parts > 1) {\n"
-    << "    if (pw_lid == 0) {\n"
-    << "      const int pw_slot = channel * pw_parts + pw_part;\n";
-  for (size_t k = 0; k < n; ++k)
-    s << "      pw_partial[" << k << " * pw_channels * pw_parts + pw_slot] = pw_a" << k << ";\n";
-  s << "      mem_fence(CLK_GLOBAL_MEM_FENCE);  // the results before the ticket\n"
-    << "      pw_last = atomic_inc(pw_counters + channel) == pw_parts - 1;\n"
-    << "    }\n"
-    << "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    << "    if (!pw_last) return;  // the same for the whole work-group\n"
-    << "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-    << CombineParts(true) << tree.str()
-    << "    if (pw_lid == 0) pw_counters[channel] = 0;  // ready for the next launch\n"
-    << "  }\n"
-    << "  if (pw_lid != 0) return;\n";
-  return s.str();
+  return tree.str();
 }
 
-// The last part of a channel: its accumulators start over from every part's
-// result (in the GPU shape, strided over the work-group), read as volatile,
-// since other work-groups wrote them.
+// The combining launch (a channel's parts' results, written by the
+// sweep's launch): in the GPU shape a work-group per channel, strided over
+// the parts, then the group's tree; in the CPU shape a work-item per
+// channel. The results are added in a fixed order: the same sums every run.
 std::string ChannelReduceKernel::CombineParts(bool gpu) const {
   std::ostringstream s;
-  s << "    volatile __global const float* pw_results = pw_partial;\n";
+  if (gpu) {
+    s << "  channel = (int)get_group_id(0);\n";
+  } else {
+    s << "  channel = (int)get_global_id(0);\n"
+      << "  if (channel >= pw_channels) return;\n";
+  }
   for (size_t k = 0; k < reductions_.size(); ++k)
-    s << "    pw_a" << k << " = " << Initial(reductions_[k]) << ";\n";
-  s << "    for (int pw_t = " << (gpu ? "pw_lid" : "0") << "; pw_t < pw_parts; pw_t += "
+    s << "  pw_a" << k << " = " << Initial(reductions_[k]) << ";\n";
+  s << "  for (int pw_t = " << (gpu ? "pw_lid" : "0") << "; pw_t < pw_parts; pw_t += "
     << (gpu ? "PW_GROUP" : "1") << ") {\n";
   for (size_t k = 0; k < reductions_.size(); ++k) {
     const std::string a = "pw_a" + std::to_string(k);
-    s << "      " << a << " = "
+    s << "    " << a << " = "
       << Combine(reductions_[k], a,
-                 "pw_results[(" + std::to_string(k) +
-                     " * pw_channels + channel) * pw_parts + pw_t]")
+                 "pw_partial[(" + std::to_string(k) + " * pw_channels + channel) * pw_parts + pw_t]")
       << ";\n";
   }
-  s << "    }\n";
+  s << "  }\n";
+  if (gpu) s << GroupTree() << "  if (pw_lid != 0) return;\n";
   return s.str();
 }
 
@@ -323,11 +321,29 @@ std::string ChannelReduceKernel::Generate() const {
     << "#ifndef PW_GROUP\n#define PW_GROUP 64\n#endif\n"
     << "#define PW_ATTRIBUTES __attribute__((reqd_work_group_size(PW_GROUP, 1, 1)))\n"
     << "#endif\n"
-    << ParamsStruct() << "__kernel PW_ATTRIBUTES void " << name_ << "(" << Parameters()
-    << ") {\n"
-    << UnpackParams() << "#if PW_CPU_SHAPE\n"
+    << ParamsStruct();
+  // Two kernels, the sweep and the combination of a split channel's parts,
+  // each with its barriers at the top level (as one kernel branching on an
+  // argument, PoCL 3.1 ran the GPU shape's finish on every work-item).
+  const std::string declarations = [&] {
+    std::ostringstream d;
+    d << UnpackParams() << "  int channel;\n";
+    for (size_t k = 0; k < reductions_.size(); ++k) d << "  float pw_a" << k << ";\n";
+    d << "#if !PW_CPU_SHAPE\n"
+      << "  __local float pw_scratch[" << reductions_.size() << " * PW_GROUP];\n"
+      << "  const int pw_lid = (int)get_local_id(0);\n"
+      << "#endif\n";
+    return d.str();
+  }();
+  s << "__kernel PW_ATTRIBUTES void " << name_ << "(" << Parameters() << ") {\n"
+    << declarations << "#if PW_CPU_SHAPE\n"
     << CpuSweep() << "#else\n"
     << GpuSweep() << "#endif\n"
+    << Finish() << "}\n"
+    << "__kernel PW_ATTRIBUTES void " << name_ << "_combine(" << Parameters() << ") {\n"
+    << declarations << "#if PW_CPU_SHAPE\n"
+    << CombineParts(false) << "#else\n"
+    << CombineParts(true) << "#endif\n"
     << Finish() << "}\n";
   return s.str();
 }
@@ -343,21 +359,27 @@ void ChannelReduceKernel::Launch(Context& ctx, ReduceWorkspace& workspace, int o
   if (channels == 0) return;
   const bool cpu = UsesCpuShape(ctx, shape);
   const Split split = ChooseSplit(ctx.info(), cpu, outer, channels, inner);
-  if (split.parts > 1)
-    workspace.Reserve(ctx, reductions_.size() * size_t(channels) * split.parts, channels);
+  if (split.parts > 1) workspace.Reserve(ctx, reductions_.size() * size_t(channels) * split.parts);
   const int group = GroupSize(ctx.info());
-  cl_kernel kernel =
-      Kernel(ctx, cpu, code_, cpu ? "" : " -DPW_GROUP=" + std::to_string(group));
-  Bind(kernel,
-       {outer, channels, inner, split.parts, split.segments, split.rows_per_part,
-        split.segment_length},
-       {workspace.partials(), workspace.counters()}, buffers, scalars);
-  const size_t items = size_t(channels) * split.parts;
-  if (cpu) {
-    const size_t kGroup = 8;  // small work-groups: one item's loop is the work
-    ctx.Enqueue(kernel, NDRange(RoundUp(items, kGroup)), NDRange(kGroup));
-  } else {
-    ctx.Enqueue(kernel, NDRange(items * group), NDRange(group));
+  const std::string options =
+      std::string(cpu ? "-DPW_CPU_SHAPE=1" : "-DPW_CPU_SHAPE=0") +
+      (cpu ? "" : " -DPW_GROUP=" + std::to_string(group));
+  const size_t kCpuGroup = 8;  // small work-groups: one item's loop is the work
+  for (int phase = 0; phase < (split.parts > 1 ? 2 : 1); ++phase) {
+    // The sweep: a work-item (CPU) or work-group (GPU) per part of each
+    // channel; the combination: one per channel.
+    cl_kernel kernel =
+        KernelFrom(ctx, source_name_, phase == 0 ? name_ : name_ + "_combine", code_, options);
+    Bind(kernel,
+         {outer, channels, inner, split.parts, split.segments, split.rows_per_part,
+          split.segment_length},
+         {workspace.partials()}, buffers, scalars);
+    const size_t items = size_t(channels) * (phase == 0 ? split.parts : 1);
+    if (cpu) {
+      ctx.Enqueue(kernel, NDRange(RoundUp(items, kCpuGroup)), NDRange(kCpuGroup));
+    } else {
+      ctx.Enqueue(kernel, NDRange(items * group), NDRange(group));
+    }
   }
 }
 

@@ -2,8 +2,8 @@
 // conventions of core/pointwise_kernel.hpp): over a blob seen as outer x
 // channels x inner, each channel's elements (outer * inner of them) are
 // summed or maximised through expressions of the element's values, and a
-// finishing body then runs once per channel on the results, all in ONE
-// launch, e.g. BatchNorm's statistics:
+// finishing body then runs once per channel on the results (one launch, or
+// two where channels are split: see below), e.g. BatchNorm's statistics:
 //
 //   const ChannelReduceKernel kStats("batch_norm_stats",
 //       {In("x"), Channel("shift"), ChannelOut("mean"), ChannelOut("stdev"),
@@ -21,15 +21,18 @@
 // memory (a ChannelOut may be assigned, and read first: `sum += r`), the
 // scalars, and `channel`, the channel's index.
 //
-// How one launch suffices: a channel is split into parts (work-groups in the
-// GPU shape, work-items in the CPU shape) only when the channels alone would
-// leave the device idle. Each part writes its results to scratch, then takes
-// a ticket from its channel's counter (atomic_inc after a global memory
-// fence); the part that draws the last ticket knows every other part's
-// results are written, adds them up, resets the counter to 0 for the next
-// launch and runs the finish. A channel of one part finishes on its own.
-// (One work-group per channel, the alternative, leaves most of a GPU idle
-// when channels are few and large: 32 channels of 16 x 112 x 112.)
+// Launches: a channel is split into parts (work-groups in the GPU shape,
+// work-items in the CPU shape) only when the channels alone would leave the
+// device idle. A channel of one part finishes in the sweep's launch; split
+// channels write each part's results to scratch, and a second launch (one
+// work-group, or work-item, per channel) adds them up in a fixed order and
+// runs the finish. (One work-group per channel, the alternative, leaves
+// most of a GPU idle when channels are few and large: 32 channels of 16 x
+// 112 x 112.) No atomics and no ticket: a "last part finishes" scheme
+// needs the other parts' writes to be visible across work-groups, which
+// OpenCL 1.2's mem_fence does not promise (it orders a work-item's own
+// accesses; NVIDIA's documentation scopes it to the work-group). The
+// kernel boundary does.
 #pragma once
 #include <string>
 #include <vector>
@@ -58,22 +61,18 @@ inline Reduction Max(const std::string& name, const std::string& expr) {
 
 }  // namespace pointwise
 
-// The scratch of a ChannelReduceKernel launch: the parts' results and the
-// channels' counters, which every launch leaves at zero. Owned by the caller
-// (a layer keeps one), since the counters must outlive a launch; launches
-// that share one must be on the same in-order queue.
+// The scratch of a ChannelReduceKernel launch: the parts' results. A layer
+// keeps one so that its launches reuse the buffer; launches that share one
+// must be on the same in-order queue.
 class ReduceWorkspace {
  public:
-  // Makes room for `partial_floats` results and `counters` counters (zeroed
-  // when first allocated).
-  void Reserve(Context& ctx, size_t partial_floats, int counters);
+  // Makes room for `partial_floats` results.
+  void Reserve(Context& ctx, size_t partial_floats);
   cl_mem partials() const { return partials_ ? partials_->mem() : nullptr; }
-  cl_mem counters() const { return counters_ ? counters_->mem() : nullptr; }
 
  private:
-  BufferPtr partials_, counters_;
+  BufferPtr partials_;
   size_t partial_floats_ = 0;
-  int num_counters_ = 0;
 };
 
 class ChannelReduceKernel : public pointwise::GeneratedKernel {
@@ -108,6 +107,7 @@ class ChannelReduceKernel : public pointwise::GeneratedKernel {
   std::string Generate() const;
   std::string CpuSweep() const;
   std::string GpuSweep() const;
+  std::string GroupTree() const;
   std::string CombineParts(bool gpu) const;
   std::string Finish() const;
 

@@ -20,6 +20,7 @@ class ParameterLayer : public Layer {
     if (!blobs_.empty()) return;  // already set up (weights loaded or shared)
     blobs_.push_back(std::make_shared<Blob>(*ctx_));
     blobs_[0]->Reshape(param_.parameter_param().shape());
+    blobs_[0]->SetData(0.f);  // as Caffe's: zeros until loaded or learned
     set_param_propagate_down(0, true);
   }
 

@@ -30,8 +30,10 @@ SGDSolver::SGDSolver(const caffe::SolverParameter& param, Context& ctx)
 }
 
 void SGDSolver::AddHistorySet() {
-  for (Blob* p : net_->learnable_params())
-    history_.emplace_back(new Blob(*ctx_, p->shape()));  // zero-filled
+  for (Blob* p : net_->learnable_params()) {
+    history_.emplace_back(new Blob(*ctx_, p->shape()));
+    history_.back()->SetData(0.f);  // the moments start at zero
+  }
 }
 
 void SGDSolver::ApplyUpdate() {

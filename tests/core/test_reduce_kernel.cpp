@@ -1,8 +1,8 @@
 // The per-channel reduce generator (src/core/reduce_kernel.hpp) against
 // double-precision host sums, in both shapes (DLCAFFE_POINTWISE_SHAPE=cpu|gpu):
 // sums and maxima over odd outer x inner, channels split into many parts
-// (the one-launch finish by the last part), repeated launches on one
-// workspace (the counters reset themselves), finishes that read and write
+// (their results combined by a second launch), repeated launches on one
+// workspace, finishes that read and write
 // per-channel buffers, empty channels, and a finish that does not build.
 #include <gtest/gtest.h>
 
@@ -138,10 +138,10 @@ TEST_P(ReduceKernelTest, OddShapes) {
       for (int inner : {1, 7, 13, 127}) Check({outer, channels, inner}, seed += 4);
 }
 
-// Few channels with many values: each channel is split into parts, and the
-// part that finishes last adds them up and runs the finish, in one launch.
-// The split is checked, so that this test cannot pass without the parts.
-TEST_P(ReduceKernelTest, ChannelsOfManyPartsFinishInOneLaunch) {
+// Few channels with many values: each channel is split into parts, and a
+// second launch adds them up and runs the finish. The split is checked, so
+// that this test cannot pass without the parts.
+TEST_P(ReduceKernelTest, ChannelsOfManyPartsAreCombined) {
   unsigned seed = 100;
   for (Shape s : {Shape{3, 1, 40000}, Shape{13, 2, 7001}, Shape{1, 3, 65537},
                   Shape{64, 1, 2049}}) {
@@ -150,8 +150,8 @@ TEST_P(ReduceKernelTest, ChannelsOfManyPartsFinishInOneLaunch) {
   }
 }
 
-// The counters each launch leaves behind are zero again: the same workspace
-// serves the next launch (three here, on a split shape).
+// The same workspace serves the next launch (three here, on a split shape):
+// nothing one launch leaves in it changes the next one's results.
 TEST_P(ReduceKernelTest, RepeatedLaunchesOnOneWorkspace) {
   const ChannelReduceKernel::Split split = Check({5, 2, 16389}, 300, 3);
   EXPECT_GT(split.parts, 1);

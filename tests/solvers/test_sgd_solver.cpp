@@ -174,6 +174,8 @@ TEST(SGDSolver, StateFromAnotherNetIsRefused) {
   caffe::SolverParameter p = Params(0.9f, 0, 1);
   p.set_snapshot_prefix(dir + "/ls");
   auto solver = SolverRegistry::Create(p, TestContext());
+  FillGaussian(solver->net().blob_by_name("x").get(), 0, 1, 5);
+  FillGaussian(solver->net().blob_by_name("t").get(), 0, 1, 6);
   solver->Step(1);
   solver->Snapshot();
   // A state with one history blob too many.

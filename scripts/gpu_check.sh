@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The GPU check: the whole test suite and the 19 torchvision nets (forward
+# and backward, twice) on a GPU host's OpenCL device, with every switch at
+# its default. CI runs on PoCL, whose fresh memory is zero and whose kernels
+# are CPU-shaped: only a GPU shows what the GPU-shaped kernels do. Every
+# change to kernels, layers, fusions, solvers or memory handling runs it
+# before it is closed (docs/gpu-check.md has the last result).
+#
+# Two halves, because the GPU host has no compiler and no dlcaffe packages:
+#
+#   here:      bash scripts/gpu_check.sh pack
+#              builds (Release), packs every tool and test program with
+#              their libraries into .gpu/check.tar.xz (../shared/gpu/bundle.sh)
+#              and copies the MNIST files into .gpu/mnist (.gpu is ignored).
+#   GPU host:  bash scripts/gpu_check.sh run [tests] [nets]
+#              through the device tool, from the project's root, with .gpu
+#              carried: `run` with no part runs both. Results and logs go to
+#              $OUT (else ./gpu_check_out): summary.txt, tests.log, nets_1.log,
+#              nets_2.log. Exit status 0 only when everything passed.
+#
+# The test programs run as ctest runs them (tests/CMakeLists.txt: with
+# DLCAFFE_POISON=1); the nets with every switch at its default.
+#
+# Variables for `run`: NETS (comma list, default all 19), NET_RUNS (2),
+# NET_ARGS (extra make_torchvision_tests.py arguments, e.g. --small),
+# TEST_JOBS (test programs at a time, 4), TEST_TIMEOUT (seconds a program
+# may take, 900), TEST_FILTER (a regex over the programs' names, default
+# all).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+mode="${1:-}"
+shift || true
+
+pack() {
+  bash scripts/build.sh
+  local build="${DLCAFFE_BUILD_DIR:-$root/build}"
+  mkdir -p .gpu/mnist
+  # Every program; bundle.sh adds the libraries they link (libdlcaffe too).
+  local programs=()
+  for p in "$build"/tools/* "$build"/tests/test_*; do
+    [ -f "$p" ] && [ -x "$p" ] && programs+=("$p")
+  done
+  bash "$root/../shared/gpu/bundle.sh" .gpu/check.tar.xz "${programs[@]}"
+  cp "$root"/../shared/data/mnist/*.gz .gpu/mnist/
+  du -sh .gpu
+}
+
+# The programs' layout that the tests expect: $build/tools/X and
+# $build/tests/test_Y (BuildDir() in tests/util), all from the bundle's bin.
+unpack() {
+  rm -rf /tmp/gpu && tar -C /tmp -xJf .gpu/check.tar.xz
+  # env.sh is written for an interactive shell (its probes may fail).
+  set +eu +o pipefail
+  # shellcheck disable=SC1091
+  source /tmp/gpu/env.sh
+  set -eu -o pipefail
+  build=/tmp/gpu/build
+  mkdir -p "$build/tools" "$build/tests"
+  for p in /tmp/gpu/bin/*; do
+    case "$(basename "$p")" in
+      test_*) ln -sf "$p" "$build/tests/" ;;
+      *) ln -sf "$p" "$build/tools/" ;;
+    esac
+  done
+  export DLCAFFE_BUILD_DIR="$build" DLCAFFE_SOURCE_DIR="$root"
+  # Debian's interpreter (torch 1.13) is not there: the host's python3 has
+  # today's torch, onnx and torchvision.
+  export DLCAFFE_PYTHON="${DLCAFFE_PYTHON:-$(command -v python3)}"
+  MNIST_DIR="$root/.gpu/mnist" bash data/mnist/get_mnist.sh 2>&1 | tail -n 1
+}
+
+run_tests() {
+  local list=/tmp/gpu/tests.list
+  ls "$build/tests" | grep -E "${TEST_FILTER:-.}" > "$list"
+  echo "tests: $(wc -l < "$list") programs, ${TEST_JOBS:-4} at a time, DLCAFFE_POISON=1" | tee -a "$summary"
+  export TEST_TIMEOUT="${TEST_TIMEOUT:-900}" DLCAFFE_POISON=1
+  mkdir -p /tmp/gpu/test_logs
+  # One program per job; a program's log is kept whole.
+  xargs -P "${TEST_JOBS:-4}" -I{} bash -c \
+    'start=$(date +%s); if timeout "$TEST_TIMEOUT" "$0/tests/{}" > /tmp/gpu/test_logs/{}.log 2>&1; then r=PASS; else r="FAIL($?)"; fi; echo "$r {} $(( $(date +%s) - start ))s"' \
+    "$build" < "$list" | tee /tmp/gpu/test_results | sed 's/^/  /'
+  local failed
+  failed=$(grep -c '^FAIL' /tmp/gpu/test_results || true)
+  echo "tests: $(grep -c '^PASS' /tmp/gpu/test_results) passed, $failed failed" | tee -a "$summary"
+  grep '^FAIL' /tmp/gpu/test_results | sed 's/^/  /' | tee -a "$summary" || true
+  for t in $(grep '^FAIL' /tmp/gpu/test_results | awk '{print $2}'); do
+    echo "===== $t"
+    # gtest's failure lines and what surrounds them, not whole passing logs.
+    grep -E -B2 -A12 'Failure|FAILED|error:|Check failed|terminate' "/tmp/gpu/test_logs/$t.log" | head -n 200
+  done >> "$out/tests.log"
+  unset DLCAFFE_POISON
+  [ "$failed" = 0 ]
+}
+
+run_nets() {
+  local dir=/tmp/gpu/torchvision nets="${NETS:-}"
+  rm -rf "$dir"
+  local start=$SECONDS
+  "$DLCAFFE_PYTHON" tools/onnx/make_torchvision_tests.py "$dir" --threads "$(nproc)" \
+    ${nets:+--nets "$nets"} ${NET_ARGS:-} > "$out/nets_made.log" 2>&1 ||
+    { echo "nets: generating the tests failed (nets_made.log)" | tee -a "$summary"; return 1; }
+  echo "nets: made in $((SECONDS - start)) s by $("$DLCAFFE_PYTHON" -c 'import torch; print("torch", torch.__version__)')" | tee -a "$summary"
+  local ok=0
+  for run in $(seq 1 "${NET_RUNS:-2}"); do
+    start=$SECONDS
+    "$build/tools/onnx_test_runner" --verbose "$dir" > "$out/nets_$run.log" 2>&1 || ok=1
+    echo "nets, run $run ($((SECONDS - start)) s): $(grep -E '^[0-9]+ passed' "$out/nets_$run.log" | tail -n 1)" | tee -a "$summary"
+    grep -E '^(FAIL|SKIP)' "$out/nets_$run.log" | sed 's/^/  /' | tee -a "$summary" || true
+  done
+  return $ok
+}
+
+case "$mode" in
+  pack) pack ;;
+  run)
+    out="${OUT:-$root/gpu_check_out}"
+    mkdir -p "$out"
+    summary="$out/summary.txt"
+    : > "$summary"
+    unpack
+    {
+      echo "gpu_check at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%F)"
+      nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
+      "$build/tools/dlcaffe" device_query 2>&1 | grep -E 'Name|Driver|Version' | head -n 4 || true
+      env | grep -E '^DLCAFFE_' | grep -vE 'BUILD_DIR|SOURCE_DIR|PYTHON' || echo "switches: all at their defaults"
+    } | tee -a "$summary"
+    parts=("$@")
+    [ ${#parts[@]} -gt 0 ] || parts=(tests nets)
+    status=0
+    for part in "${parts[@]}"; do
+      case "$part" in
+        tests) run_tests || status=1 ;;
+        nets) run_nets || status=1 ;;
+        *) echo "gpu_check: unknown part '$part' (tests, nets)" >&2; exit 2 ;;
+      esac
+    done
+    echo "gpu_check: $([ $status = 0 ] && echo CLEAN || echo FAILURES)" | tee -a "$summary"
+    exit $status
+    ;;
+  *) sed -n 2,28p "$0"; exit 2 ;;
+esac
