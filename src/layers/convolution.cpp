@@ -46,6 +46,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     BaseConvolutionLayer::Reshape(bottom, top);
     winograd_ = UseWinograd();
+    winograd_data_gradient_ = winograd_ && WinogradForDataGradient();
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -109,9 +110,10 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       // The data gradient by Winograd: a 3x3 stride-1 convolution of the top
       // diff (num_output -> channels) with the filters turned 180 degrees.
       // Other stride-1 layers compute that convolution as an implicit GEMM.
-      const bool data_grad_implicit = propagate_down[i] && !winograd_ && DataGradientImplicit();
-      const bool data_grad_by_gemm = propagate_down[i] && !winograd_ && !data_grad_implicit;
-      if (propagate_down[i] && winograd_) {
+      const bool by_winograd = propagate_down[i] && winograd_data_gradient_;
+      const bool data_grad_implicit = propagate_down[i] && !by_winograd && DataGradientImplicit();
+      const bool data_grad_by_gemm = propagate_down[i] && !by_winograd && !data_grad_implicit;
+      if (by_winograd) {
         if (!rotated_filters)
           rotated_filters = WinogradFilters(*ctx_, channels_, num_output_, true,
                                             blobs_[0]->data());
@@ -156,6 +158,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 
  private:
   bool winograd_ = false;  // UseWinograd() for the current shapes
+  bool winograd_data_gradient_ = false;  // and for the data gradient too
 
   // Winograd F(4x4, 3x3) can compute this convolution: 2-D (channel axis 1),
   // 3x3, stride 1, no dilation, one group, pads of 0 to 2 (so that the data
@@ -192,6 +195,17 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       return channels_ >= 128 && num_output_ >= 128 &&
              output_shape_[0] * output_shape_[1] >= 28 * 28;
     return channels_ >= 16 && num_output_ >= 16;
+  }
+
+  // DLCAFFE_CONV_WINOGRAD_GRADIENT=on|off: whether a Winograd layer's data
+  // gradient takes Winograd too (default on).
+  bool WinogradForDataGradient() const {
+    const char* forced = std::getenv("DLCAFFE_CONV_WINOGRAD_GRADIENT");
+    if (!forced) return true;
+    const std::string value = forced;
+    DLC_REQUIRE(value == "on" || value == "off",
+                "DLCAFFE_CONV_WINOGRAD_GRADIENT must be 'on' or 'off', not '" << value << "'");
+    return value == "on";
   }
 
   // Forward: the bottom (channels_) into the top (num_output_) with our pad.

@@ -15,6 +15,7 @@
 #include "dlcaffe/io.hpp"
 #include "util/image_dataset.hpp"
 #include "util/run_dlcaffe.hpp"
+#include "util/run_script.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -60,7 +61,7 @@ TEST(ImageFolderWalkthrough, FolderToDatabaseToTrainedNetToFeaturesToClassifiedI
   };
 
   // 1. The image folder: 3000 training and 1000 test digits as PNG files.
-  ToolResult r = run("/usr/bin/python3 '" + SourceDir() +
+  ToolResult r = run("'" + TestPython() + "' '" + SourceDir() +
                      "/data/mnist/mnist_to_image_folder.py' '" + mnist +
                      "' examples/digits --train 3000 --test 1000");
   ASSERT_EQ(r.exit_code, 0) << r.output;

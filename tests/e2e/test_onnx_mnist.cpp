@@ -12,6 +12,7 @@
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/onnx_import.hpp"
 #include "dlcaffe/solver.hpp"
+#include "util/run_script.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -38,7 +39,9 @@ TEST(OnnxMNIST, ImportedPyTorchNetTrainsToNinetySevenPercent) {
   const std::string dir = TempDir();
   WriteFileAtomically(dir + "/export.py", kExport);
   const std::string model = dir + "/lenet_bn.onnx";
-  ASSERT_EQ(std::system(("/usr/bin/python3 '" + dir + "/export.py' '" + model + "' 2>/dev/null").c_str()), 0);
+  ASSERT_EQ(std::system(("'" + TestPython() + "' '" + dir + "/export.py' '" + model +
+                         "' 2>/dev/null").c_str()),
+            0);
 
   OnnxImportOptions options;
   options.training = true;

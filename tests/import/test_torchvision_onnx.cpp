@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "util/run_dlcaffe.hpp"
+#include "util/run_script.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -20,7 +21,7 @@ TEST(TorchvisionOnnx, SmallNetsPassForwardAndBackward) {
   // training through residual blocks (efficientnet_b0).
   const std::string nets = "squeezenet1_0,mobilenet_v3_small,efficientnet_b0";
   const std::string dir = TempDir();
-  const std::string generate = "cd '" + SourceDir() + "' && /usr/bin/python3 tools/onnx/make_torchvision_tests.py '" +
+  const std::string generate = "cd '" + SourceDir() + "' && '" + TestPython() + "' tools/onnx/make_torchvision_tests.py '" +
                                dir + "' --small --nets " + nets + " 2>&1";
   FILE* pipe = popen(generate.c_str(), "r");
   ASSERT_NE(pipe, nullptr);

@@ -11,11 +11,14 @@
 namespace dlcaffe {
 namespace test {
 
-ToolResult RunScript(const std::string& script, const std::string& args, const std::string& env) {
+std::string TestPython() {
   const char* python = std::getenv("DLCAFFE_PYTHON");
-  return RunCommand("cd '" + SourceDir() + "' && " + env + " '" +
-                    (python ? python : "/usr/bin/python3") + "' tools/extra/" + script + " " +
-                    args);
+  return python && *python ? python : "/usr/bin/python3";
+}
+
+ToolResult RunScript(const std::string& script, const std::string& args, const std::string& env) {
+  return RunCommand("cd '" + SourceDir() + "' && " + env + " '" + TestPython() +
+                    "' tools/extra/" + script + " " + args);
 }
 
 void ExpectCleanScriptError(const ToolResult& r, const std::string& script,

@@ -8,6 +8,11 @@
 namespace dlcaffe {
 namespace test {
 
+// The interpreter with the Python packages the tests use (torch,
+// torchvision, onnx, matplotlib): DLCAFFE_PYTHON where set (the GPU host's,
+// for scripts/gpu_check.sh), else Debian's /usr/bin/python3.
+std::string TestPython();
+
 // python3 tools/extra/`script` `args`, run from the source root with `env`
 // (VAR=value ...) added to its environment.
 ToolResult RunScript(const std::string& script, const std::string& args,
