@@ -265,6 +265,9 @@ int Time() {
   if (FLAGS_kernels) ctx->EnableKernelProfile();
   const caffe::Phase phase = PhaseFromFlag(caffe::TRAIN);
   Net net(FLAGS_model, phase, *ctx, FLAGS_level, Split(FLAGS_stage, ','));
+  // As Caffe's time: the inputs hold zeros (written, not left to whatever
+  // fresh memory holds; zero is a valid label).
+  for (Blob* input : net.input_blobs()) input->SetData(0.f);
 
   LOG(INFO) << "Performing Forward";
   const float initial_loss = net.Forward();
