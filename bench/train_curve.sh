@@ -3,8 +3,12 @@
 # one input channel, 10 classes) from the same initial weights, on the same
 # MNIST batches in the same order, with the same SGD; dlcaffe trains the
 # ONNX-imported net from the command line (`dlcaffe train`), PyTorch its own
-# (bench/train_curve_ref.py). Prints both loss curves at every 25th step and
-# their distance, and fails when the curves part by more than the tolerance.
+# (bench/train_curve_ref.py, which also runs it in float64: the exact
+# curve). Prints the curves at every 25th step and each float32 run's
+# distance from the exact one, and fails when dlcaffe's is more than twice
+# PyTorch's (or TOLERANCE, if that is larger): training from scratch is
+# chaotic, so after some steps float32 rounding alone moves any run away
+# from the exact curve, and the fair yardstick is how far PyTorch's moves.
 #
 #   bench/train_curve.sh
 #
@@ -13,10 +17,7 @@
 # MNIST_DIR (the four IDX files, default ../shared/data/mnist), TRAIN_LMDB
 # (default examples/mnist/mnist_train_lmdb), STEPS (300), BATCH (32), LR
 # (0.01), TORCH_DEVICE (cuda when there is one), OUT_DIR (a new temporary
-# folder), TOLERANCE (0.05: the largest |ours - PyTorch's| / PyTorch's loss
-# over the mean of 10-step windows, after which float32 rounding alone has
-# moved the two runs apart by a few percent at most; a wrong gradient moves
-# them apart within the first steps).
+# folder), TOLERANCE (0.02, see above).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -76,36 +77,43 @@ snapshot_after_train: false
 EOF
 "$dlcaffe" train --solver="$out/solver.prototxt" --weights="$out/initial.caffemodel" \
   > "$out/dlcaffe_train.log" 2>&1 || { tail -n 20 "$out/dlcaffe_train.log"; exit 1; }
-sed -n 's/.*Iteration \([0-9]*\), loss = \([-0-9.e+naif]*\).*/\1 \2/p' "$out/dlcaffe_train.log" \
-  > "$out/dlcaffe_loss.txt"
+# "Iteration N (... iter/s, ...), loss = X": the loss of step N (display 1).
+sed -n 's/.*Iteration \([0-9]*\) ([^)]*), loss = \([-0-9.e+naif]*\).*/\1 \2/p' \
+  "$out/dlcaffe_train.log" > "$out/dlcaffe_loss.txt"
 
-"$python" - "$out/torch_loss.txt" "$out/dlcaffe_loss.txt" "${TOLERANCE:-0.05}" <<'PY'
+"$python" - "$out/torch64_loss.txt" "$out/torch_loss.txt" "$out/dlcaffe_loss.txt" \
+  "${TOLERANCE:-0.02}" <<'PY'
 import math, sys
-torch = dict(map(lambda l: (int(l.split()[0]), float(l.split()[1])), open(sys.argv[1])))
-ours = dict(map(lambda l: (int(l.split()[0]), float(l.split()[1])), open(sys.argv[2])))
-tolerance = float(sys.argv[3])
-steps = sorted(torch)
+def curve(path):
+    return dict((int(l.split()[0]), float(l.split()[1])) for l in open(path) if l.strip())
+exact, torch, ours = curve(sys.argv[1]), curve(sys.argv[2]), curve(sys.argv[3])
+floor = float(sys.argv[4])
+steps = sorted(exact)
 missing = [s for s in steps if s not in ours]
 if missing:
     sys.exit(f"train_curve.sh: dlcaffe logged no loss for {len(missing)} steps (first {missing[0]})")
-print(f"{'step':>5} {'pytorch':>9} {'dlcaffe':>9} {'rel.diff':>9}")
+print(f"{'step':>5} {'float64':>9} {'pytorch':>9} {'dlcaffe':>9}")
 for s in steps:
     if s % 25 == 0 or s == steps[-1]:
-        print(f"{s:5d} {torch[s]:9.5f} {ours[s]:9.5f} {abs(ours[s] - torch[s]) / torch[s]:9.2%}")
-# Single steps are noisy (each batch's loss); windows of 10 steps are what
-# the curves are.
-worst, at = 0.0, 0
-for w in range(0, len(steps) - 9, 10):
-    a = sum(torch[s] for s in steps[w:w + 10]) / 10
-    b = sum(ours[s] for s in steps[w:w + 10]) / 10
-    if not math.isfinite(b):
-        worst, at = math.inf, steps[w]
-        break
-    if abs(b - a) / a > worst:
-        worst, at = abs(b - a) / a, steps[w]
-first10 = max(abs(ours[s] - torch[s]) / torch[s] for s in steps[:10])
-print(f"largest relative difference of 10-step means: {worst:.2%} (steps {at}-{at + 9}); "
-      f"largest single-step difference in the first 10 steps: {first10:.3%}; "
-      f"tolerance {tolerance:.0%}")
-sys.exit(0 if worst <= tolerance else 1)
+        print(f"{s:5d} {exact[s]:9.5f} {torch[s]:9.5f} {ours[s]:9.5f}")
+# The curves are the means of 10-step windows (single steps are each
+# batch's loss); each float32 run's distance from the exact one is the mean
+# relative difference of those means.
+def distance(run):
+    d = []
+    for w in range(0, len(steps) - 9, 10):
+        a = sum(exact[s] for s in steps[w:w + 10]) / 10
+        b = sum(run[s] for s in steps[w:w + 10]) / 10
+        d.append(abs(b - a) / a if math.isfinite(b) else math.inf)
+    return sum(d) / len(d), max(d)
+ours_mean, ours_max = distance(ours)
+torch_mean, torch_max = distance(torch)
+first = next((s for s in steps if abs(ours[s] - exact[s]) > 1e-3 * exact[s]), None)
+torch_first = next((s for s in steps if abs(torch[s] - exact[s]) > 1e-3 * exact[s]), None)
+bound = max(floor, 2 * torch_mean)
+print(f"distance from the float64 curve (mean / largest over 10-step means): dlcaffe "
+      f"{ours_mean:.2%} / {ours_max:.2%}, PyTorch float32 {torch_mean:.2%} / {torch_max:.2%}; "
+      f"first step 0.1% off: dlcaffe {first}, PyTorch {torch_first}; "
+      f"bound max({floor:.0%}, 2 x PyTorch's mean) = {bound:.2%}")
+sys.exit(0 if ours_mean <= bound else 1)
 PY

@@ -7,12 +7,13 @@ initial weights exported to ONNX for dlcaffe.
         [--batch 32] [--lr 0.01] [--momentum 0.9] [--device cuda|cpu]
 
 writes OUT/resnet18_mnist.onnx (the initial weights; eval-mode export with
-BatchNormalization kept as nodes, input 'data', output 'logits') and
-OUT/torch_loss.txt ("step loss" per line). The batches are the training
+BatchNormalization kept as nodes, input 'data', output 'logits'),
+OUT/torch_loss.txt ("step loss" per line) and OUT/torch64_loss.txt (the same
+run in float64: the exact curve). The batches are the training
 images in file order (what dlcaffe's Data layer reads from the LMDB that
 convert_mnist_data writes), scaled by 1/256 as Caffe's LeNet does; BatchNorm
 uses batch statistics (train mode); the loss is the batch mean of the
-softmax cross entropy (SoftmaxWithLoss). FP32, TF32 off.
+softmax cross entropy (SoftmaxWithLoss). TF32 off.
 """
 import argparse
 import gzip
@@ -45,6 +46,14 @@ def model():
     torch.manual_seed(1701)
     net = torchvision.models.resnet18(num_classes=10)
     net.conv1 = torch.nn.Conv2d(1, 64, kernel_size=7, stride=2, padding=3, bias=False)
+    # BatchNorm's affines start near, not at, 1 and 0: PyTorch's exporter
+    # merges initializers of equal values, and every fresh BatchNorm of a
+    # width would come in as one shared (tied) parameter.
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.weight.uniform_(0.9, 1.1)
+                m.bias.uniform_(-0.1, 0.1)
     return net
 
 
@@ -76,22 +85,28 @@ def main():
                       training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False,
                       input_names=["data"], output_names=["logits"], **legacy)
 
-    net = net.to(args.device).train()
-    opt = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=args.momentum)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    with open(os.path.join(args.out, "torch_loss.txt"), "w") as log:
-        for step in range(args.steps):
-            lo = step * args.batch
-            x = torch.from_numpy(images[lo:lo + args.batch].astype(np.float32) / 256.0)
-            y = torch.from_numpy(labels[lo:lo + args.batch].astype(np.int64))
-            x, y = x.unsqueeze(1).to(args.device), y.to(args.device)
-            opt.zero_grad()
-            loss = loss_fn(net(x), y)
-            loss.backward()
-            opt.step()
-            log.write(f"{step} {loss.item():.6f}\n")
-    print(f"train_curve_ref.py: torch {torch.__version__} on {args.device}: {args.steps} steps "
-          f"of batch {args.batch}, last loss {loss.item():.4f}")
+    # float32 (the run to compare with) and float64 (the exact curve, from
+    # the same float32 weights: how far float32 rounding alone takes a run).
+    initial = net.state_dict()
+    for dtype, name in ((torch.float32, "torch_loss.txt"), (torch.float64, "torch64_loss.txt")):
+        net = model()
+        net.load_state_dict(initial)
+        net = net.to(device=args.device, dtype=dtype).train()
+        opt = torch.optim.SGD(net.parameters(), lr=args.lr, momentum=args.momentum)
+        loss_fn = torch.nn.CrossEntropyLoss()
+        with open(os.path.join(args.out, name), "w") as log:
+            for step in range(args.steps):
+                lo = step * args.batch
+                x = torch.from_numpy(images[lo:lo + args.batch].astype(np.float32) / 256.0)
+                y = torch.from_numpy(labels[lo:lo + args.batch].astype(np.int64))
+                x, y = x.unsqueeze(1).to(device=args.device, dtype=dtype), y.to(args.device)
+                opt.zero_grad()
+                loss = loss_fn(net(x), y)
+                loss.backward()
+                opt.step()
+                log.write(f"{step} {loss.item():.6f}\n")
+        print(f"train_curve_ref.py: torch {torch.__version__} {dtype} on {args.device}: "
+              f"{args.steps} steps of batch {args.batch}, last loss {loss.item():.4f}")
 
 
 if __name__ == "__main__":

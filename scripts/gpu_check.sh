@@ -38,10 +38,12 @@ pack() {
   mkdir -p .gpu/mnist
   # Every program; bundle.sh adds the libraries they link (libdlcaffe too).
   local programs=()
-  for p in "$build"/tools/* "$build"/tests/test_*; do
+  for p in "$build"/tools/* "$build"/tests/test_* "$build"/examples/*/*; do
     [ -f "$p" ] && [ -x "$p" ] && programs+=("$p")
   done
   bash "$root/../shared/gpu/bundle.sh" .gpu/check.tar.xz "${programs[@]}"
+  # Where each program lies in the build tree (the bundle keeps names only).
+  for p in "${programs[@]}"; do echo "${p#"$build"/}"; done > .gpu/check_paths.txt
   cp "$root"/../shared/data/mnist/*.gz .gpu/mnist/
   # ONNX's node tests (Debian's libonnx-testdata) for test_onnx_conformance.
   tar -C / -cJf .gpu/onnx_node.tar.xz usr/share/libonnx-testdata/data/node
@@ -58,13 +60,10 @@ unpack() {
   source /tmp/gpu/env.sh
   set -eu -o pipefail
   build=/tmp/gpu/build
-  mkdir -p "$build/tools" "$build/tests"
-  for p in /tmp/gpu/bin/*; do
-    case "$(basename "$p")" in
-      test_*) ln -sf "$p" "$build/tests/" ;;
-      *) ln -sf "$p" "$build/tools/" ;;
-    esac
-  done
+  while read -r path; do
+    mkdir -p "$build/$(dirname "$path")"
+    ln -sf "/tmp/gpu/bin/$(basename "$path")" "$build/$path"
+  done < .gpu/check_paths.txt
   export DLCAFFE_BUILD_DIR="$build" DLCAFFE_SOURCE_DIR="$root"
   # Debian's interpreter (torch 1.13) is not there: the host's python3 has
   # today's torch, onnx and torchvision.
@@ -101,8 +100,8 @@ run_tests() {
   grep '^FAIL' /tmp/gpu/test_results | sed 's/^/  /' | tee -a "$summary" || true
   for t in $(grep '^FAIL' /tmp/gpu/test_results | awk '{print $2}'); do
     echo "===== $t"
-    # gtest's failure lines and what surrounds them, not whole passing logs.
-    grep -E -B2 -A12 'Failure|FAILED|error:|Check failed|terminate' "/tmp/gpu/test_logs/$t.log" | head -n 200
+    # The failing program's log without glog's info lines (its last 300).
+    grep -vE '^I[0-9]{8} ' "/tmp/gpu/test_logs/$t.log" | tail -n 300
   done >> "$out/tests.log"
   unset DLCAFFE_POISON
   [ "$failed" = 0 ]
