@@ -132,7 +132,9 @@ ReplicaGroup::ReplicaGroup(ProcessGroup& processes, int local_count)
   staging_.resize(local_count);
 }
 
-ReplicaGroup::~ReplicaGroup() {
+ReplicaGroup::~ReplicaGroup() { Stop(); }
+
+void ReplicaGroup::Stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -143,7 +145,9 @@ ReplicaGroup::~ReplicaGroup() {
     for (auto& events : buckets) {
       if (events.first) clReleaseEvent(events.first);
       if (events.second) clReleaseEvent(events.second);
+      events = {nullptr, nullptr};
     }
+  staging_.clear();
 }
 
 ReplicaLink& ReplicaGroup::link(int local) { return *links_[local]; }

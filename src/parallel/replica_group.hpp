@@ -37,6 +37,12 @@ class ReplicaGroup {
  public:
   ReplicaGroup(ProcessGroup& processes, int local_count);
   ~ReplicaGroup();  // stops the exchange thread
+  // Ends the gradient exchange and lets go of the devices: joins the
+  // exchange thread, releases the posted events and frees the staging (each
+  // waits for its queued transfers). Call it before the nets and contexts
+  // given to Attach go away (a replica that failed leaves transfers in
+  // flight); the destructor calls it too.
+  void Stop();
 
   int local_count() const { return local_count_; }
   int count() const { return local_count_ * processes_.size(); }
