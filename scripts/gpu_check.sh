@@ -42,6 +42,7 @@ pack() {
     [ -f "$p" ] && [ -x "$p" ] && programs+=("$p")
   done
   bash "$root/../shared/gpu/bundle.sh" .gpu/check.tar.xz "${programs[@]}"
+  git -C "$root" describe --always --dirty > .gpu/check_commit.txt
   # Where each program lies in the build tree (the bundle keeps names only).
   for p in "${programs[@]}"; do echo "${p#"$build"/}"; done > .gpu/check_paths.txt
   cp "$root"/../shared/data/mnist/*.gz .gpu/mnist/
@@ -134,7 +135,7 @@ case "$mode" in
     : > "$summary"
     unpack
     {
-      echo "gpu_check at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%F)"
+      echo "gpu_check of the programs built at $(cat .gpu/check_commit.txt), $(date -u +%F)"
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
       "$build/tools/dlcaffe" device_query 2>&1 | grep -E 'Name|Driver|Version' | head -n 4 || true
       env | grep -E '^DLCAFFE_' | grep -vE 'BUILD_DIR|SOURCE_DIR|PYTHON' || echo "switches: all at their defaults"
