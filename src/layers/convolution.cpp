@@ -19,9 +19,9 @@
 // layout, so .caffemodel files load as they are. Several bottom/top pairs
 // share the weights, as in Caffe.
 //
-// 3x3 stride-1 convolutions may run forward and data gradient as Winograd
-// F(4x4, 3x3) instead (layers/winograd.hpp; UseWinograd() says where); the
-// weight and bias gradients always take the path above.
+// 3x3 stride-1 convolutions may run forward (not in training) and data
+// gradient as Winograd F(4x4, 3x3) instead (core/winograd.hpp; UseWinograd()
+// says where); the weight and bias gradients always take the path above.
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
@@ -45,7 +45,9 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     BaseConvolutionLayer::Reshape(bottom, top);
-    winograd_ = UseWinograd();
+    winograd_data_gradient_ = UseWinograd();
+    // Forward values in training: see UseWinograd.
+    winograd_ = winograd_data_gradient_ && (WinogradForced() || param_.phase() != caffe::TRAIN);
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -109,9 +111,10 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       // The data gradient by Winograd: a 3x3 stride-1 convolution of the top
       // diff (num_output -> channels) with the filters turned 180 degrees.
       // Other stride-1 layers compute that convolution as an implicit GEMM.
-      const bool data_grad_implicit = propagate_down[i] && !winograd_ && DataGradientImplicit();
-      const bool data_grad_by_gemm = propagate_down[i] && !winograd_ && !data_grad_implicit;
-      if (propagate_down[i] && winograd_) {
+      const bool by_winograd = propagate_down[i] && winograd_data_gradient_;
+      const bool data_grad_implicit = propagate_down[i] && !by_winograd && DataGradientImplicit();
+      const bool data_grad_by_gemm = propagate_down[i] && !by_winograd && !data_grad_implicit;
+      if (by_winograd) {
         if (!rotated_filters)
           rotated_filters = WinogradFilters(*ctx_, channels_, num_output_, true,
                                             blobs_[0]->data());
@@ -155,7 +158,8 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   bool reverse_dimensions() const override { return false; }
 
  private:
-  bool winograd_ = false;  // UseWinograd() for the current shapes
+  bool winograd_ = false;                 // forward by Winograd (current shapes)
+  bool winograd_data_gradient_ = false;   // the data gradient by Winograd
 
   // Winograd F(4x4, 3x3) can compute this convolution: 2-D (channel axis 1),
   // 3x3, stride 1, no dilation, one group, pads of 0 to 2 (so that the data
@@ -172,23 +176,24 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   }
 
   // Where Winograd runs. DLCAFFE_CONV_WINOGRAD=on|off forces it (on: wherever
-  // it applies; the tests use it). Never in a TRAIN-phase net: F(4x4, 3x3)'s
-  // transforms (coefficients up to 8 and 1/24) leave forward values with
-  // 10-100x the rounding error of a direct sum, and in training more of the
-  // values within rounding of zero flip at ReLUs, which moves the
-  // BatchNorm gradients that sum over them: on an H100, googlenet's and
-  // inception_v3's then missed their bounds (one BatchNorm bias gradient
-  // each, 0.0123 against 0.012 and 0.0561 against 0.0376). Both pass
-  // without Winograd; with Winograd in forward alone they missed by the
-  // same amounts, so the forward values are the cause. Inference outputs
-  // stay within 1e-4 of float64. Otherwise where the channels make its 36
-  // GEMMs worth running: on GPU-shaped devices from 16 channels; on
-  // CPU-shaped ones (PoCL, 2-core AVX-512, vgg16 and resnet18 at batch 4)
-  // only from 128 channels on outputs of 28 x 28 and more, where it was
-  // 1.05-1.8x faster forward and 1.1-1.3x backward than im2col + GEMM
-  // (on par at 128 channels on 28 x 28); it was 0.25-0.7x on 64-channel
-  // layers and on 14 x 14 and 7 x 7 ones (GEMMs too thin for the CPU
-  // kernels, transforms that cost as much as the products).
+  // it applies, forward and data gradient; the tests use it). Otherwise where
+  // the channels make its 36 GEMMs worth running: on GPU-shaped devices from
+  // 16 channels; on CPU-shaped ones (PoCL, 2-core AVX-512, vgg16 and
+  // resnet18 at batch 4) only from 128 channels on outputs of 28 x 28 and
+  // more, where it was 1.05-1.8x faster forward and 1.1-1.3x backward than
+  // im2col + GEMM (on par at 128 channels on 28 x 28); it was 0.25-0.7x on
+  // 64-channel layers and on 14 x 14 and 7 x 7 ones (GEMMs too thin for the
+  // CPU kernels, transforms that cost as much as the products).
+  //
+  // That holds for the data gradient; the forward pass of a TRAIN-phase net
+  // takes the direct path: F(4x4, 3x3)'s transforms (coefficients up to 8
+  // and 1/24) leave forward values with 10-100x the rounding error of a
+  // direct sum, and in training more of the values within rounding of zero
+  // flip at ReLUs, which moves the BatchNorm gradients that sum over them.
+  // On an H100 googlenet's and inception_v3's then missed their bounds (one
+  // BatchNorm bias gradient each, 0.0123 against 0.012 and 0.0561 against
+  // 0.0376); they pass with a direct forward, whichever way the data
+  // gradient goes. Inference outputs stay within 1e-4 of float64.
   bool UseWinograd() const {
     if (!WinogradApplies()) return false;
     if (const char* forced = std::getenv("DLCAFFE_CONV_WINOGRAD")) {
@@ -197,11 +202,14 @@ class ConvolutionLayer : public BaseConvolutionLayer {
                   "DLCAFFE_CONV_WINOGRAD must be 'on' or 'off', not '" << value << "'");
       return value == "on";
     }
-    if (param_.phase() == caffe::TRAIN) return false;
     if (PrefersCpuShapedKernels(ctx_->info()))
       return channels_ >= 128 && num_output_ >= 128 &&
              output_shape_[0] * output_shape_[1] >= 28 * 28;
     return channels_ >= 16 && num_output_ >= 16;
+  }
+  static bool WinogradForced() {
+    const char* forced = std::getenv("DLCAFFE_CONV_WINOGRAD");
+    return forced && std::string(forced) == "on";
   }
 
   // Forward: the bottom (channels_) into the top (num_output_) with our pad.
