@@ -275,7 +275,8 @@ std::string ChannelReduceKernel::CombineParts(bool gpu) const {
     const std::string a = "pw_a" + std::to_string(k);
     s << "    " << a << " = "
       << Combine(reductions_[k], a,
-                 "pw_partial[(" + std::to_string(k) + " * pw_channels + channel) * pw_parts + pw_t]")
+                 "pw_partial[(" + std::to_string(k) +
+                     " * pw_channels + channel) * pw_parts + pw_t]")
       << ";\n";
   }
   s << "  }\n";

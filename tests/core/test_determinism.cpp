@@ -2,8 +2,8 @@
 // results, also when other passes ran in between and left other values in
 // the recycled buffers; and the GPU-shaped kernels (forced on any device by
 // DLCAFFE_KERNEL_SHAPE=gpu) agree with the CPU-shaped ones. A training net
-// with what the torchvision nets use: convolutions (3x3 ones that take
-// Winograd in the GPU shape, a strided one, 1x1), BatchNorm with batch
+// with what the torchvision nets use: convolutions (3x3 ones whose data
+// gradient takes Winograd in the GPU shape, a strided one, 1x1), BatchNorm with batch
 // statistics absorbing a Scale and a ReLU, fan-out, an Eltwise sum with its
 // ReLU, concatenation, max and average pooling, an inner product and a
 // softmax loss; with fusion on and off. Under DLCAFFE_POISON=1 (as CI runs
@@ -30,8 +30,8 @@ const char kNet[] = R"(
   layer { name: 'in' type: 'Input' top: 'x' top: 'label'
           input_param { shape { dim: 3 dim: 16 dim: 13 dim: 11 } shape { dim: 3 } } }
   layer { name: 'conv1' type: 'Convolution' bottom: 'x' top: 'c1'
-          convolution_param { num_output: 24 kernel_size: 3 pad: 1
-                              weight_filler { type: 'msra' } bias_filler { type: 'gaussian' std: 0.1 } } }
+          convolution_param { num_output: 24 kernel_size: 3 pad: 1 weight_filler { type: 'msra' }
+                              bias_filler { type: 'gaussian' std: 0.1 } } }
   layer { name: 'bn1' type: 'BatchNorm' bottom: 'c1' top: 'c1' }
   layer { name: 'scale1' type: 'Scale' bottom: 'c1' top: 'c1'
           scale_param { bias_term: true filler { type: 'gaussian' mean: 1 std: 0.2 }
@@ -49,7 +49,8 @@ const char kNet[] = R"(
   layer { name: 'relu2' type: 'ReLU' bottom: 'sum' top: 'sum' }
   layer { name: 'conv3' type: 'Convolution' bottom: 'sum' top: 'c3'
           convolution_param { num_output: 16 kernel_size: 3 stride: 2 pad: 1
-                              weight_filler { type: 'msra' } bias_filler { type: 'gaussian' std: 0.1 } } }
+                              weight_filler { type: 'msra' }
+                              bias_filler { type: 'gaussian' std: 0.1 } } }
   layer { name: 'relu3' type: 'ReLU' bottom: 'c3' top: 'c3' }
   layer { name: 'pool_max' type: 'Pooling' bottom: 'sum' top: 'pm'
           pooling_param { pool: MAX kernel_size: 3 stride: 2 pad: 1 } }
@@ -72,7 +73,8 @@ Snapshot Pass(Net& net) {
   for (size_t i = 0; i < net.blobs().size(); ++i) {
     s[net.blob_names()[i] + " data"] = net.blobs()[i]->ReadData();
     // The labels take no gradient: their diff is never written.
-    if (net.blob_names()[i] != "label") s[net.blob_names()[i] + " diff"] = net.blobs()[i]->ReadDiff();
+    if (net.blob_names()[i] != "label")
+      s[net.blob_names()[i] + " diff"] = net.blobs()[i]->ReadDiff();
   }
   for (size_t i = 0; i < net.params().size(); ++i)
     s["param " + std::to_string(i) + " diff"] = net.params()[i]->ReadDiff();
@@ -140,8 +142,9 @@ INSTANTIATE_TEST_SUITE_P(ShapesAndFusion, Determinism,
                          ::testing::Combine(::testing::Values("cpu", "gpu"),
                                             ::testing::Bool()));
 
-// The GPU-shaped kernels (tiled GEMM with split-K, Winograd from 16
-// channels, implicit convolutions, channel sums split over work-groups)
+// The GPU-shaped kernels (tiled GEMM with split-K, Winograd data gradients
+// from 16 channels, implicit convolutions, channel sums split over
+// work-groups)
 // against the CPU-shaped ones on the same weights and inputs.
 TEST(Determinism, GpuShapedKernelsAgreeWithCpuShapedOnes) {
   std::vector<std::vector<float>> weights;
