@@ -605,3 +605,38 @@ TEST(Convolution, UnknownKernelShapeIsAnError) {
 }  // namespace
 }  // namespace test
 }  // namespace dlcaffe
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+// A TRAIN-phase convolution computes its forward values directly, never by
+// Winograd F(4x4, 3x3), whose rounding flips ReLUs and moved googlenet's and
+// inception_v3's gradients past their bounds on a GPU; inference keeps
+// Winograd. The GPU shape (forced) takes Winograd from 16 channels.
+TEST(Convolution, TrainingForwardIsDirectWhereInferenceTakesWinograd) {
+  setenv("DLCAFFE_KERNEL_SHAPE", "gpu", 1);
+  const auto forward = [](const std::string& phase, const char* winograd) {
+    if (winograd) setenv("DLCAFFE_CONV_WINOGRAD", winograd, 1);
+    Blob bottom(TestContext(), {2, 16, 9, 11}), top(TestContext());
+    FillUniform(&bottom, -1.f, 1.f, 5);
+    auto layer = MakeLayer("type: 'Convolution' phase: " + phase +
+                           " convolution_param { num_output: 17 kernel_size: 3 pad: 1 }");
+    layer->SetUp({&bottom}, {&top});
+    FillUniform(layer->blobs()[0].get(), -0.3f, 0.3f, 6);
+    FillUniform(layer->blobs()[1].get(), -0.1f, 0.1f, 7);
+    layer->Forward({&bottom}, {&top});
+    unsetenv("DLCAFFE_CONV_WINOGRAD");
+    return top.ReadData();
+  };
+  const std::vector<float> direct = forward("TRAIN", "off");
+  EXPECT_EQ(forward("TRAIN", nullptr), direct);
+  const std::vector<float> inference = forward("TEST", nullptr);
+  EXPECT_EQ(inference, forward("TEST", "on"));
+  EXPECT_NE(inference, direct);  // Winograd rounds otherwise: the two paths differ
+  unsetenv("DLCAFFE_KERNEL_SHAPE");
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
