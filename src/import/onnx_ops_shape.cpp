@@ -108,7 +108,8 @@ void ImportRange(NodeContext& ctx) {
                "start " << start << ", limit " << limit << " and delta " << delta
                         << " give more values than the importer computes on the host ("
                         << kMaxHostValues << ")");
-  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(steps));
+  // A negative count is an empty range (a huge one would not convert).
+  const int64_t n = steps > 0 ? static_cast<int64_t>(steps) : 0;
   for (int64_t i = 0; i < n; ++i) t.values.push_back(start + i * delta);
   t.shape = {n};
   ctx.SetConstantOutput(0, t);
