@@ -9,6 +9,7 @@
 // Concat, Cast, ...) is evaluated at import time.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct OnnxImportOptions {
   // for inputs that are really weights or shapes (ONNX's node tests feed
   // Conv weights, Reshape shapes and Gather indices as inputs).
   std::map<std::string, std::string> constant_input_files;
+  // Initializers that a training import keeps fixed although a gradient
+  // reaches them: buffers such as rotary cos/sin tables (ONNX does not tell
+  // buffers from parameters; see src/import/onnx_trainable.hpp).
+  std::set<std::string> frozen_initializers;
 };
 
 // Where an ONNX initializer ended up: blob `blob_index` of layer `layer`.
@@ -55,7 +60,7 @@ struct OnnxModel {
 
 // Reads and converts `path`. Throws dlcaffe::Error naming the file, and the
 // node and its op type where one is at fault (unsupported op or attribute,
-// an opset outside 9..17, a shape that cannot be folded, missing external
+// an opset outside 9..21, a shape that cannot be folded, missing external
 // data, a truncated or corrupt file).
 OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options = {});
 

@@ -62,6 +62,11 @@ std::string Graph::UniqueBlobName(const std::string& base) {
   return name;
 }
 
+bool Graph::IsTrainable(const Value& value) const {
+  if (!value.constant || value.initializer.empty() || value.tensor.is_integer()) return false;
+  return !options_.training || trainable_.count(value.initializer) > 0;
+}
+
 std::string Graph::Materialize(const std::string& name, const std::string& where) {
   Value& value = Get(name, where);
   if (!value.blob.empty()) return value.blob;
@@ -77,8 +82,7 @@ std::string Graph::Materialize(const std::string& name, const std::string& where
   *proto->mutable_shape() = ToBlobShape(value.shape);
   for (double v : value.tensor.values) proto->add_data(static_cast<float>(v));
   caffe::ParamSpec* spec = layer->add_param();
-  const bool learnable = !value.initializer.empty() && !value.tensor.is_integer();
-  if (learnable) {
+  if (IsTrainable(value)) {
     spec->set_name(value.initializer);
     parameters_[value.initializer] = {layer->name(), 0};
   } else {
@@ -107,9 +111,15 @@ const Value& NodeContext::input(int i) const {
   return graph_.Get(node_.input(i), Where());
 }
 
+bool NodeContext::is_constant(int i) const {
+  return has_input(i) && input(i).constant && !(options().training && is_trainable(i));
+}
+
+bool NodeContext::is_trainable(int i) const { return has_input(i) && graph_.IsTrainable(input(i)); }
+
 bool NodeContext::all_constant() const {
   for (int i = 0; i < num_inputs(); ++i)
-    if (has_input(i) && !input(i).constant) return false;
+    if (has_input(i) && !is_constant(i)) return false;
   return true;
 }
 
@@ -211,7 +221,18 @@ void NodeContext::SetOutput(int k, std::vector<int64_t> shape, const std::string
   Value v;
   v.shape = std::move(shape);
   v.blob = blob.empty() ? node_.output(k) : blob;
+  bool any_run_time = false, all_integer = true;
+  for (int i = 0; i < num_inputs(); ++i) {
+    if (!has_input(i) || input(i).constant) continue;
+    any_run_time = true;
+    all_integer = all_integer && input(i).integer;
+  }
+  v.integer = any_run_time && all_integer;
   graph_.Set(node_.output(k), std::move(v));
+}
+
+void NodeContext::MarkOutputInteger(int k, bool integer) {
+  if (has_output(k)) graph_.Get(node_.output(k), Where()).integer = integer;
 }
 
 caffe::LayerParameter* NodeContext::AddLayer(const std::string& type,
@@ -267,8 +288,7 @@ void NodeContext::AddParamBlob(caffe::LayerParameter* layer, int input_index,
                                const std::vector<int64_t>& shape) {
   const Value& v = input(input_index);
   const HostTensor& t = constant(input_index);
-  const bool learnable = !v.initializer.empty() && !t.is_integer();
-  AddValueBlob(layer, t, shape.empty() ? v.shape : shape, v.initializer, learnable);
+  AddValueBlob(layer, t, shape.empty() ? v.shape : shape, v.initializer, is_trainable(input_index));
 }
 
 // ---- helpers ----

@@ -29,7 +29,11 @@ struct Value {
   // weight to MatMul): that initializer's name, so that the weight stays a
   // parameter in its own layout.
   std::string transposed_initializer;
+  // A run-time tensor of integers (token ids, positions), held as floats
+  // (exact below 2^24): integer-only arithmetic on it is refused.
+  bool integer = false;
 };
+
 
 class Graph;
 
@@ -50,7 +54,15 @@ class NodeContext {
   const Value& input(int i) const;
   const std::vector<int64_t>& shape(int i) const { return input(i).shape; }
   int rank(int i) const { return static_cast<int>(shape(i).size()); }
-  bool is_constant(int i) const { return has_input(i) && input(i).constant; }
+  // Known at import time and free to fold on the host: a constant, or an
+  // initializer that is not a trained parameter (Graph::IsTrainable).
+  bool is_constant(int i) const;
+  // Input i is a trained parameter: it must stay a learnable blob.
+  bool is_trainable(int i) const;
+  // Known at import time, so that a layer can own it as a blob (a weight):
+  // constants and every initializer, trainable or not.
+  bool is_weight(int i) const { return has_input(i) && input(i).constant; }
+  // Every present input is_constant (the node can be evaluated on the host).
   bool all_constant() const;
   // The host value of input i; an error if it is only known at run time.
   const HostTensor& constant(int i) const;
@@ -84,7 +96,10 @@ class NodeContext {
   void SetOutputToInput(int k, int i);
   // Output k is blob `blob` of this shape (by default the output's own name,
   // which a layer of this node must top).
+  // A run-time output holds integers when every run-time input does.
   void SetOutput(int k, std::vector<int64_t> shape, const std::string& blob = "");
+  // Overrides that rule (a Cast to float).
+  void MarkOutputInteger(int k, bool integer);
 
   // A layer named after the node (a suffix tells several apart).
   caffe::LayerParameter* AddLayer(const std::string& type, const std::vector<std::string>& bottoms,
@@ -152,6 +167,13 @@ class Graph {
   // The blob of a value (a constant gets a Parameter layer).
   std::string Materialize(const std::string& name, const std::string& where);
 
+  // Whether `value` is a trained parameter: in a training import, an
+  // initializer that TrainableInitializers picked and the user did not
+  // freeze; in an inference import, any float initializer (as blobs they
+  // keep their names; nothing trains them).
+  bool IsTrainable(const Value& value) const;
+  void SetTrainable(std::set<std::string> names) { trainable_ = std::move(names); }
+
   caffe::NetParameter& net() { return net_; }
   std::map<std::string, OnnxParameterSource>& parameters() { return parameters_; }
   std::string UniqueLayerName(const std::string& base);
@@ -166,6 +188,7 @@ class Graph {
   caffe::NetParameter net_;
   std::map<std::string, OnnxParameterSource> parameters_;
   std::set<std::string> layer_names_, blob_names_;
+  std::set<std::string> trainable_;
 };
 
 // Axis helpers: a negative axis counts from the end.

@@ -11,6 +11,7 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
 #include "import/onnx_graph.hpp"
+#include "import/onnx_trainable.hpp"
 #include "passes/net_pass.hpp"
 
 namespace dlcaffe {
@@ -18,7 +19,7 @@ namespace dlcaffe {
 namespace {
 using namespace onnx_import;
 
-constexpr int kMinOpset = 9, kMaxOpset = 17;
+constexpr int kMinOpset = 9, kMaxOpset = 21;
 
 onnx::ModelProto ReadModel(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -49,6 +50,19 @@ int DefaultOpset(const std::string& path, const onnx::ModelProto& model) {
   return opset;
 }
 
+// Integer graph inputs (token ids, positions, masks) come in at run time,
+// held as floats: exact up to 2^24, far beyond any vocabulary.
+bool IsIntegerInputType(int elem) {
+  switch (elem) {
+    case onnx::TensorProto::INT64: case onnx::TensorProto::INT32: case onnx::TensorProto::INT16:
+    case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::UINT32: case onnx::TensorProto::BOOL:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::vector<int64_t> InputShape(const std::string& path, const onnx::ValueInfoProto& input,
                                 const OnnxImportOptions& options) {
   DLC_REQUIRE(input.type().has_tensor_type(),
@@ -56,11 +70,13 @@ std::vector<int64_t> InputShape(const std::string& path, const onnx::ValueInfoPr
                    << "' is not a tensor (sequence, map and optional inputs are not supported)");
   const auto& tensor = input.type().tensor_type();
   const int elem = tensor.elem_type();
-  DLC_REQUIRE(elem == onnx::TensorProto::FLOAT || elem == onnx::TensorProto::UNDEFINED,
+  DLC_REQUIRE(elem == onnx::TensorProto::FLOAT || elem == onnx::TensorProto::UNDEFINED ||
+                  IsIntegerInputType(elem),
               path << ": graph input '" << input.name() << "' has element type "
                    << onnx::TensorProto_DataType_Name(
                           static_cast<onnx::TensorProto_DataType>(elem))
-                   << "; the importer takes float inputs");
+                   << "; the importer takes float inputs and integer ones (token ids, "
+                      "positions, masks)");
   auto given = options.input_shapes.find(input.name());
   if (given != options.input_shapes.end())
     return std::vector<int64_t>(given->second.begin(), given->second.end());
@@ -90,6 +106,16 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
   Graph graph(path, options, opset);
   OnnxModel result;
   result.opset = opset;
+  if (options.training) {
+    std::set<std::string> trainable = TrainableInitializers(g);
+    for (const auto& name : options.frozen_initializers) {
+      bool found = false;
+      for (const auto& init : g.initializer()) found = found || init.name() == name;
+      DLC_REQUIRE(found, path << ": '" << name << "' (to freeze) is not an initializer of the model");
+      trainable.erase(name);
+    }
+    graph.SetTrainable(std::move(trainable));
+  }
 
   std::set<std::string> initializer_names;
   for (const auto& init : g.initializer()) {
@@ -119,6 +145,7 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
     }
     Value v;
     v.shape = InputShape(path, input, options);
+    v.integer = IsIntegerInputType(input.type().tensor_type().elem_type());
     v.blob = input.name();
     input_layer.add_top(input.name());
     *input_layer.mutable_input_param()->add_shape() = ToBlobShape(v.shape);

@@ -19,17 +19,41 @@ void ImportIdentity(NodeContext& ctx) { Alias(ctx); }
 void ImportDropout(NodeContext& ctx) {
   // Inference drops it; an import for training keeps it as the identity so
   // that a gradient check is deterministic (see OnnxImportOptions).
-  ONNX_REQUIRE(ctx, !ctx.has_output(1), "the mask output is not supported");
   const bool training_mode = ctx.has_input(2) && ctx.constant(2).values.at(0) != 0;
   const double ratio = ctx.has_input(1) ? ctx.constant(1).values.at(0) : 0.5;
   ONNX_REQUIRE(ctx, !training_mode || ratio == 0,
                "a Dropout in training mode (random masks) is not supported; import the model for "
                "training instead, where Dropout is the identity");
   Alias(ctx);
+  // The identity keeps every element: the mask (exporters of training
+  // graphs ask for it) is all true.
+  if (ctx.has_output(1)) {
+    HostTensor mask;
+    mask.type = onnx::TensorProto::BOOL;
+    mask.shape = ctx.shape(0);
+    mask.values.assign(HostValueCount(mask.shape), 1.0);
+    ctx.SetConstantOutput(1, mask);
+  }
 }
 
-void ImportCast(NodeContext& ctx) {
-  const int64_t to = ctx.attr_int("to", onnx::TensorProto::FLOAT);
+// An element type's name, the newer ones too (Debian's ONNX schema stops at
+// BFLOAT16).
+std::string TypeName(int64_t type) {
+  static const char* const newer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                      "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+  if (type >= 17 && type < 17 + 7) return newer[type - 17];
+  if (!onnx::TensorProto_DataType_IsValid(static_cast<int>(type))) return "unknown";
+  return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(type));
+}
+
+// Cast (and CastLike) to element type `to`.
+void CastTo(NodeContext& ctx, int64_t to) {
+  // Types the host values cannot hold exactly (float8 and 4-bit integers,
+  // opset 19 and 21; strings; complex numbers).
+  ONNX_REQUIRE(ctx, to >= onnx::TensorProto::FLOAT && to <= onnx::TensorProto::BFLOAT16 &&
+                        to != onnx::TensorProto::STRING && to != onnx::TensorProto::COMPLEX64 &&
+                        to != onnx::TensorProto::COMPLEX128,
+               "casting to element type " << to << " (" << TypeName(to) << ") is not supported");
   if (ctx.is_constant(0)) {
     HostTensor t = ctx.constant(0);
     t.type = static_cast<int>(to);
@@ -40,11 +64,31 @@ void ImportCast(NodeContext& ctx) {
     ctx.SetConstantOutput(0, t);
     return;
   }
-  ONNX_REQUIRE(ctx, to == onnx::TensorProto::FLOAT,
+  // Run-time integers (held as floats) cast to float or to another integer
+  // type are the same values; a float cast to an integer would need rounding.
+  const bool integer_to_integer = ctx.input(0).integer && IsIntegerType(static_cast<int>(to));
+  ONNX_REQUIRE(ctx, to == onnx::TensorProto::FLOAT || integer_to_integer,
                "casting a run-time tensor to "
                    << onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(to))
                    << " is not supported (dlcaffe computes in float)");
   Alias(ctx);
+  if (ctx.has_output(0) && to == onnx::TensorProto::FLOAT)
+    ctx.MarkOutputInteger(0, false);
+}
+
+// `saturate` (opset 19) only concerns float8 targets, which are refused.
+void ImportCast(NodeContext& ctx) {
+  ctx.CheckAttributes({"to", "saturate"});
+  CastTo(ctx, ctx.attr_int("to", onnx::TensorProto::FLOAT));
+}
+
+// CastLike (opset 15): Cast to the element type of input 1 (a run-time
+// tensor is float, or an integer one the importer tracks as such).
+void ImportCastLike(NodeContext& ctx) {
+  ctx.CheckAttributes({"saturate"});
+  const Value& target = ctx.input(1);
+  CastTo(ctx, target.constant ? target.tensor.type
+                              : target.integer ? onnx::TensorProto::INT64 : onnx::TensorProto::FLOAT);
 }
 
 // One layer of `type` on input 0, its parameters filled by `set`.
@@ -119,6 +163,17 @@ void ImportUnary(NodeContext& ctx) {
       l->mutable_hard_sigmoid_param()->set_beta(beta);
     });
   }
+  if (op == "Gelu") {
+    // Opset 20: the exact GELU or its tanh approximation.
+    ctx.CheckAttributes({"approximate"});
+    const std::string approximate = ctx.attr_string("approximate", "none");
+    ONNX_REQUIRE(ctx, approximate == "none" || approximate == "tanh",
+                 "approximate '" << approximate << "' is not supported");
+    return Unary(ctx, "GELU", [&](caffe::LayerParameter* l) {
+      l->mutable_gelu_param()->set_approximate(approximate == "tanh" ? caffe::GELUParameter::TANH
+                                                                     : caffe::GELUParameter::NONE);
+    });
+  }
   if (op == "Selu") {
     // gamma * elu_alpha(x): an ELU and a Power scaling its output.
     const float alpha = ctx.attr_float("alpha", 1.67326319217681884765625f);
@@ -131,10 +186,11 @@ void ImportUnary(NodeContext& ctx) {
   }
   ONNX_REQUIRE(ctx, false, "run-time inputs are not supported");
 }
-REGISTER_ONNX_OP(ImportUnary, "Relu", "Sigmoid", "Tanh", "Abs", "Erf", "Softplus", "HardSwish", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "LeakyRelu", "Elu", "HardSigmoid", "Selu", "Floor", "Ceil", "Not");
+REGISTER_ONNX_OP(ImportUnary, "Relu", "Sigmoid", "Tanh", "Abs", "Erf", "Softplus", "HardSwish", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "LeakyRelu", "Elu", "HardSigmoid", "Selu", "Floor", "Ceil", "Not", "Gelu");
 REGISTER_ONNX_OP(ImportIdentity, "Identity");
 REGISTER_ONNX_OP(ImportDropout, "Dropout");
 REGISTER_ONNX_OP(ImportCast, "Cast");
+REGISTER_ONNX_OP(ImportCastLike, "CastLike");
 
 void ImportClip(NodeContext& ctx) {
   float lo = -FLT_MAX, hi = FLT_MAX;
@@ -273,13 +329,13 @@ bool ImportAsChannelScaleOrBias(NodeContext& ctx, const std::vector<int64_t>& sh
   if (op != "Mul" && op != "Add") return false;
   for (int small = 0; small < 2; ++small) {
     const int x = 1 - small;
-    if (ctx.shape(x) != shape || ctx.is_constant(x) || ctx.shape(small) == shape) continue;
+    if (ctx.shape(x) != shape || ctx.is_weight(x) || ctx.shape(small) == shape) continue;
     int first = 0, n = 0;
     if (!ContiguousBroadcast(shape, ctx.shape(small), &first, &n)) continue;
     const std::vector<int64_t> block(shape.begin() + first, shape.begin() + first + n);
     const std::string type = op == "Mul" ? "Scale" : "Bias";
     caffe::LayerParameter* layer;
-    if (ctx.is_constant(small)) {
+    if (ctx.is_weight(small)) {
       layer = ctx.AddLayer(type, {ctx.blob(x)}, {ctx.output_name(0)});
       ctx.AddParamBlob(layer, small, block);
     } else {
@@ -337,13 +393,18 @@ void ImportBinary(NodeContext& ctx) {
   }
   static const std::set<std::string> kLayerOps = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
   ONNX_REQUIRE(ctx, kLayerOps.count(op), "run-time inputs are not supported");
+  // Integer division truncates, which the float layers do not: such an
+  // operand must be known at import time (ctx.constant says so).
+  if (op == "Div")
+    for (int i = 0; i < 2; ++i)
+      if (ctx.input(i).integer) ctx.constant(i);
   const auto shape = BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1));
   if (ImportAsChannelScaleOrBias(ctx, shape)) return;
   for (int c = 0; c < 2; ++c) {
-    if (!ctx.is_constant(c)) continue;
+    if (!ctx.is_weight(c) || ctx.is_weight(1 - c)) continue;
     const Value& v = ctx.input(c);
     const int x = 1 - c;
-    const bool learnable = !v.initializer.empty() && !v.tensor.is_integer();
+    const bool learnable = ctx.is_trainable(c);
     // A fixed scalar: a Power layer (no broadcast, no parameter).
     if (!learnable && v.tensor.count() == 1 && ctx.shape(x) == shape &&
         ImportScalarAsPower(ctx, c, v.tensor.values[0])) {
@@ -392,19 +453,6 @@ void ImportSum(NodeContext& ctx) {
   ctx.SetOutput(0, ctx.shape(0));
 }
 REGISTER_ONNX_OP(ImportSum, "Sum");
-
-void ImportWhere(NodeContext& ctx) {
-  ONNX_REQUIRE(ctx, ctx.all_constant(), "run-time inputs are not supported");
-  HostTensor c = ctx.constant(0);
-  c.type = ctx.constant(1).type;  // the results take the values' type
-  // where(c, x, y) = c * x + (1 - c) * y, evaluated with broadcasting.
-  HostTensor picked_x = HostBinary(ctx, c, ctx.constant(1), [](double m, double x) { return m != 0 ? x : 0; });
-  HostTensor mask_y = HostBinary(ctx, c, ctx.constant(2), [](double m, double y) { return m != 0 ? 0 : y; });
-  HostTensor out = HostBinary(ctx, picked_x, mask_y, [](double a, double b) { return a + b; });
-  out.type = ctx.constant(1).type;
-  ctx.SetConstantOutput(0, out);
-}
-REGISTER_ONNX_OP(ImportWhere, "Where");
 
 }  // namespace
 }  // namespace onnx_import

@@ -329,7 +329,12 @@ void ImportInstanceNorm(NodeContext& ctx) {
 REGISTER_ONNX_OP(ImportInstanceNorm, "InstanceNormalization");
 
 void ImportLayerNorm(NodeContext& ctx) {
+  ctx.CheckAttributes({"axis", "epsilon", "stash_type"});
   ONNX_REQUIRE(ctx, !ctx.has_output(1) && !ctx.has_output(2), "the Mean and InvStdDev outputs are not supported");
+  // The statistics' precision: the LayerNorm layer computes them in float.
+  const int64_t stash_type = ctx.attr_int("stash_type", onnx::TensorProto::FLOAT);
+  ONNX_REQUIRE(ctx, stash_type == onnx::TensorProto::FLOAT,
+               "stash_type " << stash_type << " is not supported (the statistics are computed in float)");
   const auto& in = ctx.shape(0);
   const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", -1), static_cast<int>(in.size()));
   const std::vector<int64_t> normalized(in.begin() + axis, in.end());
@@ -360,8 +365,8 @@ REGISTER_ONNX_OP(ImportLrn, "LRN");
 // A MatMul layer for a @ b (either may be stored as the layer's operand).
 void AddMatMul(NodeContext& ctx, int a, int b, bool ta, bool tb, const std::string& top) {
   caffe::LayerParameter* layer;
-  if (ctx.is_constant(b) || ctx.is_constant(a)) {
-    const int stored = ctx.is_constant(b) ? b : a;
+  if (ctx.is_weight(b) || ctx.is_weight(a)) {
+    const int stored = ctx.is_weight(b) ? b : a;
     layer = ctx.AddLayer("MatMul", {ctx.blob(stored == b ? a : b)}, {top});
     *layer->mutable_matmul_param()->mutable_operand_shape() = ToBlobShape(ctx.shape(stored));
     layer->mutable_matmul_param()->set_operand_first(stored == a);
@@ -393,7 +398,7 @@ void ImportMatMul(NodeContext& ctx) {
   const auto out = MatMulShape(ctx, ctx.shape(0), ctx.shape(1), false, false);
   // x @ W with a stored 2-d W: an InnerProduct over the last axis (its
   // transpose mode keeps W's K x N layout).
-  if (ctx.is_constant(1) && !ctx.is_constant(0) && ctx.rank(1) == 2 && ctx.rank(0) >= 2) {
+  if (ctx.is_weight(1) && !ctx.is_weight(0) && ctx.rank(1) == 2 && ctx.rank(0) >= 2) {
     caffe::LayerParameter* layer = ctx.AddLayer("InnerProduct", {ctx.blob(0)}, {ctx.output_name(0)});
     caffe::InnerProductParameter* p = layer->mutable_inner_product_param();
     p->set_num_output(static_cast<int>(ctx.shape(1)[1]));
@@ -409,7 +414,8 @@ void ImportMatMul(NodeContext& ctx) {
     }
     return ctx.SetOutput(0, out);
   }
-  ONNX_REQUIRE(ctx, !ctx.all_constant(), "constant matrix products are not supported");
+  ONNX_REQUIRE(ctx, !(ctx.is_weight(0) && ctx.is_weight(1)),
+               "a product of two constants is not supported");
   AddMatMul(ctx, 0, 1, false, false, ctx.output_name(0));
   ctx.SetOutput(0, out);
 }
@@ -421,10 +427,10 @@ void ImportGemm(NodeContext& ctx) {
   ONNX_REQUIRE(ctx, ctx.rank(0) == 2 && ctx.rank(1) == 2, "A and B must be matrices");
   const auto out = MatMulShape(ctx, ctx.shape(0), ctx.shape(1), ta, tb);
   const int64_t n = out[1];
-  const bool bias_vector = ctx.has_input(2) && ctx.is_constant(2) && ShapeCount(ctx.shape(2)) == n &&
+  const bool bias_vector = ctx.has_input(2) && ctx.is_weight(2) && ShapeCount(ctx.shape(2)) == n &&
                            ctx.shape(2).back() == n;
   // The usual fully connected layer: an InnerProduct with B as its weights.
-  if (!ta && ctx.is_constant(1) && !ctx.is_constant(0) && alpha == 1.f &&
+  if (!ta && ctx.is_weight(1) && !ctx.is_weight(0) && alpha == 1.f &&
       (!ctx.has_input(2) || (bias_vector && beta == 1.f))) {
     caffe::LayerParameter* layer = ctx.AddLayer("InnerProduct", {ctx.blob(0)}, {ctx.output_name(0)});
     caffe::InnerProductParameter* p = layer->mutable_inner_product_param();
@@ -481,6 +487,9 @@ void ImportSoftmax(NodeContext& ctx) {
 REGISTER_ONNX_OP(ImportSoftmax, "Softmax", "LogSoftmax");
 
 void ImportResize(NodeContext& ctx) {
+  ctx.CheckAttributes({"mode", "scales", "coordinate_transformation_mode", "nearest_mode",
+                       "cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias",
+                       "axes", "keep_aspect_ratio_policy"});
   const auto& in = ctx.shape(0);
   const int rank = static_cast<int>(in.size());
   ONNX_REQUIRE(ctx, rank >= 3 && rank <= 5, "the input must be N x C x 1-3 spatial axes");
@@ -497,16 +506,54 @@ void ImportResize(NodeContext& ctx) {
     if (ctx.has_input(2) && ctx.constant(2).count() > 0) scales = ctx.constant(2).values;
     if (ctx.has_input(3) && ctx.constant(3).count() > 0) sizes = ctx.constant(3).ints();
   }
+  // Opset 18: scales or sizes for the listed axes only, the others kept.
+  const std::vector<int64_t> axes = ctx.attr_ints("axes");
+  if (!axes.empty()) {
+    ONNX_REQUIRE(ctx, scales.size() == axes.size() || sizes.size() == axes.size(),
+                 "needs scales or sizes for each of the " << axes.size() << " axes");
+    std::vector<double> full_scales(rank, 1.0);
+    std::vector<int64_t> full_sizes(in);
+    std::vector<bool> seen(rank, false);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int axis = NormalizeAxis(ctx, axes[i], rank);
+      ONNX_REQUIRE(ctx, !seen[axis], "axis " << axes[i] << " is given twice");
+      seen[axis] = true;
+      if (!scales.empty()) full_scales[axis] = scales[i];
+      if (!sizes.empty()) full_sizes[axis] = sizes[i];
+    }
+    if (!scales.empty()) scales = full_scales;
+    if (!sizes.empty()) sizes = full_sizes;
+  }
   ONNX_REQUIRE(ctx, static_cast<int>(scales.size()) == rank || static_cast<int>(sizes.size()) == rank,
                "needs scales or sizes for every axis");
   if (!scales.empty())
     ONNX_REQUIRE(ctx, scales[0] == 1 && scales[1] == 1, "resizing the batch or channel axis is not supported");
   if (!sizes.empty())
     ONNX_REQUIRE(ctx, sizes[0] == in[0] && sizes[1] == in[1], "resizing the batch or channel axis is not supported");
+  // Opset 18: sizes that keep the aspect ratio: one scale for the resized
+  // axes (the smallest or largest size / input), each size rounded from it.
+  const std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
+  ONNX_REQUIRE(ctx, policy == "stretch" || policy == "not_larger" || policy == "not_smaller",
+               "keep_aspect_ratio_policy '" << policy << "' is not supported");
+  double aspect_scale = 0;
+  if (!sizes.empty() && policy != "stretch") {
+    std::vector<bool> resized(rank, axes.empty());
+    for (int64_t a : axes) resized[NormalizeAxis(ctx, a, rank)] = true;
+    for (int d = 0; d < rank; ++d) {
+      if (!resized[d]) continue;
+      const double s = double(sizes[d]) / in[d];
+      if (aspect_scale == 0 || (policy == "not_larger" ? s < aspect_scale : s > aspect_scale)) aspect_scale = s;
+    }
+    for (int d = 0; d < rank; ++d)
+      if (resized[d]) sizes[d] = static_cast<int64_t>(aspect_scale * in[d] + 0.5);
+    ONNX_REQUIRE(ctx, sizes[0] == in[0] && sizes[1] == in[1],
+                 "resizing the batch or channel axis is not supported");
+  }
   const std::string ct = ctx.attr_string("coordinate_transformation_mode",
                                          ctx.op() == "Upsample" || ctx.opset() < 11 ? "asymmetric" : "half_pixel");
   static const std::map<std::string, caffe::ResizeParameter::CoordinateTransform> transforms = {
       {"half_pixel", caffe::ResizeParameter::HALF_PIXEL},
+      {"half_pixel_symmetric", caffe::ResizeParameter::HALF_PIXEL_SYMMETRIC},
       {"asymmetric", caffe::ResizeParameter::ASYMMETRIC},
       {"align_corners", caffe::ResizeParameter::ALIGN_CORNERS},
       {"pytorch_half_pixel", caffe::ResizeParameter::PYTORCH_HALF_PIXEL}};
@@ -521,18 +568,28 @@ void ImportResize(NodeContext& ctx) {
   if (mode == "bilinear" || mode == "trilinear") mode = "linear";
   ONNX_REQUIRE(ctx, mode == "nearest" || mode == "linear", "mode '" << mode << "' is not supported");
   ONNX_REQUIRE(ctx, ctx.attr_int("exclude_outside", 0) == 0, "exclude_outside is not supported");
+  std::vector<int64_t> out = in;
+  for (int d = 2; d < rank; ++d)
+    out[d] = !sizes.empty() ? sizes[d] : static_cast<int64_t>(std::floor(in[d] * scales[d]));
+  // Opset 18: antialias widens the linear filter when downsampling, which
+  // the Resize layer's two taps do not do (it changes nothing otherwise).
+  if (mode == "linear" && ctx.attr_int("antialias", 0) != 0)
+    for (int d = 2; d < rank; ++d) {
+      const double scale = aspect_scale ? aspect_scale : !sizes.empty() ? double(out[d]) / in[d] : scales[d];
+      ONNX_REQUIRE(ctx, scale >= 1, "antialias = 1 when downsampling (axis " << d << " by "
+                                        << scale << ") is not supported");
+    }
   caffe::LayerParameter* layer = ctx.AddLayer("Resize", {ctx.blob(0)}, {ctx.output_name(0)});
   caffe::ResizeParameter* p = layer->mutable_resize_param();
   p->set_mode(mode == "nearest" ? caffe::ResizeParameter::NEAREST : caffe::ResizeParameter::LINEAR);
   p->set_coordinate_transform(transforms.at(ct));
   p->set_nearest_mode(nearest.at(nm));
-  std::vector<int64_t> out = in;
   for (int d = 2; d < rank; ++d) {
     if (!sizes.empty()) {
-      out[d] = sizes[d];
       p->add_size(static_cast<int>(sizes[d]));
+      // Sizes that keep the aspect ratio map coordinates by the one scale.
+      if (aspect_scale) p->add_scale(static_cast<float>(aspect_scale));
     } else {
-      out[d] = static_cast<int64_t>(std::floor(in[d] * scales[d]));
       p->add_scale(static_cast<float>(scales[d]));
     }
   }
@@ -540,20 +597,35 @@ void ImportResize(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportResize, "Resize", "Upsample");
 
+// The Reduce ops. The axes are an attribute, and from opset 18 (ReduceSum:
+// 13) an optional input known at import time; without axes every axis is
+// reduced, or none with noop_with_empty_axes (the input passes unchanged).
+// Constants fold on the host; run-time tensors get a Reduce layer (plus a
+// Log for ReduceLogSum, and the max-shifted sum of exponentials for
+// ReduceLogSumExp). ReduceProd folds constants only.
 void ImportReduce(NodeContext& ctx) {
   static const std::map<std::string, caffe::ReduceParameter::Operation> ops = {
       {"ReduceSum", caffe::ReduceParameter::SUM},   {"ReduceMean", caffe::ReduceParameter::MEAN},
       {"ReduceMax", caffe::ReduceParameter::MAX},   {"ReduceMin", caffe::ReduceParameter::MIN},
       {"ReduceSumSquare", caffe::ReduceParameter::SUM_SQUARE},
-      {"ReduceL1", caffe::ReduceParameter::L1},     {"ReduceL2", caffe::ReduceParameter::L2}};
+      {"ReduceL1", caffe::ReduceParameter::L1},     {"ReduceL2", caffe::ReduceParameter::L2},
+      {"ReduceLogSum", caffe::ReduceParameter::SUM}};
+  const std::string& op = ctx.op();
+  const bool axes_input = ctx.opset() >= (op == "ReduceSum" ? 13 : 18);
+  ctx.CheckAttributes(axes_input ? std::set<std::string>{"keepdims", "noop_with_empty_axes"}
+                                 : std::set<std::string>{"keepdims", "axes"});
   const auto& in = ctx.shape(0);
   const int rank = static_cast<int>(in.size());
-  std::vector<int64_t> axes = ctx.attr_ints("axes");
-  if (ctx.op() == "ReduceSum" && ctx.opset() >= 13 && ctx.has_input(1)) axes = ctx.constant(1).ints();
+  std::vector<int64_t> axes;
+  if (!axes_input) {
+    axes = ctx.attr_ints("axes");
+  } else if (ctx.has_input(1)) {
+    axes = ctx.constant(1).ints();
+  }
   const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
-  if (axes.empty() && ctx.attr_int("noop_with_empty_axes", 0)) {
+  if (axes.empty() && axes_input && ctx.attr_int("noop_with_empty_axes", 0)) {
     if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, ctx.constant(0));
-    return ctx.SetOutput(0, in, ctx.blob(0));
+    return ctx.SetOutputToInput(0, 0);
   }
   std::vector<bool> reduced(rank, axes.empty());
   for (int64_t a : axes) reduced[NormalizeAxis(ctx, a, rank)] = true;
@@ -561,45 +633,88 @@ void ImportReduce(NodeContext& ctx) {
   for (int d = 0; d < rank; ++d)
     if (!reduced[d]) out.push_back(in[d]); else if (keepdims) out.push_back(1);
   if (ctx.is_constant(0)) {
-    ONNX_REQUIRE(ctx, ctx.op() == "ReduceSum" || ctx.op() == "ReduceMax" || ctx.op() == "ReduceMin" ||
-                      ctx.op() == "ReduceMean", "is not evaluated on constants");
-    // Fold: reduce one axis at a time on the host.
-    HostTensor t = ctx.constant(0);
+    // Fold: each input element into its output element, then finish.
+    const HostTensor& t = ctx.constant(0);
+    std::vector<int64_t> kept(rank);  // the input's strides onto the output, 0 on reduced axes
+    int64_t stride = 1;
     for (int d = rank - 1; d >= 0; --d) {
-      if (!reduced[d]) continue;
-      int64_t outer = 1, inner = 1;
-      for (int e = 0; e < d; ++e) outer *= t.shape[e];
-      for (size_t e = d + 1; e < t.shape.size(); ++e) inner *= t.shape[e];
-      const int64_t n = t.shape[d];
-      HostTensor r;
-      r.type = t.type;
-      r.shape = t.shape;
-      r.shape[d] = 1;
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i) {
-          double acc = t.values[o * n * inner + i];
-          for (int64_t k = 1; k < n; ++k) {
-            const double v = t.values[(o * n + k) * inner + i];
-            acc = ctx.op() == "ReduceMax" ? std::max(acc, v) : ctx.op() == "ReduceMin" ? std::min(acc, v) : acc + v;
-          }
-          if (ctx.op() == "ReduceMean") acc /= n;
-          r.values.push_back(acc);
-        }
-      t = r;
+      kept[d] = reduced[d] ? 0 : stride;
+      if (!reduced[d]) stride *= in[d];
     }
-    t.shape = out;
-    return ctx.SetConstantOutput(0, t);
+    const bool max = op == "ReduceMax", min = op == "ReduceMin", prod = op == "ReduceProd";
+    HostTensor r;
+    r.type = t.type;
+    r.shape = out;
+    r.values.assign(HostValueCount(out), max ? -INFINITY : min ? INFINITY : prod ? 1.0 : 0.0);
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d)
+      if (reduced[d]) n *= in[d];
+    std::vector<int64_t> index(rank, 0);
+    for (size_t i = 0; i < t.values.size(); ++i) {
+      int64_t o = 0;
+      for (int d = 0; d < rank; ++d) o += index[d] * kept[d];
+      const double x = t.values[i];
+      double& acc = r.values[o];
+      if (max) acc = std::max(acc, x);
+      else if (min) acc = std::min(acc, x);
+      else if (prod) acc *= x;
+      else if (op == "ReduceSumSquare" || op == "ReduceL2") acc += x * x;
+      else if (op == "ReduceL1") acc += std::fabs(x);
+      else if (op == "ReduceLogSumExp") acc += std::exp(x);
+      else acc += x;
+      for (int d = rank - 1; d >= 0 && ++index[d] == in[d]; --d) index[d] = 0;
+    }
+    for (double& v : r.values) {
+      if (op == "ReduceMean") v /= static_cast<double>(n);
+      else if (op == "ReduceL2") v = std::sqrt(v);
+      else if (op == "ReduceLogSum" || op == "ReduceLogSumExp") v = std::log(v);
+    }
+    if (r.is_integer())
+      for (double& v : r.values) v = std::trunc(v);
+    return ctx.SetConstantOutput(0, r);
   }
-  ONNX_REQUIRE(ctx, ops.count(ctx.op()), "is not supported");
-  caffe::LayerParameter* layer = ctx.AddLayer("Reduce", {ctx.blob(0)}, {ctx.output_name(0)});
-  caffe::ReduceParameter* p = layer->mutable_reduce_param();
-  p->set_operation(ops.at(ctx.op()));
-  p->set_keepdims(keepdims);
-  for (int d = 0; d < rank; ++d)
-    if (reduced[d]) p->add_axis(d);
+  ONNX_REQUIRE(ctx, op != "ReduceProd", "ReduceProd of a run-time tensor is not supported");
+  for (int64_t d : in)
+    ONNX_REQUIRE(ctx, d > 0, "the input has shape " << ShapeString(in)
+                                 << ": empty (zero-sized) tensors are not supported");
+  auto add_reduce = [&](const std::string& bottom, const std::string& top,
+                        caffe::ReduceParameter::Operation operation, bool keep,
+                        const std::string& suffix) {
+    caffe::LayerParameter* layer = ctx.AddLayer("Reduce", {bottom}, {top}, suffix);
+    caffe::ReduceParameter* p = layer->mutable_reduce_param();
+    p->set_operation(operation);
+    p->set_keepdims(keep);
+    for (int d = 0; d < rank; ++d)
+      if (reduced[d]) p->add_axis(d);
+  };
+  if (op == "ReduceLogSum") {
+    const std::string sum = ctx.TempBlob("sum");
+    add_reduce(ctx.blob(0), sum, caffe::ReduceParameter::SUM, keepdims, "sum");
+    ctx.AddLayer("Log", {sum}, {ctx.output_name(0)}, "log");
+    return ctx.SetOutput(0, out);
+  }
+  if (op == "ReduceLogSumExp") {
+    // max + log(sum(exp(x - max))), without overflow for large x.
+    const std::string max = ctx.TempBlob("max"), shifted = ctx.TempBlob("shifted"),
+                      exp = ctx.TempBlob("exp"), sum = ctx.TempBlob("sum"), log = ctx.TempBlob("log");
+    add_reduce(ctx.blob(0), max, caffe::ReduceParameter::MAX, true, "max");
+    ctx.AddLayer("BinaryOp", {ctx.blob(0), max}, {shifted}, "shift")
+        ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::SUB);
+    ctx.AddLayer("Exp", {shifted}, {exp}, "exp");
+    add_reduce(exp, sum, caffe::ReduceParameter::SUM, true, "sum");
+    ctx.AddLayer("Log", {sum}, {log}, "log");
+    const std::string total = keepdims ? ctx.output_name(0) : ctx.TempBlob("keepdims");
+    ctx.AddLayer("Eltwise", {log, max}, {total}, "add");
+    if (!keepdims)
+      *ctx.AddLayer("Reshape", {total}, {ctx.output_name(0)}, "squeeze")
+           ->mutable_reshape_param()->mutable_shape() = ToBlobShape(out);
+    return ctx.SetOutput(0, out);
+  }
+  add_reduce(ctx.blob(0), ctx.output_name(0), ops.at(op), keepdims, "");
   ctx.SetOutput(0, out);
 }
-REGISTER_ONNX_OP(ImportReduce, "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1", "ReduceL2");
+REGISTER_ONNX_OP(ImportReduce, "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceSumSquare",
+                 "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceProd");
 
 }  // namespace
 }  // namespace onnx_import

@@ -219,12 +219,13 @@ void ImportTranspose(NodeContext& ctx) {
     order.push_back(NormalizeAxis(ctx, p, rank));
     shape.push_back(ctx.shape(0)[order.back()]);
   }
-  if (ctx.is_constant(0)) {
-    const Value& v = ctx.input(0);
-    if (rank == 2 && order[0] == 1 && !v.initializer.empty() && !v.tensor.is_integer())
-      return ctx.SetTransposedInitializerOutput(0, HostTranspose(v.tensor, order), v.initializer);
-    return ctx.SetConstantOutput(0, HostTranspose(ctx.constant(0), order));
-  }
+  const Value& v = ctx.input(0);
+  // A transposed 2-d weight (a torch Linear's, fed to MatMul) stays that
+  // parameter, in its own layout, for the layer that takes it.
+  if (ctx.is_weight(0) && rank == 2 && order[0] == 1 && !v.initializer.empty() &&
+      !v.tensor.is_integer())
+    return ctx.SetTransposedInitializerOutput(0, HostTranspose(v.tensor, order), v.initializer);
+  if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, HostTranspose(ctx.constant(0), order));
   bool identity = true;
   for (int i = 0; i < rank; ++i) identity = identity && order[i] == i;
   if (identity) return ctx.SetOutput(0, shape, ctx.blob(0));
@@ -268,12 +269,25 @@ REGISTER_ONNX_OP(ImportConcat, "Concat");
 void ImportSplit(NodeContext& ctx) {
   const auto& in = ctx.shape(0);
   const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", 0), ctx.rank(0));
+  ctx.CheckAttributes({"axis", "split", "num_outputs"});
   std::vector<int64_t> sizes = ctx.has_input(1) ? ctx.constant(1).ints() : ctx.attr_ints("split");
   const int n = ctx.num_outputs();
-  if (sizes.empty()) {
+  if (sizes.empty() && ctx.has_attr("num_outputs")) {
+    // Opset 18: parts of ceil(size / num_outputs), the last one smaller.
+    const int64_t parts = ctx.attr_int("num_outputs", 0);
+    ONNX_REQUIRE(ctx, parts == n, "num_outputs is " << parts << " but the node has " << n << " outputs");
+    const int64_t part = (in[axis] + n - 1) / n;
+    ONNX_REQUIRE(ctx, part * (n - 1) < in[axis],
+                 "axis " << axis << " of size " << in[axis] << " does not split into " << n
+                         << " parts of " << part << " and a smaller last one");
+    sizes.assign(n, part);
+    sizes.back() = in[axis] - part * (n - 1);
+  } else if (sizes.empty()) {
     ONNX_REQUIRE(ctx, in[axis] % n == 0, "axis " << axis << " of size " << in[axis]
                                                << " does not split into " << n << " equal parts");
     sizes.assign(n, in[axis] / n);
+  } else {
+    ONNX_REQUIRE(ctx, !ctx.has_attr("num_outputs"), "has both split sizes and num_outputs");
   }
   ONNX_REQUIRE(ctx, static_cast<int>(sizes.size()) == n &&
                         std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) == in[axis],
@@ -344,8 +358,10 @@ void ImportSlice(NodeContext& ctx) {
   for (size_t i = 0; i < axes.size(); ++i) {
     const int axis = NormalizeAxis(ctx, axes[i], rank);
     ONNX_REQUIRE(ctx, steps[i] != 0, "step 0 on axis " << axis);
-    step[axis] = steps[i];
-    ClampSlice(in[axis], starts[i], ends[i], steps[i], &first[axis], &out[axis]);
+    // A step longer than the axis takes one element, as the axis' length + 1
+    // does (and keeps INT64_MIN's negation and the layer's int in range).
+    step[axis] = std::clamp<int64_t>(steps[i], -(in[axis] + 1), in[axis] + 1);
+    ClampSlice(in[axis], starts[i], ends[i], step[axis], &first[axis], &out[axis]);
   }
   if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, HostSlice(ctx.constant(0), first, step, out));
   if (out == in && std::all_of(step.begin(), step.end(), [](int64_t s) { return s == 1; }))
@@ -365,9 +381,62 @@ void ImportSlice(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportSlice, "Slice");
 
+// Gather along axis 0 of a stored table (an embedding's weight, a learned
+// position table): Caffe's Embed layer over the table viewed as rows, the
+// indices a run-time input (token ids) or a constant. The table stays a
+// parameter; the index blob must hold integers in [0, rows), which Embed
+// checks on the device.
+void GatherRowsOfTable(NodeContext& ctx) {
+  const std::vector<int64_t>& table = ctx.shape(0);
+  const int64_t rows = table[0], width = ShapeCount(table) / std::max<int64_t>(rows, 1);
+  std::string ids;
+  std::vector<int64_t> ids_shape = ctx.shape(1);
+  if (ctx.is_constant(1)) {
+    // Constant indices (positions): negative ones count from the end, as
+    // ONNX says; Embed takes them normalized.
+    HostTensor indices = ctx.constant(1);
+    for (double& v : indices.values) {
+      if (v < 0) v += rows;
+      ONNX_REQUIRE(ctx, v >= 0 && v < rows, "index out of range for axis 0 of size " << rows);
+    }
+    if (indices.shape.empty()) indices.shape = {1};
+    indices.type = onnx::TensorProto::FLOAT;
+    const std::string name = ctx.TempBlob("indices");
+    caffe::LayerParameter* fixed = ctx.AddLayer("Parameter", {}, {name}, "indices");
+    *fixed->mutable_parameter_param()->mutable_shape() = ToBlobShape(indices.shape);
+    ctx.AddValueBlob(fixed, indices, indices.shape);
+    ids = name;
+  } else {
+    ids = ctx.blob(1);
+    ONNX_REQUIRE(ctx, !ids_shape.empty(), "a scalar run-time index is not supported");
+  }
+  // The indices' shape, then the table's other axes.
+  std::vector<int64_t> out = ctx.shape(1);
+  out.insert(out.end(), table.begin() + 1, table.end());
+  std::vector<int64_t> embedded = ids_shape.empty() ? std::vector<int64_t>{1} : ids_shape;
+  embedded.push_back(width);
+  const std::string rows_out = embedded == out ? ctx.output_name(0) : ctx.TempBlob("rows");
+  caffe::LayerParameter* layer = ctx.AddLayer("Embed", {ids}, {rows_out});
+  caffe::EmbedParameter* p = layer->mutable_embed_param();
+  p->set_input_dim(static_cast<uint32_t>(rows));
+  p->set_num_output(static_cast<uint32_t>(width));
+  p->set_bias_term(false);
+  ctx.AddParamBlob(layer, 0, {rows, width});
+  if (rows_out != ctx.output_name(0)) {
+    caffe::LayerParameter* reshape = ctx.AddLayer("Reshape", {rows_out}, {ctx.output_name(0)}, "shape");
+    *reshape->mutable_reshape_param()->mutable_shape() = ToBlobShape(out);
+  }
+  ctx.SetOutput(0, out);
+  ctx.MarkOutputInteger(0, false);  // rows of a float table, whatever the ids
+}
+
 void ImportGather(NodeContext& ctx) {
   const int rank = ctx.rank(0);
   const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", 0), rank);
+  // Rows of a stored table, unless everything folds on the host.
+  if (axis == 0 && ctx.is_weight(0) && !ctx.input(0).tensor.is_integer() &&
+      !(ctx.is_constant(0) && ctx.is_constant(1)))
+    return GatherRowsOfTable(ctx);
   HostTensor indices = ctx.constant(1);
   const int64_t dim = ctx.shape(0)[axis];
   for (double& v : indices.values) {
@@ -401,7 +470,65 @@ void ImportGather(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportGather, "Gather");
 
+// Mode 'wrap' (opset 19), as np.pad: output index i of a padded axis reads
+// input index (i - pad_begin) mod size. Negative pads crop first (one
+// StridedSlice); then each padded axis is a Concat of the StridedSlices
+// that walk the input cyclically.
+void ImportWrapPad(NodeContext& ctx, const std::vector<int64_t>& pads) {
+  const int rank = ctx.rank(0);
+  std::vector<int64_t> shape = ctx.shape(0);
+  std::string current = ctx.blob(0);
+  std::vector<int> padded;
+  bool crop = false;
+  for (int d = 0; d < rank; ++d) {
+    crop = crop || pads[d] < 0 || pads[d + rank] < 0;
+    if (pads[d] > 0 || pads[d + rank] > 0) padded.push_back(d);
+  }
+  if (crop) {
+    const std::string top = padded.empty() ? ctx.output_name(0) : ctx.TempBlob("crop");
+    caffe::StridedSliceParameter* p =
+        ctx.AddLayer("StridedSlice", {current}, {top}, "crop")->mutable_strided_slice_param();
+    for (int d = 0; d < rank; ++d) {
+      if (pads[d] >= 0 && pads[d + rank] >= 0) continue;
+      const int64_t begin = std::max<int64_t>(0, -pads[d]), end = shape[d] + std::min<int64_t>(0, pads[d + rank]);
+      ONNX_REQUIRE(ctx, end > begin, "the negative pads crop axis " << d << " of size " << shape[d]
+                                         << " to nothing: empty (zero-sized) tensors are not supported");
+      p->add_axis(d);
+      p->add_start(static_cast<int>(begin));
+      p->add_end(static_cast<int>(end));
+      shape[d] = end - begin;
+    }
+    current = top;
+  }
+  for (size_t k = 0; k < padded.size(); ++k) {
+    const int d = padded[k];
+    const int64_t size = shape[d], begin = std::max<int64_t>(0, pads[d]),
+                  total = begin + size + std::max<int64_t>(0, pads[d + rank]);
+    ONNX_REQUIRE(ctx, total / size <= 64, "wrap padding of " << total - size << " on axis " << d
+                                              << " of size " << size << " (more than 64 repeats) is not supported");
+    std::vector<std::string> parts;
+    for (int64_t i = 0; i < total;) {
+      const int64_t src = ((i - begin) % size + size) % size, n = std::min(size - src, total - i);
+      const std::string part = ctx.TempBlob("wrap" + std::to_string(d) + "_" + std::to_string(parts.size()));
+      caffe::StridedSliceParameter* p =
+          ctx.AddLayer("StridedSlice", {current}, {part}, part.substr(part.rfind('/') + 1))
+              ->mutable_strided_slice_param();
+      p->add_axis(d);
+      p->add_start(static_cast<int>(src));
+      p->add_end(static_cast<int>(src + n));
+      parts.push_back(part);
+      i += n;
+    }
+    const std::string top = k + 1 == padded.size() ? ctx.output_name(0) : ctx.TempBlob("wrapped" + std::to_string(d));
+    ctx.AddLayer("Concat", parts, {top}, "concat" + std::to_string(d))->mutable_concat_param()->set_axis(d);
+    shape[d] = total;
+    current = top;
+  }
+  ctx.SetOutput(0, shape);
+}
+
 void ImportPad(NodeContext& ctx) {
+  ctx.CheckAttributes({"mode", "pads", "value"});
   const int rank = ctx.rank(0);
   std::vector<int64_t> pads;
   float value = 0;
@@ -411,7 +538,22 @@ void ImportPad(NodeContext& ctx) {
   } else {
     pads = ctx.constant(1).ints();
     if (ctx.has_input(2)) value = static_cast<float>(ctx.constant(2).values.at(0));
-    ONNX_REQUIRE(ctx, !ctx.has_input(3), "the axes input is not supported");
+    if (ctx.has_input(3)) {
+      // Opset 18: pads for the listed axes only (begins, then ends).
+      const std::vector<int64_t> axes = ctx.constant(3).ints();
+      ONNX_REQUIRE(ctx, pads.size() == 2 * axes.size(),
+                   "pads has " << pads.size() << " entries for " << axes.size() << " axes");
+      std::vector<int64_t> full(2 * rank, 0);
+      std::vector<bool> seen(rank, false);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const int axis = NormalizeAxis(ctx, axes[i], rank);
+        ONNX_REQUIRE(ctx, !seen[axis], "axis " << axes[i] << " is given twice");
+        seen[axis] = true;
+        full[axis] = pads[i];
+        full[axis + rank] = pads[i + axes.size()];
+      }
+      pads = full;
+    }
   }
   ONNX_REQUIRE(ctx, static_cast<int>(pads.size()) == 2 * rank,
                "pads has " << pads.size() << " entries for rank " << rank);
@@ -420,7 +562,8 @@ void ImportPad(NodeContext& ctx) {
       {"constant", caffe::PadParameter::CONSTANT},
       {"reflect", caffe::PadParameter::REFLECT},
       {"edge", caffe::PadParameter::EDGE}};
-  ONNX_REQUIRE(ctx, modes.count(mode), "mode '" << mode << "' is not supported");
+  ONNX_REQUIRE(ctx, modes.count(mode) || (mode == "wrap" && ctx.opset() >= 19),
+               "mode '" << mode << "' is not supported");
   std::vector<int64_t> shape = ctx.shape(0);
   bool any = false;
   for (int d = 0; d < rank; ++d) {
@@ -428,6 +571,7 @@ void ImportPad(NodeContext& ctx) {
     any = any || pads[d] || pads[d + rank];
   }
   if (!any) return ctx.SetOutput(0, shape, ctx.blob(0));
+  if (mode == "wrap") return ImportWrapPad(ctx, pads);
   caffe::LayerParameter* layer = ctx.AddLayer("Pad", {ctx.blob(0)}, {ctx.output_name(0)});
   caffe::PadParameter* p = layer->mutable_pad_param();
   p->set_mode(modes.at(mode));

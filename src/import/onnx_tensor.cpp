@@ -1,5 +1,6 @@
 #include "import/onnx_tensor.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -32,18 +33,32 @@ int64_t HostValueCount(const std::vector<int64_t>& shape) {
 
 int64_t HostTensor::count() const { return ShapeCount(shape); }
 
-bool HostTensor::is_integer() const {
+bool IsIntegerType(int type) {
   return type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::DOUBLE &&
-         type != onnx::TensorProto::FLOAT16 && type != onnx::TensorProto::BFLOAT16;
+         type != onnx::TensorProto::FLOAT16 && type != onnx::TensorProto::BFLOAT16 &&
+         type != onnx::TensorProto::UNDEFINED;
 }
+
+bool HostTensor::is_integer() const { return IsIntegerType(type); }
 
 std::vector<int64_t> HostTensor::ints() const {
   std::vector<int64_t> out(values.size());
+  // INT64_MAX and INT64_MIN ("to the end" in Slice, exporters write them
+  // everywhere) round to +-2^63 as doubles: an integer tensor's values at
+  // the ends saturate back to them. Anything else outside int64 (or NaN)
+  // has no integer.
+  constexpr double kTwoTo63 = 9223372036854775808.0;
   for (size_t i = 0; i < values.size(); ++i) {
-    // Values are held as doubles: one outside int64 (or NaN) has no integer.
-    DLC_REQUIRE(values[i] >= -9.2e18 && values[i] <= 9.2e18,
-                "integer value " << values[i] << " is outside the int64 range");
-    out[i] = static_cast<int64_t>(values[i]);
+    const double v = values[i];
+    if (is_integer() && v >= kTwoTo63) {
+      out[i] = INT64_MAX;
+    } else if (is_integer() && v <= -kTwoTo63) {
+      out[i] = INT64_MIN;
+    } else {
+      DLC_REQUIRE(v > -kTwoTo63 && v < kTwoTo63,
+                  "integer value " << v << " is outside the int64 range");
+      out[i] = static_cast<int64_t>(v);
+    }
   }
   return out;
 }

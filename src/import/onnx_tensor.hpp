@@ -25,6 +25,9 @@ struct HostTensor {
   std::vector<int64_t> ints() const;
 };
 
+// Whether ONNX element type `type` holds integers (or booleans).
+bool IsIntegerType(int type);
+
 int64_t ShapeCount(const std::vector<int64_t>& shape);
 // The count of a tensor the importer is about to fill on the host (a folded
 // constant, an Expand's zeros), checked first: no negative dimension and at

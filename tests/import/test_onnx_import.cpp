@@ -392,7 +392,9 @@ TEST(OnnxImportErrors, ValuesPastInt64AndDegenerateShapesNameTheNode) {
     m.Int64Initializer("s", {INT64_MAX});
     m.Node("Reshape", {"x", "s"}, {"y"}, "at_the_limit");
     m.Output("y");
-    ExpectImportError(m.Save(TempDir()), {"node 'at_the_limit' (Reshape)", "outside the int64 range"});
+    // INT64_MAX is a value (exporters write it for "to the end"), too many elements here.
+    ExpectImportError(m.Save(TempDir()),
+                      {"node 'at_the_limit' (Reshape)", "cannot reshape [2 3] to [9223372036854775807]"});
   }
   {
     OnnxModelBuilder m;
@@ -462,10 +464,10 @@ TEST(OnnxImportErrors, HostTensorsAreCheckedBeforeAllocation) {
 }
 
 TEST(OnnxImportErrors, OpsetOutsideTheRange) {
-  ExpectImportError(Relu(8).Save(TempDir()), {"opset 8", "9 to 17"});
-  ExpectImportError(Relu(18).Save(TempDir()), {"opset 18", "9 to 17"});
+  ExpectImportError(Relu(8).Save(TempDir()), {"opset 8", "9 to 21"});
+  ExpectImportError(Relu(22).Save(TempDir()), {"opset 22", "9 to 21"});
   EXPECT_NO_THROW(ImportOnnx(Relu(9).Save(TempDir())));
-  EXPECT_NO_THROW(ImportOnnx(Relu(17).Save(TempDir())));
+  EXPECT_NO_THROW(ImportOnnx(Relu(21).Save(TempDir())));
 }
 
 TEST(OnnxImportErrors, DynamicShapeUnlessGiven) {

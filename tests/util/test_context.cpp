@@ -10,14 +10,24 @@
 namespace dlcaffe {
 namespace test {
 
-Context& TestContext() {
-  static std::unique_ptr<Context> ctx = [] {
-    auto c = Context::Create();
-    c->Seed(1701);
-    return c;
-  }();
-  return *ctx;
+namespace {
+std::unique_ptr<Context>& TestContextHolder() {
+  static std::unique_ptr<Context> ctx;
+  return ctx;
 }
+}  // namespace
+
+Context& TestContext() {
+  static Context& ctx = []() -> Context& {  // thread-safe, once
+    std::unique_ptr<Context>& holder = TestContextHolder();
+    holder = Context::Create();
+    holder->Seed(1701);
+    return *holder;
+  }();
+  return ctx;
+}
+
+void ReleaseTestContext() { TestContextHolder().reset(); }
 
 std::string SourceDir() {
   const char* dir = std::getenv("DLCAFFE_SOURCE_DIR");

@@ -9,6 +9,11 @@ namespace dlcaffe {
 namespace test {
 
 Context& TestContext();
+// Releases the test context (its queue, programs and buffers) while the
+// OpenCL driver is still whole: test_main calls it before main returns.
+// Left to a static destructor at exit, the release raced the driver's own
+// teardown (PoCL's threads): a segfault after every test had passed.
+void ReleaseTestContext();
 
 // Root of the source tree and of the build tree (set by ctest).
 std::string SourceDir();

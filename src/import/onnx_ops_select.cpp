@@ -1,0 +1,135 @@
+// Selection by a mask: Where and Trilu. On constants they are evaluated on
+// the host. At run time the mask must be known at import time — as the
+// causal masks exporters write are (tril of ones, masked_fill's condition):
+// the selection is then a product with a fixed 0/1 mask plus a fixed
+// addend, two BinaryOps with stored operands, so that the gradient reaches
+// the kept elements only and no mask is computed on the device.
+#include "import/onnx_graph.hpp"
+#include "import/onnx_host_ops.hpp"
+
+namespace dlcaffe {
+namespace onnx_import {
+namespace {
+
+HostTensor FloatMask(const HostTensor& condition, bool keep_where_true) {
+  HostTensor mask = HostUnary(condition, [keep_where_true](double c) {
+    return double((c != 0) == keep_where_true);
+  });
+  mask.type = onnx::TensorProto::FLOAT;
+  return mask;
+}
+
+// x * mask (mask a constant of 0s and 1s broadcast against x): a one-bottom
+// BinaryOp; returns its top.
+std::string MaskedBlob(NodeContext& ctx, int input, const HostTensor& mask, const std::string& top,
+                       const std::string& suffix, std::vector<int64_t>* shape) {
+  caffe::LayerParameter* layer = ctx.AddLayer("BinaryOp", {ctx.blob(input)}, {top}, suffix);
+  caffe::BinaryOpParameter* p = layer->mutable_binary_op_param();
+  p->set_operation(caffe::BinaryOpParameter::MUL);
+  *p->mutable_operand_shape() = ToBlobShape(mask.shape);
+  ctx.AddValueBlob(layer, mask);
+  *shape = BroadcastShapes(ctx, ctx.shape(input), mask.shape);
+  return top;
+}
+
+// Where(c, a, b) = c ? a : b (numpy broadcasting of all three).
+void ImportWhere(NodeContext& ctx) {
+  if (ctx.all_constant()) {
+    HostTensor c = ctx.constant(0);
+    c.type = ctx.constant(1).type;  // the results take the values' type
+    HostTensor picked_a = HostBinary(ctx, c, ctx.constant(1), [](double m, double a) { return m != 0 ? a : 0; });
+    HostTensor picked_b = HostBinary(ctx, c, ctx.constant(2), [](double m, double b) { return m != 0 ? 0 : b; });
+    HostTensor out = HostBinary(ctx, picked_a, picked_b, [](double a, double b) { return a + b; });
+    out.type = ctx.constant(1).type;
+    return ctx.SetConstantOutput(0, out);
+  }
+  ONNX_REQUIRE(ctx, ctx.is_constant(0),
+               "a condition known only at run time is not supported (the condition must be a "
+               "constant mask, such as a causal mask)");
+  const HostTensor& condition = ctx.constant(0);
+  const std::vector<int64_t> shape =
+      BroadcastShapes(ctx, BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1)), ctx.shape(2));
+  // Run-time branches masked on the device; constant ones folded into one
+  // addend: where(c, a, 0) + where(c, 0, b). (Adding a masked -inf this way
+  // keeps the kept elements exact: x * 1 + 0.)
+  std::vector<std::string> parts;
+  std::vector<std::vector<int64_t>> part_shapes;
+  HostTensor addend;
+  bool has_addend = false;
+  for (int branch = 1; branch <= 2; ++branch) {
+    const bool keep_where_true = branch == 1;
+    if (ctx.is_constant(branch)) {
+      HostTensor picked = HostBinary(ctx, condition, ctx.constant(branch), [keep_where_true](double m, double v) {
+        return (m != 0) == keep_where_true ? v : 0;
+      });
+      picked.type = onnx::TensorProto::FLOAT;
+      addend = has_addend ? HostBinary(ctx, addend, picked, [](double a, double b) { return a + b; }) : picked;
+      has_addend = true;
+      continue;
+    }
+    std::vector<int64_t> part_shape;
+    parts.push_back(MaskedBlob(ctx, branch, FloatMask(condition, keep_where_true),
+                               ctx.TempBlob(keep_where_true ? "kept_a" : "kept_b"),
+                               keep_where_true ? "mask_a" : "mask_b", &part_shape));
+    part_shapes.push_back(part_shape);
+  }
+  std::string current = parts[0];
+  std::vector<int64_t> current_shape = part_shapes[0];
+  if (parts.size() == 2) {
+    current_shape = BroadcastShapes(ctx, part_shapes[0], part_shapes[1]);
+    const std::string sum = has_addend || current_shape != shape ? ctx.TempBlob("sum") : ctx.output_name(0);
+    ctx.AddLayer("BinaryOp", {parts[0], parts[1]}, {sum}, "sum")
+        ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::ADD);
+    current = sum;
+  }
+  if (has_addend || current_shape != shape) {
+    // The addend, broadcast to the output's shape where the parts fall short.
+    if (!has_addend || BroadcastShapes(ctx, current_shape, addend.shape) != shape) {
+      HostTensor zeros;
+      zeros.shape = shape;
+      zeros.values.assign(HostValueCount(shape), 0.0);
+      addend = has_addend ? HostBinary(ctx, zeros, addend, [](double z, double a) { return z + a; }) : zeros;
+    }
+    caffe::LayerParameter* layer = ctx.AddLayer("BinaryOp", {current}, {ctx.output_name(0)}, "fill");
+    caffe::BinaryOpParameter* p = layer->mutable_binary_op_param();
+    p->set_operation(caffe::BinaryOpParameter::ADD);
+    *p->mutable_operand_shape() = ToBlobShape(addend.shape);
+    ctx.AddValueBlob(layer, addend);
+  } else if (current != ctx.output_name(0)) {
+    return ctx.SetOutput(0, shape, current);
+  }
+  ctx.SetOutput(0, shape);
+}
+REGISTER_ONNX_OP(ImportWhere, "Where");
+
+// Trilu: the upper (j - i >= k) or lower (j - i <= k) triangle of the last
+// two axes, the rest zero.
+void ImportTrilu(NodeContext& ctx) {
+  const int rank = ctx.rank(0);
+  ONNX_REQUIRE(ctx, rank >= 2, "needs at least 2 axes, has " << rank);
+  const bool upper = ctx.attr_int("upper", 1) != 0;
+  const int64_t k = ctx.has_input(1) ? ctx.constant(1).ints().at(0) : 0;
+  const int64_t rows = ctx.shape(0)[rank - 2], cols = ctx.shape(0)[rank - 1];
+  HostTensor mask;
+  mask.shape = {rows, cols};
+  mask.values.resize(HostValueCount(mask.shape));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      // j - i against k without overflow: k may be any int64.
+      const bool kept = upper ? (j - i >= k) : (j - i <= k);
+      mask.values[i * cols + j] = kept;
+    }
+  if (ctx.is_constant(0)) {
+    HostTensor out = HostBinary(ctx, ctx.constant(0), mask, [](double x, double m) { return m != 0 ? x : 0; });
+    out.type = ctx.constant(0).type;
+    return ctx.SetConstantOutput(0, out);
+  }
+  std::vector<int64_t> shape;
+  MaskedBlob(ctx, 0, mask, ctx.output_name(0), "", &shape);
+  ctx.SetOutput(0, shape);
+}
+REGISTER_ONNX_OP(ImportTrilu, "Trilu");
+
+}  // namespace
+}  // namespace onnx_import
+}  // namespace dlcaffe

@@ -1,0 +1,67 @@
+#include "import/onnx_trainable.hpp"
+
+#include <map>
+#include <vector>
+
+namespace dlcaffe {
+namespace onnx_import {
+namespace {
+
+// The inputs of `node` that a gradient flows into (an empty list: none).
+std::vector<int> DifferentiableInputs(const onnx::NodeProto& node) {
+  static const std::set<std::string> kNone = {
+      "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not",
+      "Shape", "Size", "ConstantOfShape", "Range", "ArgMax", "ArgMin", "NonZero", "IsNaN",
+      "IsInf", "Floor", "Ceil", "Round", "Sign", "EyeLike", "RandomNormalLike",
+      "RandomUniformLike", "BitShift"};
+  static const std::set<std::string> kFirst = {
+      "Reshape", "Expand", "Tile", "Slice", "Squeeze", "Unsqueeze", "Gather", "GatherElements",
+      "GatherND", "Split", "Pad", "Resize", "Upsample", "Trilu", "Dropout", "Clip", "ReduceSum",
+      "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+      "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "TopK", "CumSum", "Flatten",
+      "Transpose", "Identity", "DepthToSpace", "SpaceToDepth"};
+  const std::string& op = node.op_type();
+  if (kNone.count(op)) return {};
+  if (kFirst.count(op)) return {0};
+  if (op == "Where") return {1, 2};
+  if (op == "ScatterND" || op == "ScatterElements") return {0, 2};
+  if (op == "Cast") {
+    for (const auto& a : node.attribute())
+      if (a.name() == "to" && a.i() != onnx::TensorProto::FLOAT &&
+          a.i() != onnx::TensorProto::DOUBLE && a.i() != onnx::TensorProto::FLOAT16 &&
+          a.i() != onnx::TensorProto::BFLOAT16)
+        return {};
+    return {0};
+  }
+  std::vector<int> all(node.input_size());
+  for (int i = 0; i < node.input_size(); ++i) all[i] = i;
+  return all;
+}
+
+}  // namespace
+
+std::set<std::string> TrainableInitializers(const onnx::GraphProto& graph) {
+  // Tensors a gradient reaches, walking the (topologically ordered) nodes
+  // backwards from the outputs.
+  std::set<std::string> reached;
+  for (const auto& output : graph.output()) reached.insert(output.name());
+  for (int n = graph.node_size() - 1; n >= 0; --n) {
+    const onnx::NodeProto& node = graph.node(n);
+    bool any = false;
+    for (const auto& out : node.output()) any = any || reached.count(out);
+    if (!any) continue;
+    for (int i : DifferentiableInputs(node))
+      if (i < node.input_size() && !node.input(i).empty()) reached.insert(node.input(i));
+  }
+  std::set<std::string> trainable;
+  for (const auto& init : graph.initializer()) {
+    const int type = init.data_type();
+    const bool is_float = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
+                          type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
+    if (is_float && reached.count(init.name())) trainable.insert(init.name());
+  }
+  return trainable;
+}
+
+}  // namespace onnx_import
+}  // namespace dlcaffe

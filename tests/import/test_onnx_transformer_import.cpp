@@ -1,0 +1,237 @@
+// What transformer exports need from the ONNX importer, on small models
+// written in the test against host references: Slice bounds at the int64
+// limits, free parameters (a class token, a position table) that stay
+// learnable through Expand/Concat/Add in a training import, token ids as an
+// integer graph input gathered by Embed layers (a tied head included), and
+// the errors for what run-time integers cannot do.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <random>
+
+#include "dlcaffe/error.hpp"
+#include "dlcaffe/net.hpp"
+#include "dlcaffe/onnx_import.hpp"
+#include "util/onnx_model_builder.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+std::vector<float> Random(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+void SetInputType(OnnxModelBuilder* m, int index, onnx::TensorProto::DataType type) {
+  m->model().mutable_graph()->mutable_input(index)->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+}
+
+Net MakeNet(const OnnxModel& model, bool training) {
+  caffe::NetParameter param = model.net;
+  param.mutable_state()->set_phase(training ? caffe::TRAIN : caffe::TEST);
+  if (training) param.set_force_backward(true);
+  return Net(param, TestContext());
+}
+
+// The gradient blob of initializer `name` after a backward pass.
+std::vector<float> ParameterDiff(const Net& net, const OnnxModel& model, const std::string& name) {
+  const OnnxParameterSource& source = model.parameters.at(name);
+  return net.layer_by_name(source.layer)->blobs().at(source.blob_index)->ReadDiff();
+}
+
+void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, float tol,
+                const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << what << " element " << i;
+}
+
+// Exporters write INT64_MAX / INT64_MIN for "to the end"; as doubles they
+// round to +-2^63, which used to fail as "outside the int64 range".
+TEST(OnnxTransformerImport, SliceBoundsAtTheInt64LimitsMeanTheEndsOfTheAxis) {
+  OnnxModelBuilder m;
+  m.Input("x", {2, 5});
+  m.Int64Initializer("one", {1});
+  m.Int64Initializer("last", {-1});
+  m.Int64Initializer("to_end", {INT64_MAX});
+  m.Int64Initializer("to_start", {INT64_MIN});
+  m.Int64Initializer("axis", {1});
+  m.Int64Initializer("back", {-1});
+  m.Int64Initializer("huge_back", {INT64_MIN});
+  m.Node("Slice", {"x", "one", "to_end", "axis"}, {"tail"}, "tail");
+  m.Node("Slice", {"x", "last", "to_start", "axis", "back"}, {"reversed"}, "reversed");
+  m.Node("Slice", {"x", "last", "to_start", "axis", "huge_back"}, {"last_only"}, "last_only");
+  OnnxModelBuilder::SetInt(m.Node("Concat", {"tail", "reversed", "last_only"}, {"y"}, "concat"),
+                           "axis", 1);
+  m.Output("y");
+  const OnnxModel model = ImportOnnx(m.Save(TempDir()));
+  Net net = MakeNet(model, false);
+  const std::vector<float> x = Random(10, 1);
+  net.blob_by_name("x")->WriteData(x);
+  net.ForwardNoLoss();
+  const Blob& y = *net.blob_by_name("y");
+  ASSERT_EQ(y.shape(), (std::vector<int>{2, 10}));
+  std::vector<float> want;
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 1; c < 5; ++c) want.push_back(x[r * 5 + c]);
+    for (int c = 4; c >= 0; --c) want.push_back(x[r * 5 + c]);
+    want.push_back(x[r * 5 + 4]);
+  }
+  ExpectNear(y.ReadData(), want, 0.f, "y");
+}
+
+// A ViT's prologue: cls (1 x 1 x C) expanded over the batch, concatenated
+// before the patches, plus a learned position table (1 x T+1 x C).
+OnnxModelBuilder ClassTokenAndPositions(int b, int t, int c, std::vector<float>* cls,
+                                        std::vector<float>* pos) {
+  OnnxModelBuilder m;
+  m.Input("x", {b, t, c});
+  *cls = Random(c, 2);
+  *pos = Random((t + 1) * c, 3);
+  m.Initializer("class_token", {1, 1, c}, *cls);
+  m.Initializer("pos_embedding", {1, t + 1, c}, *pos);
+  m.Int64Initializer("expanded", {b, 1, c});
+  m.Node("Expand", {"class_token", "expanded"}, {"cls_batch"}, "expand");
+  OnnxModelBuilder::SetInt(m.Node("Concat", {"cls_batch", "x"}, {"tokens"}, "concat"), "axis", 1);
+  m.Node("Add", {"tokens", "pos_embedding"}, {"y"}, "add_positions");
+  m.Output("y");
+  return m;
+}
+
+TEST(OnnxTransformerImport, FreeParametersStayLearnableThroughExpandConcatAndAdd) {
+  const int b = 3, t = 5, c = 7;
+  std::vector<float> cls, pos;
+  const std::string path = ClassTokenAndPositions(b, t, c, &cls, &pos).Save(TempDir());
+  OnnxImportOptions options;
+  options.training = true;
+  const OnnxModel model = ImportOnnx(path, options);
+  ASSERT_TRUE(model.parameters.count("class_token"));
+  ASSERT_TRUE(model.parameters.count("pos_embedding"));
+  Net net = MakeNet(model, true);
+  const std::vector<float> x = Random(b * t * c, 4), dy = Random(b * (t + 1) * c, 5);
+  net.blob_by_name("x")->WriteData(x);
+  net.ForwardNoLoss();
+  std::vector<float> want_y, want_cls(c, 0.f), want_pos((t + 1) * c, 0.f);
+  for (int n = 0; n < b; ++n)
+    for (int i = 0; i <= t; ++i)
+      for (int k = 0; k < c; ++k) {
+        const float token = i == 0 ? cls[k] : x[(n * t + i - 1) * c + k];
+        want_y.push_back(token + pos[i * c + k]);
+        const float g = dy[(n * (t + 1) + i) * c + k];
+        want_pos[i * c + k] += g;
+        if (i == 0) want_cls[k] += g;
+      }
+  ExpectNear(net.blob_by_name("y")->ReadData(), want_y, 1e-6f, "y");
+  net.ClearParamDiffs();
+  net.blob_by_name("y")->WriteDiff(dy);
+  net.Backward();
+  ExpectNear(ParameterDiff(net, model, "class_token"), want_cls, 1e-5f, "class_token gradient");
+  ExpectNear(ParameterDiff(net, model, "pos_embedding"), want_pos, 1e-5f, "pos_embedding gradient");
+  // Neither is fixed (lr_mult 0) anywhere in the net.
+  for (const auto& layer : model.net.layer())
+    for (const auto& spec : layer.param())
+      if (spec.name() == "class_token" || spec.name() == "pos_embedding")
+        EXPECT_FALSE(spec.has_lr_mult() && spec.lr_mult() == 0.f) << layer.name();
+
+  // An inference import still folds the constant prologue on the host.
+  const OnnxModel folded = ImportOnnx(path);
+  for (const auto& layer : folded.net.layer()) EXPECT_NE(layer.type(), "BinaryOp") << layer.name();
+}
+
+// A GPT's ends: int64 token ids (B x T) gather rows of the token table,
+// constant positions gather rows of a position table, and the head is the
+// token table again (x @ table^T, tied weights).
+TEST(OnnxTransformerImport, TokenIdsGatherThroughEmbedLayersWithATiedHead) {
+  const int b = 2, t = 3, vocab = 11, c = 4;
+  OnnxModelBuilder m;
+  m.Input("ids", {b, t});
+  SetInputType(&m, 0, onnx::TensorProto::INT64);
+  const std::vector<float> table = Random(vocab * c, 6), positions = Random(5 * c, 7);
+  m.Initializer("wte", {vocab, c}, table);
+  m.Initializer("wpe", {5, c}, positions);
+  m.Int64Initializer("pos_ids", {0, 1, 2});
+  m.Node("Gather", {"wte", "ids"}, {"tokens"}, "token_embedding");
+  m.Node("Gather", {"wpe", "pos_ids"}, {"pos"}, "position_embedding");
+  m.Node("Add", {"tokens", "pos"}, {"h"}, "add");
+  m.Node("Transpose", {"wte"}, {"wte_t"}, "transpose");
+  m.Node("MatMul", {"h", "wte_t"}, {"logits"}, "head");
+  m.Output("logits");
+  const std::string path = m.Save(TempDir());
+  OnnxImportOptions options;
+  options.training = true;
+  const OnnxModel model = ImportOnnx(path, options);
+  int embeds = 0;
+  for (const auto& layer : model.net.layer()) embeds += layer.type() == "Embed";
+  EXPECT_EQ(embeds, 2);
+  Net net = MakeNet(model, true);
+  const std::vector<float> ids = {3, 0, 10, 7, 7, 1};
+  net.blob_by_name("ids")->WriteData(ids);
+  net.ForwardNoLoss();
+  std::vector<float> h(b * t * c), want_logits;
+  for (int i = 0; i < b * t; ++i)
+    for (int k = 0; k < c; ++k) h[i * c + k] = table[int(ids[i]) * c + k] + positions[(i % t) * c + k];
+  for (int i = 0; i < b * t; ++i)
+    for (int v = 0; v < vocab; ++v) {
+      float s = 0;
+      for (int k = 0; k < c; ++k) s += h[i * c + k] * table[v * c + k];
+      want_logits.push_back(s);
+    }
+  ExpectNear(net.blob_by_name("logits")->ReadData(), want_logits, 1e-5f, "logits");
+
+  // d/d table: the head's h^T dy plus the gathered rows' dh = dy @ table.
+  const std::vector<float> dy = Random(b * t * vocab, 8);
+  net.ClearParamDiffs();
+  net.blob_by_name("logits")->WriteDiff(dy);
+  net.Backward();
+  std::vector<float> want_table(vocab * c, 0.f), want_pos(5 * c, 0.f);
+  for (int i = 0; i < b * t; ++i)
+    for (int v = 0; v < vocab; ++v)
+      for (int k = 0; k < c; ++k) {
+        const float g = dy[i * vocab + v];
+        want_table[v * c + k] += g * h[i * c + k];
+        const float dh = g * table[v * c + k];
+        want_table[int(ids[i]) * c + k] += dh;
+        want_pos[(i % t) * c + k] += dh;
+      }
+  ExpectNear(ParameterDiff(net, model, "wte"), want_table, 1e-4f, "wte gradient");
+  ExpectNear(ParameterDiff(net, model, "wpe"), want_pos, 1e-4f, "wpe gradient");
+
+  // An id outside the vocabulary is an error naming the layer.
+  net.blob_by_name("ids")->WriteData({3, 0, 11, 7, 7, 1});
+  net.ForwardNoLoss();
+  try {
+    net.ForwardNoLoss();
+    FAIL() << "an id past the vocabulary was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("token_embedding"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("index 11"), std::string::npos) << e.what();
+  }
+}
+
+// Run-time integers are held as floats; integer division (truncating) of
+// one is refused with the message that asks for its value at import time.
+TEST(OnnxTransformerImport, IntegerDivisionOfRunTimeIdsNamesTheInput) {
+  OnnxModelBuilder m;
+  m.Input("ids", {2, 3});
+  SetInputType(&m, 0, onnx::TensorProto::INT64);
+  m.Int64Initializer("two", {2});
+  m.Node("Div", {"ids", "two"}, {"half"}, "halve");
+  m.Output("half");
+  try {
+    ImportOnnx(m.Save(TempDir()));
+    FAIL() << "integer division of run-time ids was imported";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("node 'halve' (Div)"), std::string::npos) << what;
+    EXPECT_NE(what.find("('ids')"), std::string::npos) << what;
+    EXPECT_NE(what.find("known at import time"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
