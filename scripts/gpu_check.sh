@@ -12,11 +12,18 @@
 #              builds (Release), packs every tool and test program with
 #              their libraries into .gpu/check.tar.xz (../shared/gpu/bundle.sh)
 #              and copies the MNIST files into .gpu/mnist (.gpu is ignored).
-#   GPU host:  bash scripts/gpu_check.sh run [tests] [nets]
+#   GPU host:  bash scripts/gpu_check.sh run [tests] [nets] [transformers]
 #              through the device tool, from the project's root, with .gpu
-#              carried: `run` with no part runs both. Results and logs go to
-#              $OUT (else ./gpu_check_out): summary.txt, tests.log, nets_1.log,
-#              nets_2.log. Exit status 0 only when everything passed.
+#              carried: `run` with no part runs all three. Results and logs
+#              go to $OUT (else ./gpu_check_out): summary.txt, tests.log,
+#              nets_1.log, nets_2.log, transformers_1.log, transformers_2.log.
+#              Exit status 0 only when everything passed.
+#
+# `transformers` exports the transformer models of
+# tools/onnx/make_transformer_tests.py with the host's PyTorch (today's), in
+# each exporter and opset of TX_SPECS (default "torchscript:17 dynamo:18
+# dynamo:20"; TX_MODELS picks models, default the small ones plus the full
+# vit_b_16 and swin_t), and runs them twice like the nets.
 #
 # The test programs run as ctest runs them (tests/CMakeLists.txt: with
 # DLCAFFE_POISON=1); the nets with every switch at its default.
@@ -126,6 +133,26 @@ run_nets() {
   return $ok
 }
 
+run_transformers() {
+  local dir=/tmp/gpu/transformers models="${TX_MODELS:-vit_mini,swin_mini,encoder_postnorm,encoder_prenorm,gpt_lm,llama_block,vit_b_16,swin_t}"
+  rm -rf "$dir"
+  local start=$SECONDS spec made=0
+  : > "$out/transformers_made.log"
+  for spec in ${TX_SPECS:-torchscript:17 dynamo:18 dynamo:20}; do
+    "$DLCAFFE_PYTHON" tools/onnx/make_transformer_tests.py "$dir" --exporter "${spec%%:*}" \
+      --opset "${spec##*:}" --models "$models" >> "$out/transformers_made.log" 2>&1 || made=1
+  done
+  echo "transformers: made in $((SECONDS - start)) s by $("$DLCAFFE_PYTHON" -c 'import torch; print("torch", torch.__version__)')$([ $made = 0 ] || echo ', SOME FAILED TO EXPORT (transformers_made.log)')" | tee -a "$summary"
+  local ok=$made
+  for run in 1 2; do
+    start=$SECONDS
+    "$build/tools/onnx_test_runner" --verbose "$dir" > "$out/transformers_$run.log" 2>&1 || ok=1
+    echo "transformers, run $run ($((SECONDS - start)) s): $(grep -E '^[0-9]+ passed' "$out/transformers_$run.log" | tail -n 1)" | tee -a "$summary"
+    grep -E '^(FAIL|SKIP)' "$out/transformers_$run.log" | sed 's/^/  /' | tee -a "$summary" || true
+  done
+  return $ok
+}
+
 case "$mode" in
   pack) pack ;;
   run)
@@ -141,17 +168,18 @@ case "$mode" in
       env | grep -E '^DLCAFFE_' | grep -vE 'BUILD_DIR|SOURCE_DIR|PYTHON' || echo "switches: all at their defaults"
     } | tee -a "$summary"
     parts=("$@")
-    [ ${#parts[@]} -gt 0 ] || parts=(tests nets)
+    [ ${#parts[@]} -gt 0 ] || parts=(tests nets transformers)
     status=0
     for part in "${parts[@]}"; do
       case "$part" in
         tests) run_tests || status=1 ;;
         nets) run_nets || status=1 ;;
-        *) echo "gpu_check: unknown part '$part' (tests, nets)" >&2; exit 2 ;;
+        transformers) run_transformers || status=1 ;;
+        *) echo "gpu_check: unknown part '$part' (tests, nets, transformers)" >&2; exit 2 ;;
       esac
     done
     echo "gpu_check: $([ $status = 0 ] && echo CLEAN || echo FAILURES)" | tee -a "$summary"
     exit $status
     ;;
-  *) sed -n 2,28p "$0"; exit 2 ;;
+  *) sed -n 2,35p "$0"; exit 2 ;;
 esac

@@ -16,6 +16,11 @@ DEFINE_bool(training, false,
 DEFINE_bool(fuse, true,
             "Run the subgraphs exporters spell out op by op (LayerNorm, GELU, SiLU, HardSwish) "
             "as one layer each.");
+DEFINE_string(freeze, "",
+              "With --training: initializers to keep fixed although a gradient reaches them "
+              "(buffers such as rotary cos/sin tables), comma-separated. Parameters are found "
+              "by which initializers a gradient reaches; masks read only by comparisons are "
+              "constants already.");
 DEFINE_string(input_shape, "",
               "Fixed shapes for inputs with dynamic dimensions: name:d0,d1,...[;name:...]");
 
@@ -63,6 +68,9 @@ int main(int argc, char** argv) {
     options.training = FLAGS_training;
     options.fuse_patterns = FLAGS_fuse;
     options.input_shapes = ParseInputShapes(FLAGS_input_shape);
+    std::stringstream frozen(FLAGS_freeze);
+    for (std::string name; std::getline(frozen, name, ',');)
+      if (!name.empty()) options.frozen_initializers.insert(name);
     const dlcaffe::OnnxModel model = dlcaffe::ImportOnnx(argv[1], options);
     // The weights: each layer's name and blobs; the net: everything else.
     caffe::NetParameter weights;

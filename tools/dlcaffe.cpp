@@ -338,9 +338,11 @@ int Time() {
 }
 
 // A classifier imported from ONNX has no loss: train steps get a label
-// input and a SoftmaxWithLoss on its output (N x classes): the first top
-// that no layer reads.
-void AddClassifierLoss(const std::string& path, caffe::NetParameter* net) {
+// input and a SoftmaxWithLoss over the last axis of its output (the first
+// top that no layer reads): N x classes, or a language model's
+// B x T x vocabulary with B x T labels. `output_shape` is that output's.
+void AddClassifierLoss(const std::string& path, const std::vector<int>& output_shape,
+                       caffe::NetParameter* net) {
   std::set<std::string> read;
   for (const auto& layer : net->layer())
     for (const auto& b : layer.bottom()) read.insert(b);
@@ -354,10 +356,15 @@ void AddClassifierLoss(const std::string& path, caffe::NetParameter* net) {
   label->set_name("label");
   label->set_type("Input");
   label->add_top("label");
-  label->mutable_input_param()->add_shape()->add_dim(net->layer(0).input_param().shape(0).dim(0));
+  DLC_REQUIRE(output_shape.size() >= 2, path << ": bench --mode=train needs an output of at least "
+                                                 "2 axes (batch x classes), got "
+                                              << output_shape.size());
+  caffe::BlobShape* label_shape = label->mutable_input_param()->add_shape();
+  for (size_t d = 0; d + 1 < output_shape.size(); ++d) label_shape->add_dim(output_shape[d]);
   caffe::LayerParameter* loss = net->add_layer();
   loss->set_name("loss");
   loss->set_type("SoftmaxWithLoss");
+  loss->mutable_softmax_param()->set_axis(-1);
   loss->add_bottom(output);
   loss->add_bottom("label");
   loss->add_top("loss");
@@ -381,7 +388,14 @@ int Bench() {
   if (FLAGS_kernels) ctx->EnableKernelProfile();
   // A prototxt, or an .onnx model imported for this mode.
   caffe::NetParameter net_param = ReadNetOrOnnx(FLAGS_model, train);
-  if (train && IsOnnxPath(FLAGS_model)) AddClassifierLoss(FLAGS_model, &net_param);
+  if (train && IsOnnxPath(FLAGS_model)) {
+    // The output's shape, from the net as imported (before the loss).
+    caffe::NetParameter probe = net_param;
+    probe.mutable_state()->set_phase(caffe::TEST);
+    const Net forward(probe, *ctx);
+    DLC_REQUIRE(!forward.output_blobs().empty(), FLAGS_model << ": the model has no output");
+    AddClassifierLoss(FLAGS_model, forward.output_blobs()[0]->shape(), &net_param);
+  }
   std::unique_ptr<Net> net_holder;
   std::unique_ptr<Solver> solver;
   if (train) {
@@ -402,15 +416,25 @@ int Bench() {
   DLC_REQUIRE(!net.input_blobs().empty(), FLAGS_model << ": bench needs a net fed by an "
                                                          "Input layer (data, and label for train)");
   if (FLAGS_memory_plan) net.PlanInferenceMemory();  // logs the bytes
-  // Host batches made once: uniform pixels, labels in range of the output.
+  // Host batches made once: uniform pixels, labels in range of the output,
+  // ids in range of the Embed layers that read an input (token ids).
   std::vector<std::vector<float>> host_inputs;
   Rng rng(1);
   for (size_t i = 0; i < net.input_blobs().size(); ++i) {
     Blob* blob = net.input_blobs()[i];
     std::vector<float> values(blob->count());
-    const bool labels = i > 0;
+    uint32_t range = i > 0 ? 1000 : 0;
+    for (size_t l = 0; l < net.layers().size(); ++l) {
+      const Layer& layer = *net.layers()[l];
+      if (std::string(layer.type()) == "SoftmaxWithLoss" && i > 0 && net.bottom_vecs()[l][1] == blob)
+        range = net.bottom_vecs()[l][0]->shape().back();
+      if (std::string(layer.type()) == "Embed" && net.bottom_vecs()[l][0] == blob) {
+        const uint32_t rows = layer.layer_param().embed_param().input_dim();
+        range = range ? std::min(range, rows) : rows;
+      }
+    }
     for (float& v : values)
-      v = labels ? static_cast<float>(rng() % 1000) : std::uniform_real_distribution<float>(-1, 1)(rng);
+      v = range ? static_cast<float>(rng() % range) : std::uniform_real_distribution<float>(-1, 1)(rng);
     host_inputs.push_back(std::move(values));
   }
   std::vector<float> output(net.output_blobs().empty() ? 0 : net.output_blobs()[0]->count());

@@ -7,7 +7,10 @@
 // check: the model is imported for training (BatchNorm on batch
 // statistics, Dropout as identity), run forward, then backward from dy =
 // grad_output_K, and grad_input_K.pb (d sum(y * dy) / dx) and
-// grad_<initializer>.pb (that parameter's gradient) are compared too.
+// grad_<initializer>.pb (that parameter's gradient) are compared too. The
+// initializers with gradient files are the ones imported as trained
+// parameters (ONNX does not tell parameters from buffers; convert_onnx
+// --training finds them by analysis, src/import/onnx_trainable.hpp).
 //
 // Tolerances: sets with a tolerances.json or gradients are whole-network
 // checks, compared per tensor by relative L2 error ||ours - ref|| / ||ref||
@@ -26,6 +29,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <set>
 #include <memory>
 #include <sstream>
 
@@ -177,7 +181,21 @@ TestResult RunSet(Context& ctx, const std::string& model_path, const std::string
   OnnxImportOptions options;
   options.training = training;
   options.fuse_patterns = FLAGS_fuse;
-  // Inputs by name, from their files.
+  // A training set's grad_<initializer>.pb files say which initializers are
+  // the model's parameters: those train; every other one (buffers, masks,
+  // constants an exporter folded) is a constant, as in PyTorch.
+  if (training) {
+    std::set<std::string> trained;
+    for (const std::string& file : List(set_dir))
+      if (file.rfind("grad_", 0) == 0 && file.rfind("grad_output_", 0) != 0 &&
+          file.rfind("grad_input_", 0) != 0 && file.size() > 8 && file.substr(file.size() - 3) == ".pb")
+        trained.insert(file.substr(5, file.size() - 8));
+    options.trained_initializers = trained;
+  }
+  // Inputs by name, from their files. ONNX's backend feeds input_K.pb to
+  // the K-th graph input: a file whose tensor names no graph input (some of
+  // onnx 1.17's Cast tests call theirs 'x') takes that input's name.
+  const std::vector<std::string> graph_inputs = OnnxGraphInputNames(model_path);
   std::map<std::string, std::string> input_files;
   std::vector<std::string> input_names;
   for (size_t k = 0; IsFile(input_file(k)); ++k) {
@@ -188,6 +206,9 @@ TestResult RunSet(Context& ctx, const std::string& model_path, const std::string
     } catch (const Error&) {
       name.clear();  // not a tensor (a sequence or optional): the import says so
     }
+    if (!name.empty() && k < graph_inputs.size() &&
+        std::find(graph_inputs.begin(), graph_inputs.end(), name) == graph_inputs.end())
+      name = graph_inputs[k];
     input_files[name] = input_file(k);
     input_names.push_back(name);
     // The test's tensors give the shapes (as a runtime with dynamic shapes would take them).

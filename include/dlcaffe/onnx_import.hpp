@@ -9,6 +9,7 @@
 // Concat, Cast, ...) is evaluated at import time.
 #pragma once
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ struct OnnxImportOptions {
   // reaches them: buffers such as rotary cos/sin tables (ONNX does not tell
   // buffers from parameters; see src/import/onnx_trainable.hpp).
   std::set<std::string> frozen_initializers;
+  // Where the caller knows the parameters (a training test's gradient
+  // files name them): exactly these initializers are trained, instead of
+  // those the analysis finds.
+  std::optional<std::set<std::string>> trained_initializers;
 };
 
 // Where an ONNX initializer ended up: blob `blob_index` of layer `layer`.
@@ -72,6 +77,11 @@ bool IsOnnxPath(const std::string& path);
 // layers' blobs) or a prototxt read and upgraded. `training` as in
 // OnnxImportOptions.
 caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training = false);
+
+// The graph inputs of the model at `path` that are not initializers, in
+// order: what ONNX's backend tests feed input_0.pb, input_1.pb, ... to
+// (whatever names the files' tensors carry).
+std::vector<std::string> OnnxGraphInputNames(const std::string& path);
 
 // An ONNX TensorProto file (.pb) as floats, e.g. a backend test's
 // input_0.pb. `name` receives the tensor's name.

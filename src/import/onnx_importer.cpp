@@ -1,6 +1,7 @@
 // ImportOnnx: reads the model, checks its opset, turns initializers and
 // graph inputs into values, runs each node's op handler in graph order,
 // then the pattern fusions and the in-place rewrite (src/passes/).
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -106,17 +107,9 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
   Graph graph(path, options, opset);
   OnnxModel result;
   result.opset = opset;
-  if (options.training) {
-    std::set<std::string> trainable = TrainableInitializers(g);
-    for (const auto& name : options.frozen_initializers) {
-      bool found = false;
-      for (const auto& init : g.initializer()) found = found || init.name() == name;
-      DLC_REQUIRE(found, path << ": '" << name << "' (to freeze) is not an initializer of the model");
-      trainable.erase(name);
-    }
-    graph.SetTrainable(std::move(trainable));
-  }
-
+  std::set<std::string> trainable;
+  if (options.training)
+    trainable = options.trained_initializers ? *options.trained_initializers : TrainableInitializers(g);
   std::set<std::string> initializer_names;
   for (const auto& init : g.initializer()) {
     Value v;
@@ -125,8 +118,21 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
     v.shape = v.tensor.shape;
     v.initializer = init.name();
     initializer_names.insert(init.name());
+    // An infinite or NaN value (masked_fill's -inf) is a constant: no
+    // training step could move it.
+    for (double x : v.tensor.values)
+      if (!std::isfinite(x)) {
+        trainable.erase(init.name());
+        break;
+      }
     graph.Set(init.name(), std::move(v));
   }
+  for (const auto& name : options.frozen_initializers) {
+    DLC_REQUIRE(initializer_names.count(name),
+                path << ": '" << name << "' (to freeze) is not an initializer of the model");
+    trainable.erase(name);
+  }
+  graph.SetTrainable(std::move(trainable));
 
   // One Input layer for the graph inputs that are not initializers.
   caffe::LayerParameter input_layer;

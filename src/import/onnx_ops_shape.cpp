@@ -381,41 +381,31 @@ void ImportSlice(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportSlice, "Slice");
 
-// Gather along axis 0 of a stored table (an embedding's weight, a learned
-// position table): Caffe's Embed layer over the table viewed as rows, the
-// indices a run-time input (token ids) or a constant. The table stays a
-// parameter; the index blob must hold integers in [0, rows), which Embed
-// checks on the device.
-void GatherRowsOfTable(NodeContext& ctx) {
-  const std::vector<int64_t>& table = ctx.shape(0);
-  const int64_t rows = table[0], width = ShapeCount(table) / std::max<int64_t>(rows, 1);
+// Rows of a stored table (input 0: an embedding's weight, a learned
+// position table, a relative-position bias table) viewed as rows x width:
+// Caffe's Embed layer, the table staying a parameter. The row indices are
+// `constant_ids` (shape `ids_shape`, already in [0, rows)) or, when null,
+// the run-time blob of input 1 (token ids, which Embed checks on the
+// device). The rows come out as `out_shape`.
+void EmbedRowsOfTable(NodeContext& ctx, int64_t rows, int64_t width, const HostTensor* constant_ids,
+                      std::vector<int64_t> ids_shape, const std::vector<int64_t>& out_shape) {
   std::string ids;
-  std::vector<int64_t> ids_shape = ctx.shape(1);
-  if (ctx.is_constant(1)) {
-    // Constant indices (positions): negative ones count from the end, as
-    // ONNX says; Embed takes them normalized.
-    HostTensor indices = ctx.constant(1);
-    for (double& v : indices.values) {
-      if (v < 0) v += rows;
-      ONNX_REQUIRE(ctx, v >= 0 && v < rows, "index out of range for axis 0 of size " << rows);
-    }
-    if (indices.shape.empty()) indices.shape = {1};
+  if (ids_shape.empty()) ids_shape = {1};
+  if (constant_ids) {
+    HostTensor indices = *constant_ids;
+    indices.shape = ids_shape;
     indices.type = onnx::TensorProto::FLOAT;
-    const std::string name = ctx.TempBlob("indices");
-    caffe::LayerParameter* fixed = ctx.AddLayer("Parameter", {}, {name}, "indices");
+    ids = ctx.TempBlob("indices");
+    caffe::LayerParameter* fixed = ctx.AddLayer("Parameter", {}, {ids}, "indices");
     *fixed->mutable_parameter_param()->mutable_shape() = ToBlobShape(indices.shape);
     ctx.AddValueBlob(fixed, indices, indices.shape);
-    ids = name;
   } else {
+    ONNX_REQUIRE(ctx, !ctx.shape(1).empty(), "a scalar run-time index is not supported");
     ids = ctx.blob(1);
-    ONNX_REQUIRE(ctx, !ids_shape.empty(), "a scalar run-time index is not supported");
   }
-  // The indices' shape, then the table's other axes.
-  std::vector<int64_t> out = ctx.shape(1);
-  out.insert(out.end(), table.begin() + 1, table.end());
-  std::vector<int64_t> embedded = ids_shape.empty() ? std::vector<int64_t>{1} : ids_shape;
+  std::vector<int64_t> embedded = ids_shape;
   embedded.push_back(width);
-  const std::string rows_out = embedded == out ? ctx.output_name(0) : ctx.TempBlob("rows");
+  const std::string rows_out = embedded == out_shape ? ctx.output_name(0) : ctx.TempBlob("rows");
   caffe::LayerParameter* layer = ctx.AddLayer("Embed", {ids}, {rows_out});
   caffe::EmbedParameter* p = layer->mutable_embed_param();
   p->set_input_dim(static_cast<uint32_t>(rows));
@@ -424,11 +414,72 @@ void GatherRowsOfTable(NodeContext& ctx) {
   ctx.AddParamBlob(layer, 0, {rows, width});
   if (rows_out != ctx.output_name(0)) {
     caffe::LayerParameter* reshape = ctx.AddLayer("Reshape", {rows_out}, {ctx.output_name(0)}, "shape");
-    *reshape->mutable_reshape_param()->mutable_shape() = ToBlobShape(out);
+    *reshape->mutable_reshape_param()->mutable_shape() = ToBlobShape(out_shape);
   }
-  ctx.SetOutput(0, out);
+  ctx.SetOutput(0, out_shape);
   ctx.MarkOutputInteger(0, false);  // rows of a float table, whatever the ids
 }
+
+// Gather along axis 0 of a stored table: Embed. Negative constant indices
+// count from the end, as ONNX says.
+void GatherRowsOfTable(NodeContext& ctx) {
+  const std::vector<int64_t>& table = ctx.shape(0);
+  const int64_t rows = table[0], width = ShapeCount(table) / std::max<int64_t>(rows, 1);
+  std::vector<int64_t> out = ctx.shape(1);
+  out.insert(out.end(), table.begin() + 1, table.end());
+  if (!ctx.is_constant(1)) return EmbedRowsOfTable(ctx, rows, width, nullptr, ctx.shape(1), out);
+  HostTensor indices = ctx.constant(1);
+  for (double& v : indices.values) {
+    if (v < 0) v += rows;
+    ONNX_REQUIRE(ctx, v >= 0 && v < rows, "index out of range for axis 0 of size " << rows);
+  }
+  EmbedRowsOfTable(ctx, rows, width, &indices, ctx.shape(1), out);
+}
+
+// GatherND (batch_dims 0) with constant indices: each index tuple of length
+// k picks a slice of data's axes k.. . On constants it is evaluated on the
+// host; on a stored table, the first k axes become Embed's rows.
+void ImportGatherND(NodeContext& ctx) {
+  ctx.CheckAttributes({"batch_dims"});
+  ONNX_REQUIRE(ctx, ctx.attr_int("batch_dims", 0) == 0, "batch_dims other than 0 are not supported");
+  const std::vector<int64_t>& data = ctx.shape(0);
+  const HostTensor& indices = ctx.constant(1);
+  ONNX_REQUIRE(ctx, !indices.shape.empty(), "indices must have at least one axis");
+  const int64_t k = indices.shape.back();
+  ONNX_REQUIRE(ctx, k >= 1 && k <= static_cast<int64_t>(data.size()),
+               "the indices' last axis (" << k << ") must be 1 to the data's rank " << data.size());
+  // Each tuple as one row number of data viewed as rows x width.
+  int64_t rows = 1;
+  for (int64_t d = 0; d < k; ++d) rows *= data[d];
+  const int64_t width = ShapeCount(data) / std::max<int64_t>(rows, 1);
+  HostTensor row_ids;
+  row_ids.type = onnx::TensorProto::INT64;
+  row_ids.shape.assign(indices.shape.begin(), indices.shape.end() - 1);
+  const std::vector<int64_t> index = indices.ints();
+  for (size_t t = 0; t < index.size() / k; ++t) {
+    int64_t row = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t i = index[t * k + j];
+      if (i < 0) i += data[j];
+      ONNX_REQUIRE(ctx, i >= 0 && i < data[j], "index " << index[t * k + j] << " is out of range for axis " << j << " of size " << data[j]);
+      row = row * data[j] + i;
+    }
+    row_ids.values.push_back(static_cast<double>(row));
+  }
+  std::vector<int64_t> out = row_ids.shape;
+  out.insert(out.end(), data.begin() + k, data.end());
+  if (ctx.is_constant(0)) {
+    HostTensor table = ctx.constant(0);
+    table.shape = {rows, width};
+    HostTensor gathered = HostGather(table, row_ids, 0);
+    gathered.shape = out;
+    return ctx.SetConstantOutput(0, gathered);
+  }
+  ONNX_REQUIRE(ctx, ctx.is_weight(0),
+               "gathering from run-time data is not supported (only from a stored table)");
+  EmbedRowsOfTable(ctx, rows, width, &row_ids, row_ids.shape, out);
+}
+REGISTER_ONNX_OP(ImportGatherND, "GatherND");
 
 void ImportGather(NodeContext& ctx) {
   const int rank = ctx.rank(0);

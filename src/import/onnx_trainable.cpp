@@ -38,6 +38,14 @@ std::vector<int> DifferentiableInputs(const onnx::NodeProto& node) {
   return all;
 }
 
+// Names exporters give the constants they fold (TorchScript's "onnx::Mul_12",
+// torch.export's "val_173"): never a module's parameter.
+bool ExporterConstantName(const std::string& name) {
+  if (name.rfind("onnx::", 0) == 0) return true;
+  if (name.size() <= 4 || name.rfind("val_", 0) != 0) return false;
+  return name.find_first_not_of("0123456789", 4) == std::string::npos;
+}
+
 }  // namespace
 
 std::set<std::string> TrainableInitializers(const onnx::GraphProto& graph) {
@@ -58,7 +66,8 @@ std::set<std::string> TrainableInitializers(const onnx::GraphProto& graph) {
     const int type = init.data_type();
     const bool is_float = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
                           type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
-    if (is_float && reached.count(init.name())) trainable.insert(init.name());
+    if (is_float && reached.count(init.name()) && !ExporterConstantName(init.name()))
+      trainable.insert(init.name());
   }
   return trainable;
 }

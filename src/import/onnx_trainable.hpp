@@ -6,6 +6,9 @@
 // Gather's table, not its indices; nothing through a comparison or a Shape).
 // A causal-mask buffer read only by Equal/Where is therefore a constant the
 // importer folds, while a class token read by Expand/Concat is trained.
+// Constants exporters fold into initializers of their own naming
+// ("onnx::Add_12", "val_173": swin's attention mask built by torch.export)
+// and initializers holding inf or NaN (masked_fill's -inf) are not trained.
 // Buffers that do reach the output (rotary cos/sin tables) are trained
 // unless the user freezes them (OnnxImportOptions::frozen_initializers).
 #pragma once

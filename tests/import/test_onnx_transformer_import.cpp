@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <cmath>
 #include <random>
 
 #include "dlcaffe/error.hpp"
@@ -203,12 +204,68 @@ TEST(OnnxTransformerImport, TokenIdsGatherThroughEmbedLayersWithATiedHead) {
   // An id outside the vocabulary is an error naming the layer.
   net.blob_by_name("ids")->WriteData({3, 0, 11, 7, 7, 1});
   net.ForwardNoLoss();
+  TestContext().Finish();  // the check's record is read back after the pass
   try {
     net.ForwardNoLoss();
     FAIL() << "an id past the vocabulary was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("token_embedding"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("index 11"), std::string::npos) << e.what();
+  }
+}
+
+// Which initializers train: a causal-mask buffer read only through Equal
+// (the condition of a Where) is a constant folded at import; a cos table
+// that multiplies the data trains unless frozen; a real weight trains.
+TEST(OnnxTransformerImport, MasksReadByComparisonsAreConstantsAndBuffersCanBeFrozen) {
+  OnnxModelBuilder m;
+  m.Input("scores", {2, 3, 3});
+  m.Initializer("causal_mask", {3, 3}, {1, 0, 0, 1, 1, 0, 1, 1, 1});
+  m.Initializer("zero", {}, {0.f});
+  m.Initializer("minus_inf", {}, {-INFINITY});
+  m.Initializer("cos_table", {3, 3}, Random(9, 9));
+  m.Initializer("weight", {3, 3}, Random(9, 10));
+  m.Node("Equal", {"causal_mask", "zero"}, {"masked"}, "equal");
+  m.Node("Where", {"masked", "minus_inf", "scores"}, {"filled"}, "where");
+  m.Node("Mul", {"filled", "cos_table"}, {"rotated"}, "mul_cos");
+  m.Node("MatMul", {"rotated", "weight"}, {"y"}, "project");
+  m.Output("y");
+  const std::string path = m.Save(TempDir());
+  auto learnable = [](const OnnxModel& model, const std::string& name) {
+    for (const auto& layer : model.net.layer())
+      for (const auto& spec : layer.param())
+        if (spec.name() == name) return true;
+    return false;
+  };
+  OnnxImportOptions options;
+  options.training = true;
+  const OnnxModel trained = ImportOnnx(path, options);
+  EXPECT_FALSE(learnable(trained, "causal_mask"));
+  EXPECT_FALSE(learnable(trained, "minus_inf"));
+  EXPECT_TRUE(learnable(trained, "cos_table"));
+  EXPECT_TRUE(learnable(trained, "weight"));
+  options.frozen_initializers = {"cos_table"};
+  const OnnxModel frozen = ImportOnnx(path, options);
+  EXPECT_FALSE(learnable(frozen, "cos_table"));
+  EXPECT_TRUE(learnable(frozen, "weight"));
+  // The masked scores are -inf above the diagonal, the rest pass.
+  Net net = MakeNet(frozen, true);
+  const std::vector<float> scores = Random(18, 11);
+  net.blob_by_name("scores")->WriteData(scores);
+  net.ForwardNoLoss();
+  const std::vector<float> filled = net.blob_by_name("filled")->ReadData();
+  for (int i = 0; i < 18; ++i) {
+    const int row = (i / 3) % 3, col = i % 3;
+    if (col > row) EXPECT_EQ(filled[i], -INFINITY) << i;
+    else EXPECT_EQ(filled[i], scores[i]) << i;
+  }
+  options.frozen_initializers = {"no_such_tensor"};
+  try {
+    ImportOnnx(path, options);
+    FAIL() << "freezing a tensor that is not an initializer was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'no_such_tensor' (to freeze) is not an initializer"),
+              std::string::npos) << e.what();
   }
 }
 
