@@ -1,0 +1,1 @@
+(B(encoder.layers.1.self_attn.out_proj.biasJ ΊW ΐi²ΐOƒ@“Ϋ‹?9ΊΏ2’¬?M@=πίg@.jφ?PMEΏµ¦?@φsχ@g&µΐ]Tc@k­ΐ¬A?Zφ4½#MρΎ{`¦@rαΪΏ1`Gΐ)Vΐe‚ο>;ρG@)EIΐB‚’ΏΌu?#NΒ@] ΐ ™hΏ!2ΐ³M@	Ώ@PΘ?oΐ—ΐz48ΐΌFHΐmΔ«?x±ƒ@

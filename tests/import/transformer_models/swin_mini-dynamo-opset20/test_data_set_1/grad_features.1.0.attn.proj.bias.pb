@@ -1,0 +1,1 @@
+Bfeatures.1.0.attn.proj.biasJ@uìŸ¿n¥=§s€?V‡¿$›2?Éœm¿qÓ¾}v?ICP¾Ø±?GˆY>Žðˆ?š¿Tax>T´Z<D¾
