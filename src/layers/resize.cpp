@@ -1,18 +1,24 @@
-// Resize (dlcaffe "Resize", resize_param): ONNX Resize (opset 11-13; also
+// Resize (dlcaffe "Resize", resize_param): ONNX Resize (opset 11-19; also
 // what Upsample opset 9 means) of the spatial axes (2 and up; 1, 2 or 3 of
 // them) of an N x C x ... blob, NEAREST or (separable bi/tri-)LINEAR.
 //
-// Output sizes: `size` (one per spatial axis), or `scale` (one per spatial
-// axis): out = floor(in * scale), the product in double precision as ONNX's
-// reference implementation (and the ONNX importer) computes it; onnxruntime
-// multiplies in float, which differs where in * scale falls just below a
-// whole number (5 * 1.4f: 6 here, 7 there). Each output index o of an axis maps to an input coordinate x:
+// Output sizes: `size` (one per spatial axis; with `scale` as well, the
+// sizes are the output's and the scales map coordinates), or `scale` (one
+// per spatial axis): out = floor(in * scale), the product in double
+// precision as ONNX's reference implementation (and the ONNX importer)
+// computes it; onnxruntime multiplies in float, which differs where
+// in * scale falls just below a whole number (5 * 1.4f: 6 here, 7 there).
+// Each output index o of an axis maps to an input coordinate x:
 //   HALF_PIXEL          (o + 0.5) / scale - 0.5
 //   PYTORCH_HALF_PIXEL  the same, but 0 where out == 1
 //   ASYMMETRIC          o / scale
 //   ALIGN_CORNERS       o * (in - 1) / (in * scale - 1), 0 where that is <= 1 (the
 //                       unrounded resized length, as ONNX's reference computes it)
-// where scale is the given one, or out / in when `size` is given (ONNX).
+//   HALF_PIXEL_SYMMETRIC  HALF_PIXEL shifted by in / 2 * (1 - out / (in * scale)),
+//                       which centres the output when out is rounded (ONNX opset 19)
+// where scale is the given one, or out / in when only `size` is given (ONNX;
+// both are given for ONNX's keep_aspect_ratio_policy, whose sizes are
+// rounded from one scale that then maps the coordinates).
 // NEAREST rounds x by nearest_mode (ROUND_PREFER_FLOOR: halves go down,
 // ROUND_PREFER_CEIL: up, FLOOR, CEIL), then clamps to [0, in - 1]. LINEAR
 // clamps x to [0, in - 1] (the ONNX reference's edge padding, onnxruntime's
@@ -39,10 +45,12 @@ class ResizeLayer : public Layer {
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::ResizeParameter& p = param_.resize_param();
-    DLC_REQUIRE((p.size_size() > 0) != (p.scale_size() > 0),
-                Where() << "resize_param needs either `size` or `scale` (one per spatial axis), "
-                           "not "
-                        << (p.size_size() > 0 ? "both" : "neither"));
+    DLC_REQUIRE(p.size_size() > 0 || p.scale_size() > 0,
+                Where() << "resize_param needs `size` or `scale` (one per spatial axis), or both "
+                           "(the sizes, and the scales that map coordinates)");
+    DLC_REQUIRE(p.size_size() == 0 || p.scale_size() == 0 || p.size_size() == p.scale_size(),
+                Where() << "resize_param has " << p.size_size() << " sizes but "
+                        << p.scale_size() << " scales");
     for (int i = 0; i < p.scale_size(); ++i)
       DLC_REQUIRE(std::isfinite(p.scale(i)) && p.scale(i) > 0.f,
                   Where() << "scale " << i << " is " << p.scale(i) << "; it must be positive");
@@ -75,7 +83,7 @@ class ResizeLayer : public Layer {
       int out;
       if (p.size_size() > 0) {
         out = static_cast<int>(p.size(s));
-        scale[axis] = in > 0 ? double(out) / in : 1.0;
+        scale[axis] = p.scale_size() > 0 ? p.scale(s) : in > 0 ? double(out) / in : 1.0;
       } else {
         out = static_cast<int>(std::floor(in * static_cast<double>(p.scale(s))));
         scale[axis] = p.scale(s);
@@ -133,6 +141,8 @@ class ResizeLayer : public Layer {
     switch (param_.resize_param().coordinate_transform()) {
       case caffe::ResizeParameter::HALF_PIXEL:
         return (o + 0.5) / scale - 0.5;
+      case caffe::ResizeParameter::HALF_PIXEL_SYMMETRIC:
+        return in / 2.0 * (1 - out / (in * scale)) + (o + 0.5) / scale - 0.5;
       case caffe::ResizeParameter::PYTORCH_HALF_PIXEL:
         return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
       case caffe::ResizeParameter::ASYMMETRIC:

@@ -51,6 +51,8 @@ std::vector<double> Resize1D(const std::vector<double>& in, int out_len, double 
       x_ori = x / scale;
     else if (o.transform == "PYTORCH_HALF_PIXEL")
       x_ori = out_len == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    else if (o.transform == "HALF_PIXEL_SYMMETRIC")
+      x_ori = in_len / 2.0 * (1 - out_len / (scale * in_len)) + (x + 0.5) / scale - 0.5;
     else
       x_ori = (x + 0.5) / scale - 0.5;
     const double x_int = std::floor(x_ori);
@@ -95,8 +97,9 @@ std::vector<double> ReferenceResize(const std::vector<float>& x, const std::vect
     int out_len;
     double scale;
     if (!o.size.empty()) {
+      // A scale given too maps the coordinates (keep_aspect_ratio_policy).
       out_len = o.size[s];
-      scale = double(out_len) / in_len;
+      scale = o.scale.empty() ? double(out_len) / in_len : double(o.scale[s]);
     } else {
       out_len = static_cast<int>(std::floor(in_len * double(o.scale[s])));
       scale = o.scale[s];
@@ -206,7 +209,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{{1, 1, 3, 3, 3}, Nearest("ALIGN_CORNERS", "ROUND_PREFER_FLOOR", {5, 1, 7}, {})},
         Case{{1, 2, 13}, Nearest("PYTORCH_HALF_PIXEL", "CEIL", {5}, {})},
         Case{{1, 2, 4, 4}, Nearest("ASYMMETRIC", "ROUND_PREFER_FLOOR", {}, {1.5f, 2.5f})},
-        Case{{1, 2, 4, 4}, Nearest("ASYMMETRIC", "ROUND_PREFER_CEIL", {}, {1.5f, 2.5f})}));
+        Case{{1, 2, 4, 4}, Nearest("ASYMMETRIC", "ROUND_PREFER_CEIL", {}, {1.5f, 2.5f})},
+        Case{{1, 2, 2, 4}, Linear("HALF_PIXEL_SYMMETRIC", {}, {2.3f, 0.6f})},
+        Case{{2, 1, 5, 3}, Nearest("HALF_PIXEL_SYMMETRIC", "ROUND_PREFER_FLOOR", {}, {0.7f, 2.94f})},
+        Case{{1, 1, 2, 4}, Linear("HALF_PIXEL_SYMMETRIC", {5, 9}, {2.2f, 2.2f})},
+        Case{{1, 3, 2, 2}, Nearest("HALF_PIXEL", "ROUND_PREFER_FLOOR", {7, 7}, {3.5f, 3.5f})}));
 
 // Cases from the ONNX operator documentation (Resize's test cases), with
 // their expected outputs written out by hand.
@@ -312,8 +319,8 @@ TEST(Resize, BadParametersAndShapesAreErrors) {
     std::string param, message;
   };
   const std::vector<ErrorCase> cases = {
-      {{1, 1, 4, 4}, "", "needs either `size` or `scale`"},
-      {{1, 1, 4, 4}, "size: 2 size: 2 scale: 2 scale: 2", "not both"},
+      {{1, 1, 4, 4}, "", "needs `size` or `scale`"},
+      {{1, 1, 4, 4}, "size: 2 size: 2 scale: 2", "has 2 sizes but 1 scales"},
       {{1, 1, 4, 4}, "size: 8", "size has 1 value(s) for the 2 spatial axes"},
       {{1, 1, 4, 4}, "scale: 2 scale: -1", "scale 1 is -1; it must be positive"},
       {{1, 1, 4, 4}, "scale: 2 scale: 0.2", "leaves spatial axis 1 of the input"},
