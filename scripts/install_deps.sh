@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what dlcaffe needs from Debian 12 packages, and nothing when all of
 # it is present already. Runs apt-get as root (directly, or through sudo).
+# Then fetches ONNX's node tests from the onnx wheel on PyPI (once, into the
+# user's cache; scripts/onnx_node_tests.sh), which test_onnx_node_tests runs.
 set -euo pipefail
 
 packages=(
@@ -11,7 +13,7 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   liblmdb-dev libgtest-dev
   libonnx-dev libonnx-testdata
-  python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  python3 python3-pip python3-numpy python3-onnx python3-torch python3-torchvision
   python3-protobuf python3-matplotlib python3-pil graphviz
   clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
@@ -27,15 +29,16 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install_deps: all dependencies present"
-  exit 0
+else
+  echo "install_deps: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install_deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
 fi
 
-echo "install_deps: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install_deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+bash "$(dirname "${BASH_SOURCE[0]}")/onnx_node_tests.sh" --fetch
