@@ -441,14 +441,32 @@ void ImportBinary(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportBinary, "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Greater", "And", "Or", "Mod");
 
-// Sum of several same-shaped inputs (ONNX Sum).
+// Sum of several inputs (ONNX Sum, numpy broadcasting).
 void ImportSum(NodeContext& ctx) {
-  std::vector<std::string> bottoms;
-  for (int i = 0; i < ctx.num_inputs(); ++i) {
-    ONNX_REQUIRE(ctx, ctx.shape(i) == ctx.shape(0), "inputs of different shapes are not supported");
-    bottoms.push_back(ctx.blob(i));
+  if (ctx.num_inputs() == 1) return Alias(ctx);
+  bool same = true;
+  for (int i = 1; i < ctx.num_inputs(); ++i) same = same && ctx.shape(i) == ctx.shape(0);
+  if (!same || ctx.all_constant()) {
+    // Broadcasting (opset 8): host values, or a chain of BinaryOp ADDs.
+    if (ctx.all_constant()) {
+      HostTensor t = ctx.constant(0);
+      for (int i = 1; i < ctx.num_inputs(); ++i)
+        t = HostBinary(ctx, t, ctx.constant(i), [](double a, double b) { return a + b; });
+      return ctx.SetConstantOutput(0, t);
+    }
+    std::string current = ctx.blob(0);
+    std::vector<int64_t> shape = ctx.shape(0);
+    for (int i = 1; i < ctx.num_inputs(); ++i) {
+      shape = BroadcastShapes(ctx, shape, ctx.shape(i));
+      const std::string top = i + 1 == ctx.num_inputs() ? ctx.output_name(0) : ctx.TempBlob("partial" + std::to_string(i));
+      ctx.AddLayer("BinaryOp", {current, ctx.blob(i)}, {top}, "input" + std::to_string(i))
+          ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::ADD);
+      current = top;
+    }
+    return ctx.SetOutput(0, shape);
   }
-  if (bottoms.size() == 1) return Alias(ctx);
+  std::vector<std::string> bottoms;
+  for (int i = 0; i < ctx.num_inputs(); ++i) bottoms.push_back(ctx.blob(i));
   ctx.AddLayer("Eltwise", bottoms, {ctx.output_name(0)});
   ctx.SetOutput(0, ctx.shape(0));
 }

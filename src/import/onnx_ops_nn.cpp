@@ -618,6 +618,8 @@ void ImportReduce(NodeContext& ctx) {
   const int rank = static_cast<int>(in.size());
   std::vector<int64_t> axes;
   if (!axes_input) {
+    ONNX_REQUIRE(ctx, !ctx.has_input(1), "takes its axes as an attribute before opset "
+                                             << (op == "ReduceSum" ? 13 : 18) << ", not as an input");
     axes = ctx.attr_ints("axes");
   } else if (ctx.has_input(1)) {
     axes = ctx.constant(1).ints();
