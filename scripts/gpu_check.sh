@@ -55,6 +55,9 @@ pack() {
   cp "$root"/../shared/data/mnist/*.gz .gpu/mnist/
   # ONNX's node tests (Debian's libonnx-testdata) for test_onnx_conformance.
   tar -C / -cJf .gpu/onnx_node.tar.xz usr/share/libonnx-testdata/data/node
+  # The onnx 1.17 wheel's node tests (opsets up to 22) for test_onnx_node_tests.
+  bash scripts/onnx_node_tests.sh --fetch > /dev/null
+  tar -C "${XDG_CACHE_HOME:-$HOME/.cache}/dlcaffe" -cJf .gpu/onnx_node_1.17.tar.xz onnx-1.17.0
   du -sh .gpu
 }
 
@@ -83,6 +86,8 @@ unpack() {
     mkdir -p "$root/../shared/data" && ln -s "$root/.gpu/mnist" "$root/../shared/data/mnist"
   fi
   [ -d /usr/share/libonnx-testdata/data/node ] || tar -C / -xJf .gpu/onnx_node.tar.xz
+  mkdir -p /tmp/gpu/cache && tar -C /tmp/gpu/cache -xJf .gpu/onnx_node_1.17.tar.xz
+  export DLCAFFE_ONNX_NODE_TESTS=/tmp/gpu/cache/onnx-1.17.0
 }
 
 # Programs that test the development machine's tooling, not the device: the
