@@ -362,21 +362,26 @@ bool ImportAsChannelScaleOrBias(NodeContext& ctx, const std::vector<int64_t>& sh
   return false;
 }
 
-// Max/Min of one or of three and more inputs: a chain of two-input
-// BinaryOps (numpy broadcasting throughout).
-void ImportVariadic(NodeContext& ctx) {
-  if (ctx.num_inputs() == 1) return Alias(ctx);
-  ONNX_REQUIRE(ctx, !ctx.all_constant(), "constant inputs are not supported");
+// The inputs folded left to right by two-input BinaryOps of `operation`
+// (numpy broadcasting throughout).
+void ChainOfBinaryOps(NodeContext& ctx, caffe::BinaryOpParameter::Operation operation) {
   std::string current = ctx.blob(0);
   std::vector<int64_t> shape = ctx.shape(0);
   for (int i = 1; i < ctx.num_inputs(); ++i) {
     shape = BroadcastShapes(ctx, shape, ctx.shape(i));
     const std::string top = i + 1 == ctx.num_inputs() ? ctx.output_name(0) : ctx.TempBlob("partial" + std::to_string(i));
     ctx.AddLayer("BinaryOp", {current, ctx.blob(i)}, {top}, "input" + std::to_string(i))
-        ->mutable_binary_op_param()->set_operation(BinaryOperation(ctx.op()));
+        ->mutable_binary_op_param()->set_operation(operation);
     current = top;
   }
   ctx.SetOutput(0, shape);
+}
+
+// Max/Min of one or of three and more inputs.
+void ImportVariadic(NodeContext& ctx) {
+  if (ctx.num_inputs() == 1) return Alias(ctx);
+  ONNX_REQUIRE(ctx, !ctx.all_constant(), "constant inputs are not supported");
+  ChainOfBinaryOps(ctx, BinaryOperation(ctx.op()));
 }
 
 void ImportBinary(NodeContext& ctx) {
@@ -454,16 +459,7 @@ void ImportSum(NodeContext& ctx) {
         t = HostBinary(ctx, t, ctx.constant(i), [](double a, double b) { return a + b; });
       return ctx.SetConstantOutput(0, t);
     }
-    std::string current = ctx.blob(0);
-    std::vector<int64_t> shape = ctx.shape(0);
-    for (int i = 1; i < ctx.num_inputs(); ++i) {
-      shape = BroadcastShapes(ctx, shape, ctx.shape(i));
-      const std::string top = i + 1 == ctx.num_inputs() ? ctx.output_name(0) : ctx.TempBlob("partial" + std::to_string(i));
-      ctx.AddLayer("BinaryOp", {current, ctx.blob(i)}, {top}, "input" + std::to_string(i))
-          ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::ADD);
-      current = top;
-    }
-    return ctx.SetOutput(0, shape);
+    return ChainOfBinaryOps(ctx, caffe::BinaryOpParameter::ADD);
   }
   std::vector<std::string> bottoms;
   for (int i = 0; i < ctx.num_inputs(); ++i) bottoms.push_back(ctx.blob(i));
