@@ -74,8 +74,7 @@ std::vector<int64_t> InputShape(const std::string& path, const onnx::ValueInfoPr
   DLC_REQUIRE(elem == onnx::TensorProto::FLOAT || elem == onnx::TensorProto::UNDEFINED ||
                   IsIntegerInputType(elem),
               path << ": graph input '" << input.name() << "' has element type "
-                   << onnx::TensorProto_DataType_Name(
-                          static_cast<onnx::TensorProto_DataType>(elem))
+                   << ElementTypeName(elem)
                    << "; the importer takes float inputs and integer ones (token ids, "
                       "positions, masks)");
   auto given = options.input_shapes.find(input.name());

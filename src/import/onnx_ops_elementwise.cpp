@@ -36,16 +36,6 @@ void ImportDropout(NodeContext& ctx) {
   }
 }
 
-// An element type's name, the newer ones too (Debian's ONNX schema stops at
-// BFLOAT16).
-std::string TypeName(int64_t type) {
-  static const char* const newer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-                                      "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
-  if (type >= 17 && type < 17 + 7) return newer[type - 17];
-  if (!onnx::TensorProto_DataType_IsValid(static_cast<int>(type))) return "unknown";
-  return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(type));
-}
-
 // Cast (and CastLike) to element type `to`.
 void CastTo(NodeContext& ctx, int64_t to) {
   // Types the host values cannot hold exactly (float8 and 4-bit integers,
@@ -53,7 +43,7 @@ void CastTo(NodeContext& ctx, int64_t to) {
   ONNX_REQUIRE(ctx, to >= onnx::TensorProto::FLOAT && to <= onnx::TensorProto::BFLOAT16 &&
                         to != onnx::TensorProto::STRING && to != onnx::TensorProto::COMPLEX64 &&
                         to != onnx::TensorProto::COMPLEX128,
-               "casting to element type " << to << " (" << TypeName(to) << ") is not supported");
+               "casting to element type " << to << " (" << ElementTypeName(to) << ") is not supported");
   if (ctx.is_constant(0)) {
     HostTensor t = ctx.constant(0);
     t.type = static_cast<int>(to);

@@ -33,6 +33,14 @@ int64_t HostValueCount(const std::vector<int64_t>& shape) {
 
 int64_t HostTensor::count() const { return ShapeCount(shape); }
 
+std::string ElementTypeName(int64_t type) {
+  static const char* const newer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                      "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+  if (type >= 17 && type < 17 + 7) return newer[type - 17];
+  if (!onnx::TensorProto_DataType_IsValid(static_cast<int>(type))) return "unknown";
+  return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(type));
+}
+
 bool IsIntegerType(int type) {
   return type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::DOUBLE &&
          type != onnx::TensorProto::FLOAT16 && type != onnx::TensorProto::BFLOAT16 &&

@@ -25,6 +25,10 @@ struct HostTensor {
   std::vector<int64_t> ints() const;
 };
 
+// An element type's name, the newer ones too (Debian's ONNX schema stops at
+// BFLOAT16): "FLOAT8E4M3FN", "INT4", ...; "unknown" for none.
+std::string ElementTypeName(int64_t type);
+
 // Whether ONNX element type `type` holds integers (or booleans).
 bool IsIntegerType(int type);
 
