@@ -13,6 +13,7 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
 #include "util/onnx_model_builder.hpp"
+#include "util/random_values.hpp"
 #include "util/run_dlcaffe.hpp"
 #include "util/test_context.hpp"
 
@@ -20,13 +21,6 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-std::vector<float> Random(size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
 
 // Forward of an imported model on one input; the first output's values.
 std::vector<float> RunForward(const OnnxModel& model, const std::vector<float>& input,
@@ -54,8 +48,8 @@ int CountType(const caffe::NetParameter& net, const std::string& type) {
 OnnxModelBuilder ConvBnRelu(std::vector<float>* w, std::vector<float>* b, std::vector<float>* bn) {
   OnnxModelBuilder m;
   m.Input("x", {1, 2, 5, 7});
-  *w = Random(3 * 2 * 3 * 3, 1);
-  *b = Random(3, 2);
+  *w = RandomValues(3 * 2 * 3 * 3, 1);
+  *b = RandomValues(3, 2);
   m.Initializer("w", {3, 2, 3, 3}, *w);
   m.Initializer("b", {3}, *b);
   *bn = {1.5f, 0.5f, 1.f, 0.1f, -0.2f, 0.3f, 0.2f, -0.1f, 0.05f, 0.9f, 1.2f, 0.7f};
@@ -77,7 +71,7 @@ TEST(OnnxImport, ConvBatchNormReluMatchesHostReference) {
   std::vector<float> w, b, bn;
   const std::string path = ConvBnRelu(&w, &b, &bn).Save(TempDir());
   const OnnxModel model = ImportOnnx(path);
-  const std::vector<float> x = Random(2 * 5 * 7, 3);
+  const std::vector<float> x = RandomValues(2 * 5 * 7, 3);
   std::vector<double> want(3 * 5 * 7);
   for (int o = 0; o < 3; ++o)
     for (int i = 0; i < 5; ++i)
@@ -142,7 +136,7 @@ TEST(OnnxImport, ShapeArithmeticIsFoldedAtImport) {
   ASSERT_EQ(reshape.reshape_param().shape().dim_size(), 2);
   EXPECT_EQ(reshape.reshape_param().shape().dim(0), 2);
   EXPECT_EQ(reshape.reshape_param().shape().dim(1), 60);
-  const std::vector<float> x = Random(120, 4);
+  const std::vector<float> x = RandomValues(120, 4);
   EXPECT_EQ(RunForward(model, x), x);
 }
 
@@ -161,7 +155,7 @@ void ExpectFusion(OnnxModelBuilder& m, const std::string& fused_type, const std:
   EXPECT_EQ(fused.applied_fusions[0], fusion);
   int64_t n = 1;
   for (int64_t d : input_shape) n *= d;
-  const std::vector<float> x = Random(n, 7, -3.f, 3.f);
+  const std::vector<float> x = RandomValues(n, 7, -3.f, 3.f);
   ExpectNear(RunForward(fused, x), want.empty() ? std::vector<double>() : want, tol);
   const std::vector<float> a = RunForward(fused, x), b = RunForward(unfused, x);
   ASSERT_EQ(a.size(), b.size());
@@ -171,7 +165,7 @@ void ExpectFusion(OnnxModelBuilder& m, const std::string& fused_type, const std:
 std::vector<double> Reference(const std::vector<int64_t>& shape, double (*f)(double)) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  const std::vector<float> x = Random(n, 7, -3.f, 3.f);
+  const std::vector<float> x = RandomValues(n, 7, -3.f, 3.f);
   std::vector<double> y(n);
   for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
   return y;
@@ -234,7 +228,7 @@ TEST(OnnxImport, SiluAndHardSwishSubgraphsFuse) {
 TEST(OnnxImport, LayerNormSubgraphFusesAndKeepsItsParameters) {
   OnnxModelBuilder m;
   m.Input("x", {2, 3, 7});
-  const std::vector<float> gamma = Random(7, 11, 0.5f, 1.5f), beta = Random(7, 12);
+  const std::vector<float> gamma = RandomValues(7, 11, 0.5f, 1.5f), beta = RandomValues(7, 12);
   m.Initializer("gamma", {7}, gamma);
   m.Initializer("beta", {7}, beta);
   auto constant = [&](const std::string& name, float v) {
@@ -257,7 +251,7 @@ TEST(OnnxImport, LayerNormSubgraphFusesAndKeepsItsParameters) {
   m.Node("Mul", {"n", "gamma"}, {"g"});
   m.Node("Add", {"g", "beta"}, {"y"});
   m.Output("y");
-  const std::vector<float> x = Random(42, 7, -3.f, 3.f);
+  const std::vector<float> x = RandomValues(42, 7, -3.f, 3.f);
   std::vector<double> want(42);
   for (int r = 0; r < 6; ++r) {
     double mean = 0, var = 0;
@@ -304,7 +298,7 @@ TEST(OnnxImport, TrainingImportUsesBatchStatisticsAndKeepsDropoutAsIdentity) {
     }
   }
   // With batch statistics each channel's output has the mean beta.
-  const std::vector<float> x = Random(72, 9, -4.f, 4.f);
+  const std::vector<float> x = RandomValues(72, 9, -4.f, 4.f);
   const std::vector<float> y = RunForward(training, x, caffe::TRAIN);
   for (int c = 0; c < 2; ++c) {
     double mean = 0;
@@ -541,7 +535,7 @@ TEST(OnnxTools, ConvertOnnxWritesANetAndWeightsThatGiveTheSameOutput) {
   param.mutable_state()->set_phase(caffe::TEST);
   Net net(param, TestContext());
   net.CopyTrainedLayersFrom(dir + "/net.caffemodel");
-  const std::vector<float> x = Random(70, 5);
+  const std::vector<float> x = RandomValues(70, 5);
   net.blob_by_name("x")->WriteData(x);
   net.ForwardNoLoss();
   EXPECT_EQ(net.blob_by_name("y")->ReadData(), RunForward(ImportOnnx(path), x));

@@ -15,19 +15,13 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
 #include "util/onnx_model_builder.hpp"
+#include "util/random_values.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
 namespace {
 
-std::vector<float> Random(size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
 
 void SetString(onnx::NodeProto* node, const std::string& name, const std::string& value) {
   onnx::AttributeProto* a = node->add_attribute();
@@ -70,7 +64,7 @@ void ExpectImportError(const OnnxModelBuilder& m, const std::vector<std::string>
 
 TEST(OnnxOpset18, ReduceAxesInputAndNoopWithEmptyAxes) {
   // x: 2 x 3 x 4; ReduceMean over axes [-1, 0] (an input), keepdims 0.
-  const std::vector<float> x = Random(24, 1);
+  const std::vector<float> x = RandomValues(24, 1);
   {
     OnnxModelBuilder m(18);
     m.Input("x", {2, 3, 4});
@@ -108,7 +102,7 @@ TEST(OnnxOpset18, ReduceAxesInputAndNoopWithEmptyAxes) {
 
 TEST(OnnxOpset18, ReduceLogSumExpOfLargeValuesAndReduceLogSum) {
   // Values near 100: exp overflows float unless the maximum is taken out.
-  std::vector<float> x = Random(2 * 5, 2, 95.f, 105.f);
+  std::vector<float> x = RandomValues(2 * 5, 2, 95.f, 105.f);
   for (const char* op : {"ReduceLogSumExp", "ReduceLogSum"}) {
     for (int keepdims : {0, 1}) {
       OnnxModelBuilder m(18);
@@ -135,7 +129,7 @@ TEST(OnnxOpset18, ReduceLogSumExpOfLargeValuesAndReduceLogSum) {
 
 TEST(OnnxOpset18, SplitNumOutputsLastPartSmaller) {
   // 7 along axis 1 into 3: 3, 3, 1.
-  const std::vector<float> x = Random(2 * 7, 3);
+  const std::vector<float> x = RandomValues(2 * 7, 3);
   OnnxModelBuilder m(18);
   m.Input("x", {2, 7});
   onnx::NodeProto* split = m.Node("Split", {"x"}, {"a", "b", "c"});
@@ -161,7 +155,7 @@ TEST(OnnxOpset18, SplitNumOutputsLastPartSmaller) {
 TEST(OnnxOpset19, PadWrapWithAxesInput) {
   // x: 2 x 3 x 4; axes [2, -2]: axis 2 padded 5 before (more than its size)
   // and 2 after, axis 1 cropped by 1 before and padded 1 after.
-  const std::vector<float> x = Random(24, 4);
+  const std::vector<float> x = RandomValues(24, 4);
   OnnxModelBuilder m(19);
   m.Input("x", {2, 3, 4});
   m.Int64Initializer("pads", {5, -1, 2, 1});
@@ -222,7 +216,7 @@ TEST(OnnxOpset18, ResizeAxesAspectRatioAndAntialias) {
 }
 
 TEST(OnnxOpset20, GeluBothApproximations) {
-  const std::vector<float> x = Random(2 * 9, 5, -4.f, 4.f);
+  const std::vector<float> x = RandomValues(2 * 9, 5, -4.f, 4.f);
   for (const char* approximate : {"none", "tanh"}) {
     OnnxModelBuilder m(20);
     m.Input("x", {2, 9});

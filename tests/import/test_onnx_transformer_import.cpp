@@ -14,19 +14,13 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
 #include "util/onnx_model_builder.hpp"
+#include "util/random_values.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
 namespace {
 
-std::vector<float> Random(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
 
 void SetInputType(OnnxModelBuilder* m, int index, onnx::TensorProto::DataType type) {
   m->model().mutable_graph()->mutable_input(index)->mutable_type()->mutable_tensor_type()->set_elem_type(type);
@@ -71,7 +65,7 @@ TEST(OnnxTransformerImport, SliceBoundsAtTheInt64LimitsMeanTheEndsOfTheAxis) {
   m.Output("y");
   const OnnxModel model = ImportOnnx(m.Save(TempDir()));
   Net net = MakeNet(model, false);
-  const std::vector<float> x = Random(10, 1);
+  const std::vector<float> x = RandomValues(10, 1);
   net.blob_by_name("x")->WriteData(x);
   net.ForwardNoLoss();
   const Blob& y = *net.blob_by_name("y");
@@ -91,8 +85,8 @@ OnnxModelBuilder ClassTokenAndPositions(int b, int t, int c, std::vector<float>*
                                         std::vector<float>* pos) {
   OnnxModelBuilder m;
   m.Input("x", {b, t, c});
-  *cls = Random(c, 2);
-  *pos = Random((t + 1) * c, 3);
+  *cls = RandomValues(c, 2);
+  *pos = RandomValues((t + 1) * c, 3);
   m.Initializer("class_token", {1, 1, c}, *cls);
   m.Initializer("pos_embedding", {1, t + 1, c}, *pos);
   m.Int64Initializer("expanded", {b, 1, c});
@@ -113,7 +107,7 @@ TEST(OnnxTransformerImport, FreeParametersStayLearnableThroughExpandConcatAndAdd
   ASSERT_TRUE(model.parameters.count("class_token"));
   ASSERT_TRUE(model.parameters.count("pos_embedding"));
   Net net = MakeNet(model, true);
-  const std::vector<float> x = Random(b * t * c, 4), dy = Random(b * (t + 1) * c, 5);
+  const std::vector<float> x = RandomValues(b * t * c, 4), dy = RandomValues(b * (t + 1) * c, 5);
   net.blob_by_name("x")->WriteData(x);
   net.ForwardNoLoss();
   std::vector<float> want_y, want_cls(c, 0.f), want_pos((t + 1) * c, 0.f);
@@ -135,8 +129,9 @@ TEST(OnnxTransformerImport, FreeParametersStayLearnableThroughExpandConcatAndAdd
   // Neither is fixed (lr_mult 0) anywhere in the net.
   for (const auto& layer : model.net.layer())
     for (const auto& spec : layer.param())
-      if (spec.name() == "class_token" || spec.name() == "pos_embedding")
+      if (spec.name() == "class_token" || spec.name() == "pos_embedding") {
         EXPECT_FALSE(spec.has_lr_mult() && spec.lr_mult() == 0.f) << layer.name();
+      }
 
   // An inference import still folds the constant prologue on the host.
   const OnnxModel folded = ImportOnnx(path);
@@ -151,7 +146,7 @@ TEST(OnnxTransformerImport, TokenIdsGatherThroughEmbedLayersWithATiedHead) {
   OnnxModelBuilder m;
   m.Input("ids", {b, t});
   SetInputType(&m, 0, onnx::TensorProto::INT64);
-  const std::vector<float> table = Random(vocab * c, 6), positions = Random(5 * c, 7);
+  const std::vector<float> table = RandomValues(vocab * c, 6), positions = RandomValues(5 * c, 7);
   m.Initializer("wte", {vocab, c}, table);
   m.Initializer("wpe", {5, c}, positions);
   m.Int64Initializer("pos_ids", {0, 1, 2});
@@ -184,7 +179,7 @@ TEST(OnnxTransformerImport, TokenIdsGatherThroughEmbedLayersWithATiedHead) {
   ExpectNear(net.blob_by_name("logits")->ReadData(), want_logits, 1e-5f, "logits");
 
   // d/d table: the head's h^T dy plus the gathered rows' dh = dy @ table.
-  const std::vector<float> dy = Random(b * t * vocab, 8);
+  const std::vector<float> dy = RandomValues(b * t * vocab, 8);
   net.ClearParamDiffs();
   net.blob_by_name("logits")->WriteDiff(dy);
   net.Backward();
@@ -223,8 +218,8 @@ TEST(OnnxTransformerImport, MasksReadByComparisonsAreConstantsAndBuffersCanBeFro
   m.Initializer("causal_mask", {3, 3}, {1, 0, 0, 1, 1, 0, 1, 1, 1});
   m.Initializer("zero", {}, {0.f});
   m.Initializer("minus_inf", {}, {-INFINITY});
-  m.Initializer("cos_table", {3, 3}, Random(9, 9));
-  m.Initializer("weight", {3, 3}, Random(9, 10));
+  m.Initializer("cos_table", {3, 3}, RandomValues(9, 9));
+  m.Initializer("weight", {3, 3}, RandomValues(9, 10));
   m.Node("Equal", {"causal_mask", "zero"}, {"masked"}, "equal");
   m.Node("Where", {"masked", "minus_inf", "scores"}, {"filled"}, "where");
   m.Node("Mul", {"filled", "cos_table"}, {"rotated"}, "mul_cos");
@@ -250,7 +245,7 @@ TEST(OnnxTransformerImport, MasksReadByComparisonsAreConstantsAndBuffersCanBeFro
   EXPECT_TRUE(learnable(frozen, "weight"));
   // The masked scores are -inf above the diagonal, the rest pass.
   Net net = MakeNet(frozen, true);
-  const std::vector<float> scores = Random(18, 11);
+  const std::vector<float> scores = RandomValues(18, 11);
   net.blob_by_name("scores")->WriteData(scores);
   net.ForwardNoLoss();
   const std::vector<float> filled = net.blob_by_name("filled")->ReadData();
