@@ -59,6 +59,22 @@ class Net {
   // plan, if any, for the new shapes).
   void Reshape();
 
+  // For nets whose description depends on the input shapes (an ONNX model
+  // with dynamic dimensions: its shape arithmetic is folded at import), a
+  // function giving the description for input shapes (by input blob name).
+  // From then on Forward and Reshape rebuild the net when an input blob's
+  // shape differs from the last shapes resolved: the input and other blobs
+  // of the same names stay the same objects (with their values), trained
+  // parameters keep their storage (so solvers, test nets sharing them and
+  // snapshots carry on), and fixed blobs take the new description's values
+  // where those changed. It throws naming the parameter where a learnable
+  // one would change shape or vanish. The .onnx constructor sets one for
+  // models with dynamic input dimensions.
+  using InputShapes = std::map<std::string, std::vector<int>>;
+  using InputShapeResolver = std::function<caffe::NetParameter(const InputShapes&)>;
+  void set_input_shape_resolver(InputShapeResolver resolver);
+  bool follows_input_shapes() const { return static_cast<bool>(input_shape_resolver_); }
+
   // The inference memory plan, opt-in, for nets that never run backward (it
   // throws naming the first layer that needs backward): activation blobs whose
   // lifetimes in the forward order do not overlap share device storage, and
@@ -157,7 +173,13 @@ class Net {
   Layer* layer_by_name(const std::string& name) const;
 
  private:
+  using BlobsByName = std::map<std::string, std::shared_ptr<Blob>>;
+  // A rebuild (FollowInputShapes): Init reusing `reused` blobs by name.
+  Net(const caffe::NetParameter& param, Context& ctx, const BlobsByName& reused);
+  Net& operator=(Net&& other) noexcept;
   void Init(const caffe::NetParameter& param);
+  // Rebuilds the net when the inputs' shapes differ from those last resolved.
+  void FollowInputShapes();
   void AppendTop(const caffe::LayerParameter& layer_param, int layer_id, int top_id,
                  std::map<std::string, int>* available_blobs);
   int AppendBottom(const caffe::LayerParameter& layer_param, int layer_id,
@@ -226,6 +248,17 @@ class Net {
   std::function<void(int)> after_backward_;
   std::unique_ptr<InferenceMemoryPlan> memory_plan_;
   ActivationMemory activation_memory_;
+  // The description without its layers (state, force_backward, ...), so
+  // that a rebuild keeps them.
+  caffe::NetParameter settings_;
+  // Input shape following (set_input_shape_resolver): the resolver, the
+  // shapes it last resolved, and a hash of each layer blob's values in that
+  // description (a fixed blob whose values stay is kept, e.g. trained
+  // BatchNorm statistics).
+  InputShapeResolver input_shape_resolver_;
+  InputShapes resolved_input_shapes_;
+  std::map<std::string, std::vector<size_t>> resolved_blob_hashes_;
+  const BlobsByName* reused_blobs_ = nullptr;  // during a rebuild's Init only
 };
 
 // Inserts Split layers where a blob feeds several layers (Caffe's rule).

@@ -3,11 +3,14 @@
 // blobs), so that a Net can be built from it, or it can be written out as a
 // prototxt and a .caffemodel (tools/convert_onnx).
 //
-// Blob names are the ONNX tensor names. Shapes are static: the graph's
-// inputs must have fixed dimensions (or be given in `input_shapes`), and the
-// shape arithmetic exporters write around static shapes (Shape, Gather,
-// Concat, Cast, ...) is evaluated at import time.
+// Blob names are the ONNX tensor names. A description has fixed shapes: the
+// graph's inputs get theirs from the model, `input_shapes` or, for dynamic
+// dimensions, `dynamic_dimension_value`, and the shape arithmetic exporters
+// write (Shape, Gather, Concat, Cast, ...) is evaluated at import time. A Net
+// built from an .onnx path follows its input shapes by importing again at
+// new ones (OnnxInputShapeResolver, Net::set_input_shape_resolver).
 #pragma once
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -30,6 +33,9 @@ struct OnnxImportOptions {
   // Fixed shapes for graph inputs whose dimensions are symbolic (or to
   // override the stored ones).
   std::map<std::string, std::vector<int>> input_shapes;
+  // The value of every dynamic input dimension (a dim_param, or none set)
+  // that input_shapes does not fix; 0 refuses such inputs, naming them.
+  int dynamic_dimension_value = 0;
   // Graph inputs whose values are fixed at import time, read from
   // TensorProto files (by input name): what a static-shape framework needs
   // for inputs that are really weights or shapes (ONNX's node tests feed
@@ -61,6 +67,8 @@ struct OnnxModel {
   std::map<std::string, OnnxParameterSource> parameters;
   int opset = 0;
   std::vector<std::string> applied_fusions;  // one entry per fused subgraph
+  // Graph inputs imported with dynamic_dimension_value for a dimension.
+  std::vector<std::string> dynamic_inputs;
 };
 
 // Reads and converts `path`. Throws dlcaffe::Error naming the file, and the
@@ -77,6 +85,16 @@ bool IsOnnxPath(const std::string& path);
 // layers' blobs) or a prototxt read and upgraded. `training` as in
 // OnnxImportOptions.
 caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training = false);
+
+// The options ReadNetOrOnnx imports with: `training`, and the pattern
+// fusions unless DLCAFFE_ONNX_FUSION=off or DLCAFFE_FUSION=off.
+OnnxImportOptions OnnxOptionsFromEnvironment(bool training);
+
+// A Net::InputShapeResolver for the model at `path`: ImportOnnx with
+// `options` at the given input shapes (a new set of shapes costs one import,
+// file read included).
+std::function<caffe::NetParameter(const std::map<std::string, std::vector<int>>&)>
+OnnxInputShapeResolver(const std::string& path, const OnnxImportOptions& options);
 
 // The graph inputs of the model at `path` that are not initializers, in
 // order: what ONNX's backend tests feed input_0.pb, input_1.pb, ... to

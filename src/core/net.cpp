@@ -52,13 +52,26 @@ Net::~Net() = default;
 Net::Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx, int level,
          const std::vector<std::string>& stages)
     : ctx_(&ctx) {
-  // An .onnx model is imported (for training in the TRAIN phase), weights included.
-  caffe::NetParameter param = ReadNetOrOnnx(prototxt_path, phase == caffe::TRAIN);
+  // An .onnx model is imported (for training in the TRAIN phase), weights
+  // included; dynamic input dimensions start at 1 and follow the input
+  // blobs' shapes (imported again when those change).
+  caffe::NetParameter param;
+  InputShapeResolver resolver;
+  if (IsOnnxPath(prototxt_path)) {
+    OnnxImportOptions options = OnnxOptionsFromEnvironment(phase == caffe::TRAIN);
+    options.dynamic_dimension_value = 1;
+    OnnxModel model = ImportOnnx(prototxt_path, options);
+    param.Swap(&model.net);
+    if (!model.dynamic_inputs.empty()) resolver = OnnxInputShapeResolver(prototxt_path, options);
+  } else {
+    param = ReadNetOrOnnx(prototxt_path, phase == caffe::TRAIN);
+  }
   param.mutable_state()->set_phase(phase);
   param.mutable_state()->set_level(level);
   param.mutable_state()->clear_stage();
   for (const auto& s : stages) param.mutable_state()->add_stage(s);
   Init(param);
+  if (resolver) set_input_shape_resolver(std::move(resolver));
 }
 
 bool Net::StateMeetsRule(const caffe::NetState& state, const caffe::NetStateRule& rule,
@@ -101,6 +114,8 @@ void Net::Init(const caffe::NetParameter& in_param) {
   caffe::NetParameter upgraded(in_param);
   UpgradeNetAsNeeded("net '" + in_param.name() + "'", &upgraded);
   phase_ = upgraded.state().phase();
+  settings_.CopyFrom(upgraded);
+  settings_.clear_layer();
   caffe::NetParameter filtered, param;
   FilterNet(upgraded, &filtered);
   InsertSplits(filtered, &param);
@@ -288,7 +303,10 @@ void Net::AppendTop(const caffe::LayerParameter& layer_param, int layer_id, int 
                           "layers may reuse a name, as bottom and top at the same index)");
   }
   const int blob_id = static_cast<int>(blobs_.size());
-  blobs_.push_back(std::make_shared<Blob>(*ctx_));
+  const auto reused = reused_blobs_ ? reused_blobs_->find(blob_name) : BlobsByName::const_iterator();
+  blobs_.push_back(reused_blobs_ && reused != reused_blobs_->end() && available_blobs
+                       ? reused->second
+                       : std::make_shared<Blob>(*ctx_));
   blob_names_.push_back(blob_name);
   blob_need_backward_.push_back(false);
   if (available_blobs) {
@@ -398,6 +416,7 @@ void Net::ShareWeights() {
 }
 
 void Net::Reshape() {
+  FollowInputShapes();
   InferenceMemoryPlan::OwnPass pass(memory_plan_.get());
   for (size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
@@ -500,6 +519,7 @@ void Net::FindAbsorptions() {
 void Net::ForwardFromTo(int start, int end) {
   CHECK_GE(start, 0);
   CHECK_LT(end, (int)layers_.size());
+  FollowInputShapes();
   if (memory_plan_) {
     const int last = static_cast<int>(layers_.size()) - 1;
     const auto name_of = [&](int i) {

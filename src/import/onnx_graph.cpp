@@ -212,6 +212,18 @@ void NodeContext::SetOutputToInput(int k, int i) {
   graph_.Set(node_.output(k), std::move(v));
 }
 
+void NodeContext::SetOutputValue(int k, Value value) {
+  if (has_output(k)) graph_.Set(node_.output(k), std::move(value));
+}
+
+void NodeContext::SetNamedValue(const std::string& name, Value value) {
+  graph_.Set(name, std::move(value));
+}
+
+const Value& NodeContext::named_value(const std::string& name) const {
+  return graph_.Get(name, Where());
+}
+
 void NodeContext::SetOutput(int k, std::vector<int64_t> shape, const std::string& blob) {
   if (!has_output(k)) return;
   for (int64_t d : shape)

@@ -32,6 +32,9 @@ struct Value {
   // A run-time tensor of integers (token ids, positions), held as floats
   // (exact below 2^24): integer-only arithmetic on it is refused.
   bool integer = false;
+  // A tensor sequence (SplitToSequence): the names of its elements' values.
+  // It never becomes a blob; SequenceAt picks an element.
+  std::vector<std::string> sequence;
 };
 
 
@@ -100,6 +103,12 @@ class NodeContext {
   void SetOutput(int k, std::vector<int64_t> shape, const std::string& blob = "");
   // Overrides that rule (a Cast to float).
   void MarkOutputInteger(int k, bool integer);
+  // Output k is `value` as it is (a sequence, a sequence's element).
+  void SetOutputValue(int k, Value value);
+  // Sets a value under a name of the node's own making (a sequence's
+  // elements), and reads one back.
+  void SetNamedValue(const std::string& name, Value value);
+  const Value& named_value(const std::string& name) const;
 
   // A layer named after the node (a suffix tells several apart).
   caffe::LayerParameter* AddLayer(const std::string& type, const std::vector<std::string>& bottoms,

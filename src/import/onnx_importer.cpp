@@ -65,7 +65,7 @@ bool IsIntegerInputType(int elem) {
 }
 
 std::vector<int64_t> InputShape(const std::string& path, const onnx::ValueInfoProto& input,
-                                const OnnxImportOptions& options) {
+                                const OnnxImportOptions& options, bool* dynamic) {
   DLC_REQUIRE(input.type().has_tensor_type(),
               path << ": graph input '" << input.name()
                    << "' is not a tensor (sequence, map and optional inputs are not supported)");
@@ -84,10 +84,16 @@ std::vector<int64_t> InputShape(const std::string& path, const onnx::ValueInfoPr
                                        << "' has no shape; give it one (--input_shape)");
   std::vector<int64_t> shape;
   for (const auto& d : tensor.shape().dim()) {
+    if (!(d.has_dim_value() && d.dim_value() > 0) && options.dynamic_dimension_value > 0) {
+      *dynamic = true;
+      shape.push_back(options.dynamic_dimension_value);
+      continue;
+    }
     DLC_REQUIRE(d.has_dim_value() && d.dim_value() > 0,
                 path << ": graph input '" << input.name() << "' has a dynamic dimension "
                      << (d.has_dim_param() ? "'" + d.dim_param() + "'" : std::string("(unnamed)"))
-                     << "; give the input a fixed shape (--input_shape)");
+                     << "; give the input a fixed shape (convert_onnx --input_shape), or build "
+                        "the Net from the .onnx file, which follows its input blobs' shapes");
     shape.push_back(d.dim_value());
   }
   return shape;
@@ -135,6 +141,7 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
 
   // One Input layer for the graph inputs that are not initializers.
   caffe::LayerParameter input_layer;
+  std::string defaulted;  // inputs with dynamic_dimension_value dimensions, for messages
   for (const auto& input : g.input()) {
     if (initializer_names.count(input.name())) continue;
     auto fixed = options.constant_input_files.find(input.name());
@@ -149,7 +156,14 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
       continue;
     }
     Value v;
-    v.shape = InputShape(path, input, options);
+    bool dynamic = false;
+    v.shape = InputShape(path, input, options, &dynamic);
+    if (dynamic) {
+      result.dynamic_inputs.push_back(input.name());
+      std::string dims;
+      for (int64_t d : v.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+      defaulted += (defaulted.empty() ? "'" : ", '") + input.name() + "' " + dims;
+    }
     v.integer = IsIntegerInputType(input.type().tensor_type().elem_type());
     v.blob = input.name();
     input_layer.add_top(input.name());
@@ -169,6 +183,7 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
     *graph.net().add_layer() = input_layer;
   }
 
+  try {
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& node = g.node(i);
     NodeContext ctx(graph, node, i);
@@ -195,6 +210,16 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
     const std::string where = path + ": graph output: ";
     result.outputs.push_back(graph.Materialize(output.name(), where));
   }
+  } catch (const Error& e) {
+    // Shapes the caller did not choose: say which.
+    if (defaulted.empty()) throw;
+    std::string what = e.what();
+    if (what.rfind(path + ": ", 0) == 0) what = what.substr(path.size() + 2);
+    throw Error(path + ": imported with its dynamic dimensions at " +
+                std::to_string(options.dynamic_dimension_value) + " (" + defaulted + "): " + what +
+                " (import it at shapes it takes: OnnxImportOptions::input_shapes, then "
+                "Net::set_input_shape_resolver)");
+  }
 
   graph.net().set_name(g.name().empty() ? "onnx_model" : g.name());
   result.parameters = graph.parameters();
@@ -215,19 +240,32 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
   return result;
 }
 
+OnnxImportOptions OnnxOptionsFromEnvironment(bool training) {
+  OnnxImportOptions options;
+  options.training = training;
+  // DLCAFFE_ONNX_FUSION=off keeps exporters' subgraphs op by op (to measure
+  // the fusions); DLCAFFE_FUSION=off, which turns off the Net's fusions,
+  // turns off these too.
+  for (const char* name : {"DLCAFFE_ONNX_FUSION", "DLCAFFE_FUSION"}) {
+    const char* value = std::getenv(name);
+    if (value && std::string(value) == "off") options.fuse_patterns = false;
+  }
+  return options;
+}
+
+std::function<caffe::NetParameter(const std::map<std::string, std::vector<int>>&)>
+OnnxInputShapeResolver(const std::string& path, const OnnxImportOptions& options) {
+  return [path, options](const std::map<std::string, std::vector<int>>& shapes) {
+    OnnxImportOptions at_shapes = options;
+    for (const auto& [name, shape] : shapes) at_shapes.input_shapes[name] = shape;
+    return ImportOnnx(path, at_shapes).net;
+  };
+}
+
 caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training) {
   caffe::NetParameter param;
   if (IsOnnxPath(path)) {
-    OnnxImportOptions options;
-    options.training = training;
-    // DLCAFFE_ONNX_FUSION=off keeps exporters' subgraphs op by op (to
-    // measure the fusions); DLCAFFE_FUSION=off, which turns off the Net's
-    // fusions, turns off these too.
-    for (const char* name : {"DLCAFFE_ONNX_FUSION", "DLCAFFE_FUSION"}) {
-      const char* value = std::getenv(name);
-      if (value && std::string(value) == "off") options.fuse_patterns = false;
-    }
-    param = ImportOnnx(path, options).net;
+    param = ImportOnnx(path, OnnxOptionsFromEnvironment(training)).net;
   } else {
     ReadProtoFromTextFile(path, &param);
     UpgradeNetAsNeeded(path, &param);

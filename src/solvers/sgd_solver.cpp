@@ -47,6 +47,10 @@ void SGDSolver::ApplyUpdate() {
   const int n = static_cast<int>(net_->learnable_params().size());
   queued_.clear();  // nothing left from an update that threw
   for (int i = 0; i < n; ++i) {
+    // Every solver's step scales with the rate: a fixed parameter (lr_mult
+    // 0: BatchNorm statistics, an imported model's constants, which may
+    // change shape with the input) stays as it is.
+    if (net_->params_lr()[i] == 0.f) continue;
     UpdateParam(i, rate * net_->params_lr()[i], grad_scale,
                 param_.weight_decay() * net_->params_weight_decay()[i], reg == "L1");
   }

@@ -1,0 +1,1 @@
+ B)encoder.layers.encoder_layer_0.mlp.3.biasJЂY“?QA{ѕм?Ѕ­!“їzFїю±Ј>RїMЇ­їъ.ЊѕДb.ѕO”?шЌ:?с™Ѕjщ‹>ссљ>tF_їшS”?Џk†ї ?©?`hC?ЊУ?Зи=™m7їжQkїl€%ѕ‹¤їY3Ф?АeЌ>ЂR?»8Oїf‹g>бЪWѕ

@@ -1,0 +1,1 @@
+ B;encoder.layers.encoder_layer_1.self_attention.out_proj.biasJ€x?èŽ¾¾“¾Oð¾Ü.¿,…É=BÄ¿Š¿ëéE½C‹¿Ää?k´Û><g¦=T¯¼ƒÓc=WH§¾ªˆ?â|¿t¾?‘sð>	ƒ>öb>m#G¿ÑsÇ¾Av¿a0¿c;F? ÙÆ>d7?f}ó¾þR? z>

@@ -1,0 +1,1 @@
+ B;encoder.layers.encoder_layer_0.self_attention.out_proj.biasJ€¹&Õ>z¾©½_¾ç¿¾¢`l=(˜¬>`1”¿wc¿Hü°¾¦%¿\§»?6íÑ>„­b¾å?êJ=J’¿êîÌ?Uö›¿âç®?ñvÎ>÷ìì>±n!¿!¨Ÿ¿b¸‰¿½¿f»ß=ªè?Þ7?“x<?fow¿·?mÆ¡>
