@@ -70,6 +70,9 @@ bool Graph::IsTrainable(const Value& value) const {
 std::string Graph::Materialize(const std::string& name, const std::string& where) {
   Value& value = Get(name, where);
   if (!value.blob.empty()) return value.blob;
+  DLC_REQUIRE(value.sequence.empty(),
+              where << "'" << name << "' is a tensor sequence: sequences are not supported "
+                       "as graph outputs or as inputs of ops other than SequenceAt");
   DLC_REQUIRE(value.constant, where << "tensor '" << name << "' has no blob");
   // A constant used at run time: a Parameter layer holds it.
   const std::string blob = UniqueBlobName(name);

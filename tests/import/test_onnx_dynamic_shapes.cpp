@@ -20,6 +20,8 @@
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
+#include "util/onnx_model_builder.hpp"
+#include "util/random_values.hpp"
 #include "util/run_dlcaffe.hpp"
 #include "util/run_script.hpp"
 #include "util/test_context.hpp"
@@ -187,8 +189,11 @@ TEST(OnnxDynamicShapes, DebianPyTorchExportsFollowTheInputShape) {
   const ToolResult made = RunCommand("cd '" + SourceDir() + "' && '" + TestPython() +
                                      "' tools/onnx/make_dynamic_shape_tests.py '" + dir + "' 2>&1");
   ASSERT_EQ(made.exit_code, 0) << made.output;
+  // On the GPU host (DLCAFFE_PYTHON: PyTorch 2.x) the script leaves out
+  // encoder_postnorm, whose sequence length that exporter bakes in.
+  const bool skipped = Contains(made.output, "encoder_postnorm: skipped: ");
   const std::vector<std::string> models = ModelDirs(dir);
-  ASSERT_EQ(models.size(), 4u) << made.output;
+  ASSERT_EQ(models.size(), skipped ? 3u : 4u) << made.output;
   for (const std::string& model : models) {
     ExpectForwardFollowsShapes(model);
     ExpectGradientsAfterReshape(model);
@@ -225,6 +230,57 @@ TEST(OnnxDynamicShapes, TrainedValuesSurviveAReshape) {
     ++checked;
   }
   EXPECT_GT(checked, 10);
+}
+
+// A hand-written model with a symbolic batch N: x (N x 5) split into a
+// sequence by a scalar size (parts of 2, 2, 1) and by single columns without
+// keepdims, elements picked by SequenceAt; the net follows N = 1 (as
+// loaded), 3, 2.
+TEST(OnnxDynamicShapes, SplitToSequenceFollowsTheBatch) {
+  OnnxModelBuilder m(18);
+  m.Input("x", {-1, 5});
+  onnx::TensorProto* two = m.model().mutable_graph()->add_initializer();
+  two->set_name("two");
+  two->set_data_type(onnx::TensorProto::INT64);
+  two->add_int64_data(2);  // no dims: a scalar
+  m.Int64Initializer("last", {-1});
+  m.Int64Initializer("one", {1});
+  m.Int64Initializer("three", {3});
+  OnnxModelBuilder::SetInt(m.Node("SplitToSequence", {"x", "two"}, {"parts"}), "axis", 1);
+  onnx::NodeProto* columns = m.Node("SplitToSequence", {"x"}, {"columns"});
+  OnnxModelBuilder::SetInt(columns, "axis", 1);
+  OnnxModelBuilder::SetInt(columns, "keepdims", 0);
+  m.Node("SequenceAt", {"parts", "last"}, {"a"});
+  m.Node("SequenceAt", {"parts", "one"}, {"b"});
+  m.Node("SequenceAt", {"columns", "three"}, {"c"});
+  for (const char* out : {"a", "b", "c"}) m.Output(out);
+  const std::string path = m.Save(TempDir());
+  // The outputs' blobs (SequenceAt's output is its element's blob).
+  OnnxImportOptions options;
+  options.dynamic_dimension_value = 1;
+  const std::vector<std::string> outputs = ImportOnnx(path, options).outputs;
+  ASSERT_EQ(outputs.size(), 3u);
+  Net net(path, caffe::TEST, TestContext());
+  ASSERT_TRUE(net.follows_input_shapes());
+  EXPECT_EQ(net.blob_by_name("x")->shape(), (std::vector<int>{1, 5}));
+  for (const int n : {3, 2}) {
+    const std::vector<float> x = RandomValues(n * 5, n);
+    net.blob_by_name("x")->Reshape({n, 5});
+    net.blob_by_name("x")->WriteData(x);
+    net.Forward();
+    std::vector<float> a, b, c;
+    for (int i = 0; i < n; ++i) {
+      a.push_back(x[i * 5 + 4]);
+      b.insert(b.end(), {x[i * 5 + 2], x[i * 5 + 3]});
+      c.push_back(x[i * 5 + 3]);
+    }
+    EXPECT_EQ(net.blob_by_name(outputs[0])->shape(), (std::vector<int>{n, 1}));
+    EXPECT_EQ(net.blob_by_name(outputs[1])->shape(), (std::vector<int>{n, 2}));
+    EXPECT_EQ(net.blob_by_name(outputs[2])->shape(), (std::vector<int>{n}));
+    EXPECT_EQ(net.blob_by_name(outputs[0])->ReadData(), a) << "N = " << n;
+    EXPECT_EQ(net.blob_by_name(outputs[1])->ReadData(), b) << "N = " << n;
+    EXPECT_EQ(net.blob_by_name(outputs[2])->ReadData(), c) << "N = " << n;
+  }
 }
 
 // The TorchScript exporter of PyTorch 2.11 writes nn.MultiheadAttention's
