@@ -10,8 +10,6 @@
 // test time.
 #include <gtest/gtest.h>
 
-#include <dirent.h>
-
 #include <cmath>
 #include <fstream>
 #include <regex>
@@ -21,6 +19,7 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
 #include "util/onnx_model_builder.hpp"
+#include "util/onnx_model_dirs.hpp"
 #include "util/random_values.hpp"
 #include "util/run_dlcaffe.hpp"
 #include "util/run_script.hpp"
@@ -30,17 +29,11 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
+// The model directories under `dir`, as paths.
 std::vector<std::string> ModelDirs(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name[0] != '.' && FileExists(dir + "/" + name + "/model.onnx")) names.push_back(dir + "/" + name);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  std::vector<std::string> paths;
+  for (const std::string& name : OnnxModelDirs(dir)) paths.push_back(dir + "/" + name);
+  return paths;
 }
 
 std::vector<std::string> DataSets(const std::string& model_dir) {

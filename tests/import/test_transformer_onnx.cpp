@@ -12,11 +12,10 @@
 // PyTorch 1.13 exports the same models here at test time.
 #include <gtest/gtest.h>
 
-#include <dirent.h>
-
 #include <regex>
 
 #include "dlcaffe/io.hpp"
+#include "util/onnx_model_dirs.hpp"
 #include "util/run_dlcaffe.hpp"
 #include "util/run_script.hpp"
 #include "util/test_context.hpp"
@@ -25,21 +24,9 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-std::vector<std::string> ModelDirs(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name[0] != '.' && FileExists(dir + "/" + name + "/model.onnx")) names.push_back(name);
-    }
-    closedir(d);
-  }
-  return names;
-}
-
 // Every model passes, with its gradients compared, none skipped.
 void ExpectAllPassWithGradients(const std::string& dir, size_t expected) {
-  const std::vector<std::string> models = ModelDirs(dir);
+  const std::vector<std::string> models = OnnxModelDirs(dir);
   ASSERT_EQ(models.size(), expected) << dir;
   const ToolResult r = RunTool("onnx_test_runner", "'" + dir + "'");
   EXPECT_EQ(r.exit_code, 0) << r.output;
