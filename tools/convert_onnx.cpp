@@ -26,30 +26,6 @@ DEFINE_string(input_shape, "",
 
 namespace {
 
-std::map<std::string, std::vector<int>> ParseInputShapes(const std::string& text) {
-  std::map<std::string, std::vector<int>> shapes;
-  std::stringstream entries(text);
-  std::string entry;
-  while (std::getline(entries, entry, ';')) {
-    if (entry.empty()) continue;
-    const size_t colon = entry.rfind(':');
-    DLC_REQUIRE(colon != std::string::npos && colon > 0,
-                "--input_shape: expected name:d0,d1,..., got '" << entry << "'");
-    std::vector<int> dims;
-    std::stringstream ds(entry.substr(colon + 1));
-    std::string d;
-    while (std::getline(ds, d, ',')) {
-      char* end = nullptr;
-      const long v = std::strtol(d.c_str(), &end, 10);
-      DLC_REQUIRE(!d.empty() && *end == '\0' && v > 0,
-                  "--input_shape: '" << d << "' is not a positive dimension in '" << entry << "'");
-      dims.push_back(static_cast<int>(v));
-    }
-    shapes[entry.substr(0, colon)] = dims;
-  }
-  return shapes;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,7 +43,7 @@ int main(int argc, char** argv) {
     dlcaffe::OnnxImportOptions options;
     options.training = FLAGS_training;
     options.fuse_patterns = FLAGS_fuse;
-    options.input_shapes = ParseInputShapes(FLAGS_input_shape);
+    options.input_shapes = dlcaffe::ParseInputShapes(FLAGS_input_shape);
     std::stringstream frozen(FLAGS_freeze);
     for (std::string name; std::getline(frozen, name, ',');)
       if (!name.empty()) options.frozen_initializers.insert(name);

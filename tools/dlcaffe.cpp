@@ -48,6 +48,10 @@ DEFINE_bool(check_finite, false, "train: after each layer, check that its output
 DEFINE_string(weights, "", "Optional; the pretrained weights to initialize finetuning, "
                            "separated by ','. Cannot be set simultaneously with snapshot.");
 DEFINE_int32(iterations, 50, "The number of iterations to run.");
+DEFINE_string(input_shape, "",
+              "An .onnx --model: input shapes, name:d0,d1,...[;name:...]. Dynamic dimensions "
+              "(symbolic batch or sequence axes) need them in bench and tune; time reshapes "
+              "the inputs to them (such a net follows its inputs' shapes; else they are 1).");
 DEFINE_bool(kernels, false, "time, bench: also report the device time of each kernel, "
             "transfer and fill (OpenCL profiling events) over the passes without "
             "per-layer waits (time) or the timed iterations (bench)");
@@ -184,6 +188,22 @@ int Train() {
   return 0;
 }
 
+// --input_shape for a net built from the .onnx file: its inputs reshaped,
+// which a model with dynamic dimensions follows.
+void ReshapeInputs(Net& net) {
+  if (FLAGS_input_shape.empty()) return;
+  DLC_REQUIRE(IsOnnxPath(FLAGS_model), "--input_shape is for .onnx models; a prototxt's Input "
+                                       "layers fix their shapes");
+  for (const auto& [name, shape] : ParseInputShapes(FLAGS_input_shape)) {
+    const auto& inputs = net.input_blobs();
+    Blob* input = net.has_blob(name) ? net.blob_by_name(name).get() : nullptr;
+    DLC_REQUIRE(input && std::find(inputs.begin(), inputs.end(), input) != inputs.end(),
+                "--input_shape: '" << name << "' is not an input of " << FLAGS_model);
+    input->Reshape(shape);
+  }
+  net.Reshape();
+}
+
 int Test() {
   DLC_REQUIRE(!FLAGS_model.empty(), "test needs --model=net.prototxt");
   DLC_REQUIRE(!FLAGS_weights.empty(), "test needs --weights=net.caffemodel");
@@ -265,6 +285,7 @@ int Time() {
   if (FLAGS_kernels) ctx->EnableKernelProfile();
   const caffe::Phase phase = PhaseFromFlag(caffe::TRAIN);
   Net net(FLAGS_model, phase, *ctx, FLAGS_level, Split(FLAGS_stage, ','));
+  ReshapeInputs(net);
   // As Caffe's time: the inputs hold zeros (written, not left to whatever
   // fresh memory holds; zero is a valid label).
   for (Blob* input : net.input_blobs()) input->SetData(0.f);
@@ -387,7 +408,8 @@ int Bench() {
   auto ctx = MakeContext();
   if (FLAGS_kernels) ctx->EnableKernelProfile();
   // A prototxt, or an .onnx model imported for this mode.
-  caffe::NetParameter net_param = ReadNetOrOnnx(FLAGS_model, train);
+  caffe::NetParameter net_param =
+      ReadNetOrOnnx(FLAGS_model, train, ParseInputShapes(FLAGS_input_shape));
   if (train && IsOnnxPath(FLAGS_model)) {
     // The output's shape, from the net as imported (before the loss).
     caffe::NetParameter probe = net_param;
@@ -492,7 +514,8 @@ int Tune() {
   DLC_REQUIRE(FLAGS_tune_seconds > 0, "--tune_seconds must be positive");
   options.budget_seconds = FLAGS_tune_seconds;
   auto ctx = MakeContext();
-  caffe::NetParameter net_param = ReadNetOrOnnx(FLAGS_model, PhaseFromFlag(caffe::TRAIN) == caffe::TRAIN);
+  caffe::NetParameter net_param = ReadNetOrOnnx(
+      FLAGS_model, PhaseFromFlag(caffe::TRAIN) == caffe::TRAIN, ParseInputShapes(FLAGS_input_shape));
   net_param.mutable_state()->set_phase(PhaseFromFlag(caffe::TRAIN));
   // An imported model has no loss: backward runs from zero output diffs,
   // which has the products' shapes all the same.

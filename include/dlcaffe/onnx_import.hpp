@@ -83,8 +83,13 @@ bool IsOnnxPath(const std::string& path);
 
 // A NetParameter for `path`: an .onnx model imported (its weights in the
 // layers' blobs) or a prototxt read and upgraded. `training` as in
-// OnnxImportOptions.
-caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training = false);
+// OnnxImportOptions; `input_shapes` fixes an .onnx model's input shapes
+// (dynamic dimensions need them).
+caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training = false,
+                                  const std::map<std::string, std::vector<int>>& input_shapes = {});
+
+// Input shapes as the tools take them: "name:d0,d1,...[;name:...]".
+std::map<std::string, std::vector<int>> ParseInputShapes(const std::string& text);
 
 // The options ReadNetOrOnnx imports with: `training`, and the pattern
 // fusions unless DLCAFFE_ONNX_FUSION=off or DLCAFFE_FUSION=off.

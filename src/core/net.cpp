@@ -62,7 +62,13 @@ Net::Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx, int
     options.dynamic_dimension_value = 1;
     OnnxModel model = ImportOnnx(prototxt_path, options);
     param.Swap(&model.net);
-    if (!model.dynamic_inputs.empty()) resolver = OnnxInputShapeResolver(prototxt_path, options);
+    if (!model.dynamic_inputs.empty()) {
+      resolver = OnnxInputShapeResolver(prototxt_path, options);
+      std::string names;
+      for (const std::string& name : model.dynamic_inputs) names += (names.empty() ? "'" : ", '") + name + "'";
+      LOG(INFO) << prototxt_path << ": the dynamic dimensions of " << names
+                << " start at 1; the net follows its input blobs' shapes";
+    }
   } else {
     param = ReadNetOrOnnx(prototxt_path, phase == caffe::TRAIN);
   }

@@ -1,4 +1,8 @@
-// OnnxGraphInputNames: what a runtime feeds, by position, to an ONNX model.
+// What a runtime feeds to an ONNX model: the graph inputs by position
+// (OnnxGraphInputNames), and input shapes as tools take them on the command
+// line (ParseInputShapes).
+#include <climits>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -23,6 +27,31 @@ std::vector<std::string> OnnxGraphInputNames(const std::string& path) {
   for (const auto& input : model.graph().input())
     if (!initializers.count(input.name())) names.push_back(input.name());
   return names;
+}
+
+std::map<std::string, std::vector<int>> ParseInputShapes(const std::string& text) {
+  std::map<std::string, std::vector<int>> shapes;
+  std::stringstream entries(text);
+  std::string entry;
+  while (std::getline(entries, entry, ';')) {
+    if (entry.empty()) continue;
+    const size_t colon = entry.rfind(':');
+    DLC_REQUIRE(colon != std::string::npos && colon > 0,
+                "--input_shape: expected name:d0,d1,..., got '" << entry << "'");
+    std::vector<int> dims;
+    std::stringstream ds(entry.substr(colon + 1));
+    std::string d;
+    while (std::getline(ds, d, ',')) {
+      char* end = nullptr;
+      const long v = std::strtol(d.c_str(), &end, 10);
+      DLC_REQUIRE(!d.empty() && *end == '\0' && v > 0 && v <= INT_MAX,
+                  "--input_shape: '" << d << "' is not a positive dimension in '" << entry << "'");
+      dims.push_back(static_cast<int>(v));
+    }
+    DLC_REQUIRE(!dims.empty(), "--input_shape: no dimensions in '" << entry << "'");
+    shapes[entry.substr(0, colon)] = dims;
+  }
+  return shapes;
 }
 
 }  // namespace dlcaffe

@@ -262,11 +262,16 @@ OnnxInputShapeResolver(const std::string& path, const OnnxImportOptions& options
   };
 }
 
-caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training) {
+caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training,
+                                  const std::map<std::string, std::vector<int>>& input_shapes) {
   caffe::NetParameter param;
   if (IsOnnxPath(path)) {
-    param = ImportOnnx(path, OnnxOptionsFromEnvironment(training)).net;
+    OnnxImportOptions options = OnnxOptionsFromEnvironment(training);
+    options.input_shapes = input_shapes;
+    param = ImportOnnx(path, options).net;
   } else {
+    DLC_REQUIRE(input_shapes.empty(), path << ": input shapes are given (--input_shape) for a "
+                                              "prototxt, whose Input layers fix them");
     ReadProtoFromTextFile(path, &param);
     UpgradeNetAsNeeded(path, &param);
   }

@@ -276,6 +276,30 @@ TEST(OnnxDynamicShapes, SplitToSequenceFollowsTheBatch) {
   }
 }
 
+// The tools: bench and tune import at --input_shape (without it bench names
+// the dynamic dimension); time reshapes the inputs of the net from the file,
+// which follows.
+TEST(OnnxDynamicShapes, ToolsTakeInputShapes) {
+  const std::string model = "--model='" + CommittedDir() + "/gpt_lm-dynamo-opset18-dynamic/model.onnx'";
+  const ToolResult without = RunDlcaffe("bench " + model + " --iterations=1 --warmup=0");
+  EXPECT_NE(without.exit_code, 0) << without.output;
+  EXPECT_TRUE(Contains(without.output, "graph input 'input_ids' has a dynamic dimension"))
+      << without.output;
+  for (const std::string mode : {"forward", "train"}) {
+    const ToolResult r = RunDlcaffe("bench " + model + " --input_shape=input_ids:3,9 --mode=" +
+                                    mode + " --iterations=1 --warmup=0");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(Contains(r.output, " " + mode + " ")) << r.output;
+    EXPECT_TRUE(Contains(r.output, "(3 9 (27), ")) << r.output;
+  }
+  const ToolResult timed = RunDlcaffe("time " + model + " --input_shape=input_ids:3,9 --iterations=1");
+  EXPECT_EQ(timed.exit_code, 0) << timed.output;
+  EXPECT_TRUE(Contains(timed.output, "rebuilt for input shapes 'input_ids' 3x9")) << timed.output;
+  const ToolResult wrong = RunDlcaffe("time " + model + " --input_shape=tokens:3,9 --iterations=1");
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_TRUE(Contains(wrong.output, "--input_shape: 'tokens' is not an input of")) << wrong.output;
+}
+
 // The TorchScript exporter of PyTorch 2.11 writes nn.MultiheadAttention's
 // sequence length as a constant (13) into a Reshape although the axis is
 // declared dynamic: at another length the rebuild fails naming that node,
