@@ -143,7 +143,6 @@ class Context {
             size_t dst_offset_bytes, size_t bytes);
   // Sets `count` floats starting at element `offset` to `value`.
   void Fill(cl_mem dst, size_t offset, size_t count, float value);
-  void Flush();
   void Finish();
 
   // A device buffer of at least `bytes` bytes from the pool. Its contents

@@ -85,9 +85,6 @@ void Gemm(Context& ctx, Transpose trans_a, Transpose trans_b, int M, int N,
 // y = a * x + y
 void Axpy(Context& ctx, int n, float a, cl_mem x, size_t x_off, cl_mem y,
           size_t y_off);
-// y = a * x + b * y
-void Axpby(Context& ctx, int n, float a, cl_mem x, size_t x_off, float b,
-           cl_mem y, size_t y_off);
 // x = a * x
 void Scale(Context& ctx, int n, float a, cl_mem x, size_t x_off);
 // y = x

@@ -261,7 +261,4 @@ class Net {
   const BlobsByName* reused_blobs_ = nullptr;  // during a rebuild's Init only
 };
 
-// Inserts Split layers where a blob feeds several layers (Caffe's rule).
-void InsertSplits(const caffe::NetParameter& param, caffe::NetParameter* split_param);
-
 }  // namespace dlcaffe

@@ -1,13 +1,5 @@
 // Level-1 helpers behind include/dlcaffe/math.hpp.
 
-__kernel void axpby(const int n, const float a, __global const float* x,
-                    const int x_off, const float b, __global float* y,
-                    const int y_off) {
-  const int i = GLOBAL_INDEX;
-  if (i >= n) return;
-  y[y_off + i] = a * x[x_off + i] + b * y[y_off + i];
-}
-
 __kernel void axpy(const int n, const float a, __global const float* x,
                    const int x_off, __global float* y, const int y_off) {
   const int i = GLOBAL_INDEX;

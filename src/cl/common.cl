@@ -38,7 +38,7 @@ inline float loss_normalizer(const int normalization, const int count, const int
 
 // The end of a loss indexed by labels: the loss, or NaN with the first label
 // out of range (position first_bad; INT_MAX for none) recorded for the
-// host's lazy check (src/layers/late_label_check.hpp).
+// host's lazy check (src/core/late_label_check.hpp).
 inline void write_label_loss(const int first_bad, const float value,
                              __global const float* label, __global float* loss,
                              __global int* label_error) {

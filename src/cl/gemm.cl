@@ -20,7 +20,7 @@
 //               (see grouped() below); 0 by default.
 //   WIN_KH, WIN_KW, WIN_H, ...  (GPU shape) B is implicit: convolution
 //               windows over images (window_at() below), not a stored matrix.
-//               0: CPU shape (notes/pocl-performance.md). One work-item owns a
+//               0: CPU shape (../shared/notes/pocl-performance.md). One work-item owns a
 //               whole MR x NR tile in explicit vector accumulators and runs
 //               the whole k loop: no __local memory, no barriers, fma().
 //               B must not be transposed (the host packs a transposed B).

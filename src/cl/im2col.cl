@@ -12,7 +12,7 @@
 //   PLANES=0 (GPU): one work-item per element, 2-D range (column index,
 //     row index) for im2col and (n * height * width pixel index, channel)
 //     for col2im.
-//   PLANES=1 (CPU, notes/pocl-performance.md): one work-item per (image,
+//   PLANES=1 (CPU, ../shared/notes/pocl-performance.md): one work-item per (image,
 //     channel) plane, range (images, channels), looping over contiguous runs
 //     with no divisions inside the loops.
 #ifndef PLANES

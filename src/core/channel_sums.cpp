@@ -52,8 +52,6 @@ KernelShape ChannelKernelShape(Context& ctx) {
   return UseChannelRuns(ctx) ? KernelShape::kCpu : KernelShape::kGpu;
 }
 
-int ElementwiseChunk(int count) { return CpuShapeChunk(count); }
-
 void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int inner,
                  cl_mem a, cl_mem b, const ChannelSumTarget& first,
                  const ChannelSumTarget& second, ReduceWorkspace* workspace) {

@@ -45,25 +45,4 @@ KernelShape ChannelKernelShape(Context& ctx);
 // runs, "-DCPU_SHAPE=0" for groups.
 const char* ChannelShapeOption(bool runs);
 
-// The floats one work-item of the CPU shape takes in an elementwise pass of
-// `count` floats (a multiple of 16): as in the generated kernels.
-int ElementwiseChunk(int count);
-
-// Enqueues an elementwise pass over `count` floats: kernel(count, chunk,
-// args...) built with ChannelShapeOption(runs). Runs: work-item i takes the
-// floats [i * chunk, (i + 1) * chunk); groups: a work-item per float (chunk 1).
-template <typename... Args>
-void LaunchElementwise(Context& ctx, bool runs, cl_kernel kernel, int count,
-                       const Args&... args) {
-  if (count <= 0) return;
-  if (!runs) {
-    ctx.Launch1D(kernel, count, count, 1, args...);
-    return;
-  }
-  const size_t kGroup = 8;  // small work-groups: one item's loop is the work
-  const int chunk = ElementwiseChunk(count);
-  const size_t items = (size_t(count) + chunk - 1) / chunk;
-  ctx.Launch(kernel, NDRange(RoundUp(items, kGroup)), NDRange(kGroup), count, chunk, args...);
-}
-
 }  // namespace dlcaffe

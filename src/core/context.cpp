@@ -248,7 +248,6 @@ void Context::RecordProfileEvent(const char* label) {
   pending_event_ = nullptr;
 }
 
-void Context::Flush() { DLC_CL_CHECK(clFlush(queue_)); }
 void Context::Finish() { DLC_CL_CHECK(clFinish(queue_)); }
 
 BufferPtr Context::Allocate(size_t bytes) {

@@ -12,12 +12,6 @@ void Axpy(Context& ctx, int n, float a, cl_mem x, size_t x_off, cl_mem y, size_t
   ctx.Launch1D(ctx.Kernel("blas.cl", "", "axpy"), n, n, a, x, (int)x_off, y, (int)y_off);
 }
 
-void Axpby(Context& ctx, int n, float a, cl_mem x, size_t x_off, float b, cl_mem y,
-           size_t y_off) {
-  ctx.Launch1D(ctx.Kernel("blas.cl", "", "axpby"), n, n, a, x, (int)x_off, b, y,
-               (int)y_off);
-}
-
 void Scale(Context& ctx, int n, float a, cl_mem x, size_t x_off) {
   ctx.Launch1D(ctx.Kernel("blas.cl", "", "scale"), n, n, a, x, (int)x_off);
 }

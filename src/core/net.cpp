@@ -13,6 +13,7 @@
 #include "dlcaffe/math.hpp"
 #include "core/channel_affine_fold.hpp"
 #include "core/memory_plan.hpp"
+#include "passes/net_pass.hpp"
 
 namespace dlcaffe {
 

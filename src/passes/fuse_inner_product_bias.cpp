@@ -1,7 +1,7 @@
 // A MatMul by a stored matrix followed by the addition of a stored vector
 // (how exporters write torch.nn.Linear on inputs of rank > 2): an
 // InnerProduct without bias and a Bias over its output axis become one
-// InnerProduct with its bias, added in the GEMM's epilogue.
+// InnerProduct with its bias (which it adds in one kernel after the GEMM).
 #include "passes/net_pass.hpp"
 
 namespace dlcaffe {

@@ -6,6 +6,7 @@
 
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/net.hpp"
+#include "passes/net_pass.hpp"
 
 namespace dlcaffe {
 

@@ -46,6 +46,10 @@ std::vector<std::string> RunFusionPasses(caffe::NetParameter* net, const BlobSet
 // (ReLU into convolution, BatchNorm/Scale absorption) look for.
 int MakeLayersInPlace(caffe::NetParameter* net, const BlobSet& keep);
 
+// Caffe's rule, run by every Net on its description: Split layers where a
+// blob feeds several layers (insert_splits.cpp).
+void InsertSplits(const caffe::NetParameter& param, caffe::NetParameter* split_param);
+
 // Points each imported parameter at the layer blob that now holds it (found
 // by the ParamSpec name the importer gave it), after fusions moved blobs.
 void RelocateParameters(const caffe::NetParameter& net,

@@ -16,12 +16,6 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-std::string NetFile(const std::string& body) {
-  const std::string path = TempDir() + "/net.prototxt";
-  WriteFileAtomically(path, "name: 'big'\n" + body);
-  return path;
-}
-
 // One buffer over the device's largest allocation. The limit is lowered on
 // the test's context: PoCL's own limit can exceed what a blob may hold
 // (INT_MAX floats), and asking for that much would take the host's memory.
