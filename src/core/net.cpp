@@ -66,7 +66,8 @@ Net::Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx, int
     if (!model.dynamic_inputs.empty()) {
       resolver = OnnxInputShapeResolver(prototxt_path, options);
       std::string names;
-      for (const std::string& name : model.dynamic_inputs) names += (names.empty() ? "'" : ", '") + name + "'";
+      for (const std::string& name : model.dynamic_inputs)
+        names += (names.empty() ? "'" : ", '") + name + "'";
       LOG(INFO) << prototxt_path << ": the dynamic dimensions of " << names
                 << " start at 1; the net follows its input blobs' shapes";
     }
@@ -310,10 +311,9 @@ void Net::AppendTop(const caffe::LayerParameter& layer_param, int layer_id, int 
                           "layers may reuse a name, as bottom and top at the same index)");
   }
   const int blob_id = static_cast<int>(blobs_.size());
-  const auto reused = reused_blobs_ ? reused_blobs_->find(blob_name) : BlobsByName::const_iterator();
-  blobs_.push_back(reused_blobs_ && reused != reused_blobs_->end() && available_blobs
-                       ? reused->second
-                       : std::make_shared<Blob>(*ctx_));
+  // A rebuild (net_input_shapes.cpp) keeps the blob object of each name.
+  const bool reuse = reused_blobs_ && available_blobs && reused_blobs_->count(blob_name);
+  blobs_.push_back(reuse ? reused_blobs_->at(blob_name) : std::make_shared<Blob>(*ctx_));
   blob_names_.push_back(blob_name);
   blob_need_backward_.push_back(false);
   if (available_blobs) {

@@ -92,8 +92,9 @@ std::vector<int64_t> InputShape(const std::string& path, const onnx::ValueInfoPr
     DLC_REQUIRE(d.has_dim_value() && d.dim_value() > 0,
                 path << ": graph input '" << input.name() << "' has a dynamic dimension "
                      << (d.has_dim_param() ? "'" + d.dim_param() + "'" : std::string("(unnamed)"))
-                     << "; give the input a fixed shape (convert_onnx --input_shape), or build "
-                        "the Net from the .onnx file, which follows its input blobs' shapes");
+                     << "; give the input a fixed shape (--input_shape of convert_onnx, dlcaffe "
+                        "bench or tune), or build the Net from the .onnx file, which follows "
+                        "its input blobs' shapes");
     shape.push_back(d.dim_value());
   }
   return shape;
@@ -184,32 +185,32 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
   }
 
   try {
-  for (int i = 0; i < g.node_size(); ++i) {
-    const onnx::NodeProto& node = g.node(i);
-    NodeContext ctx(graph, node, i);
-    DLC_REQUIRE(node.domain().empty() || node.domain() == "ai.onnx",
-                ctx.Where() << "operators of domain '" << node.domain()
-                            << "' are not supported by the importer");
-    const OpHandler* handler = OpRegistry::Find(node.op_type());
-    DLC_REQUIRE(handler, ctx.Where() << "operator '" << node.op_type()
-                                     << "' is not supported by the importer");
-    try {
-      (*handler)(ctx);
-    } catch (const Error& e) {
-      // Host helpers (tensor values, shape products) know no node: name it.
-      const std::string what = e.what();
-      if (what.rfind(graph.path() + ": ", 0) == 0) throw;
-      throw Error(ctx.Where() + what);
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& node = g.node(i);
+      NodeContext ctx(graph, node, i);
+      DLC_REQUIRE(node.domain().empty() || node.domain() == "ai.onnx",
+                  ctx.Where() << "operators of domain '" << node.domain()
+                              << "' are not supported by the importer");
+      const OpHandler* handler = OpRegistry::Find(node.op_type());
+      DLC_REQUIRE(handler, ctx.Where() << "operator '" << node.op_type()
+                                       << "' is not supported by the importer");
+      try {
+        (*handler)(ctx);
+      } catch (const Error& e) {
+        // Host helpers (tensor values, shape products) know no node: name it.
+        const std::string what = e.what();
+        if (what.rfind(graph.path() + ": ", 0) == 0) throw;
+        throw Error(ctx.Where() + what);
+      }
+      for (int k = 0; k < node.output_size(); ++k)
+        DLC_REQUIRE(node.output(k).empty() || graph.Has(node.output(k)) || k > 0,
+                    ctx.Where() << "produced no value for output '" << node.output(k) << "'");
     }
-    for (int k = 0; k < node.output_size(); ++k)
-      DLC_REQUIRE(node.output(k).empty() || graph.Has(node.output(k)) || k > 0,
-                  ctx.Where() << "produced no value for output '" << node.output(k) << "'");
-  }
 
-  for (const auto& output : g.output()) {
-    const std::string where = path + ": graph output: ";
-    result.outputs.push_back(graph.Materialize(output.name(), where));
-  }
+    for (const auto& output : g.output()) {
+      const std::string where = path + ": graph output: ";
+      result.outputs.push_back(graph.Materialize(output.name(), where));
+    }
   } catch (const Error& e) {
     // Shapes the caller did not choose: say which.
     if (defaulted.empty()) throw;

@@ -26,7 +26,8 @@ std::vector<int64_t> PartSizes(NodeContext& ctx, int64_t axis_size) {
     if (axis_size % part) sizes.push_back(axis_size % part);
     return sizes;
   }
-  for (int64_t s : sizes) ONNX_REQUIRE(ctx, s > 0, "split sizes must be positive (empty parts are not supported)");
+  for (int64_t s : sizes)
+    ONNX_REQUIRE(ctx, s > 0, "split sizes must be positive (empty parts are not supported)");
   ONNX_REQUIRE(ctx, std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) == axis_size,
                "split sizes do not add up to the axis' size " << axis_size);
   return sizes;
