@@ -9,13 +9,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "../../src/core/reduce_kernel.hpp"
 #include "dlcaffe/blob.hpp"
 #include "dlcaffe/error.hpp"
+#include "util/random_values.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -31,14 +31,6 @@ struct Shape {
 std::string Name(Shape s) {
   return std::to_string(s.outer) + "x" + std::to_string(s.channels) + "x" +
          std::to_string(s.inner);
-}
-
-std::vector<float> Random(size_t n, unsigned seed, float lo, float hi) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  return v;
 }
 
 // Per channel: mean = sum(a * w) / count, top = max(a - b), total +=
@@ -91,9 +83,9 @@ class ReduceKernelTest : public ::testing::TestWithParam<const char*> {
   ChannelReduceKernel::Split Check(Shape s, unsigned seed, int launches = 1) {
     SCOPED_TRACE(Name(s));
     const size_t n = size_t(s.outer) * s.channels * s.inner;
-    const std::vector<float> a = Random(n, seed, -1.f, 3.f), b = Random(n, seed + 1, -1.f, 1.f),
-                             w = Random(s.channels, seed + 2, 0.5f, 1.5f),
-                             total = Random(s.channels, seed + 3, -1.f, 1.f);
+    const std::vector<float> a = RandomValues(n, seed, -1.f, 3.f), b = RandomValues(n, seed + 1, -1.f, 1.f),
+                             w = RandomValues(s.channels, seed + 2, 0.5f, 1.5f),
+                             total = RandomValues(s.channels, seed + 3, -1.f, 1.f);
     Blob da(TestContext(), {int(n) + 1}), db(TestContext(), {int(n) + 3});
     da.WriteData(a.data(), int(n), 1);  // a at offset 1, b at offset 3
     db.WriteData(b.data(), int(n), 3);
