@@ -256,7 +256,7 @@ class Net {
   // description (a fixed blob whose values stay is kept, e.g. trained
   // BatchNorm statistics).
   InputShapeResolver input_shape_resolver_;
-  InputShapes resolved_input_shapes_;
+  std::vector<std::vector<int>> resolved_input_shapes_;  // of input_blobs(), in order
   std::map<std::string, std::vector<size_t>> resolved_blob_hashes_;
   const BlobsByName* reused_blobs_ = nullptr;  // during a rebuild's Init only
 };

@@ -6,8 +6,8 @@
 // new description does not change (trained BatchNorm statistics).
 #include <glog/logging.h>
 
-#include <cstring>
 #include <sstream>
+#include <string_view>
 
 #include "dlcaffe/net.hpp"
 #include "core/memory_plan.hpp"  // complete type for the move
@@ -19,9 +19,10 @@ namespace {
 // A hash of a blob's shape and values (float bits), from the device or from
 // a description.
 size_t ValueHash(const std::vector<int>& shape, const float* values, size_t count) {
-  std::string bytes(reinterpret_cast<const char*>(shape.data()), shape.size() * sizeof(int));
-  bytes.append(reinterpret_cast<const char*>(values), count * sizeof(float));
-  return std::hash<std::string>()(bytes);
+  const std::hash<std::string_view> hash;
+  const size_t of_shape = hash({reinterpret_cast<const char*>(shape.data()), shape.size() * sizeof(int)});
+  const size_t of_values = hash({reinterpret_cast<const char*>(values), count * sizeof(float)});
+  return of_shape ^ (of_values + 0x9e3779b97f4a7c15ull + (of_shape << 6) + (of_shape >> 2));
 }
 
 std::string ShapesString(const Net::InputShapes& shapes) {
@@ -52,11 +53,10 @@ Net& Net::operator=(Net&& other) noexcept = default;
 
 void Net::set_input_shape_resolver(InputShapeResolver resolver) {
   input_shape_resolver_ = std::move(resolver);
-  resolved_input_shapes_.clear();
+  resolved_input_shapes_.clear();  // in net_input_blobs_' order
   resolved_blob_hashes_.clear();
   if (!input_shape_resolver_) return;
-  for (size_t i = 0; i < net_input_blobs_.size(); ++i)
-    resolved_input_shapes_[blob_names_[net_input_blob_indices_[i]]] = net_input_blobs_[i]->shape();
+  for (const Blob* input : net_input_blobs_) resolved_input_shapes_.push_back(input->shape());
   // The fixed blobs' values now are those of the description the net was
   // built from.
   for (size_t l = 0; l < layers_.size(); ++l) {
@@ -75,10 +75,17 @@ void Net::set_input_shape_resolver(InputShapeResolver resolver) {
 
 void Net::FollowInputShapes() {
   if (!input_shape_resolver_) return;
+  // Every pass asks: a comparison of the inputs' shapes, nothing built.
+  bool same = resolved_input_shapes_.size() == net_input_blobs_.size();
+  for (size_t i = 0; same && i < net_input_blobs_.size(); ++i)
+    same = net_input_blobs_[i]->shape() == resolved_input_shapes_[i];
+  if (same) return;
   InputShapes shapes;
-  for (size_t i = 0; i < net_input_blobs_.size(); ++i)
+  std::vector<std::vector<int>> shape_list;
+  for (size_t i = 0; i < net_input_blobs_.size(); ++i) {
     shapes[blob_names_[net_input_blob_indices_[i]]] = net_input_blobs_[i]->shape();
-  if (shapes == resolved_input_shapes_) return;
+    shape_list.push_back(net_input_blobs_[i]->shape());
+  }
 
   caffe::NetParameter param = settings_;
   try {
@@ -160,7 +167,7 @@ void Net::FollowInputShapes() {
   rebuilt.debug_info_ = debug_info_;
   rebuilt.after_backward_ = std::move(after_backward_);
   rebuilt.input_shape_resolver_ = std::move(input_shape_resolver_);
-  rebuilt.resolved_input_shapes_ = shapes;
+  rebuilt.resolved_input_shapes_ = std::move(shape_list);
   rebuilt.resolved_blob_hashes_ = std::move(hashes);
   LOG(INFO) << "Net '" << name_ << "' rebuilt for input shapes " << ShapesString(shapes) << ": "
             << rebuilt.layers_.size() << " layers, " << kept_fixed << " fixed blobs kept, "
