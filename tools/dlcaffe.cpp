@@ -18,6 +18,7 @@
 
 #include "../src/core/gemm_tuning.hpp"
 #include "../src/core/net_tuning.hpp"
+#include "../src/passes/net_pass.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/data_parallel.hpp"
 #include "dlcaffe/error.hpp"
@@ -31,6 +32,9 @@ DEFINE_string(device, "",
               "default: the first GPU, else the first device. train: several, separated "
               "by ',' (e.g. 0,1), train one replica each (data-parallel); under mpirun the "
               "default is the host's GPU of the process's local rank");
+DEFINE_string(options, "",
+              "run options as name=value[,name=value], over the environment's DLCAFFE_* "
+              "variables (README, 'Run options'), e.g. fusion=off,kernel_shape=gpu");
 DEFINE_int32(bucket_mb, 25, "train on several devices or processes: gradients are averaged "
              "in buckets of about this many MB, each sent as soon as backward finishes it.");
 DEFINE_double(replica_timeout, 600, "train under mpirun: seconds a process waits for the "
@@ -101,8 +105,16 @@ SolverAction ActionFromFlag(const std::string& flag, const char* name) {
   DLC_FAIL("--" << name << " must be snapshot, stop or none, got '" << flag << "'");
 }
 
+// The environment's run options, then --options, then --device.
+RunOptions ToolRunOptions() {
+  RunOptions options = RunOptions::FromEnvironment();
+  options.SetList(FLAGS_options);
+  if (!FLAGS_device.empty()) options.device = FLAGS_device;
+  return options;
+}
+
 std::unique_ptr<Context> MakeContext() {
-  auto ctx = Context::Create(FLAGS_device);
+  auto ctx = Context::Create(ToolRunOptions());
   LOG(INFO) << "Using OpenCL device " << ctx->info().Describe();
   return ctx;
 }
@@ -111,7 +123,7 @@ std::unique_ptr<Context> MakeContext() {
 // processes of its host (each process its own GPU, as far as they go), or
 // the default device where there is no GPU.
 std::string DefaultDeviceOfRank(const ProcessGroup& processes) {
-  if (processes.size() == 1 || std::getenv("DLCAFFE_DEVICE")) return "";
+  if (processes.size() == 1 || !ToolRunOptions().device.empty()) return "";
   std::vector<DeviceInfo> gpus;
   for (const DeviceInfo& d : ListDevices())
     if (d.is_gpu()) gpus.push_back(d);
@@ -159,6 +171,7 @@ int Train() {
     DLC_REQUIRE(FLAGS_bucket_mb > 0, "--bucket_mb must be positive");
     DataParallelOptions options;
     options.devices = devices;
+    options.run_options = ToolRunOptions();
     options.resume_file = FLAGS_snapshot;
     options.weights = Split(FLAGS_weights, ',');
     options.bucket_bytes = static_cast<size_t>(FLAGS_bucket_mb) << 20;
@@ -358,39 +371,6 @@ int Time() {
   return 0;
 }
 
-// A classifier imported from ONNX has no loss: train steps get a label
-// input and a SoftmaxWithLoss over the last axis of its output (the first
-// top that no layer reads): N x classes, or a language model's
-// B x T x vocabulary with B x T labels. `output_shape` is that output's.
-void AddClassifierLoss(const std::string& path, const std::vector<int>& output_shape,
-                       caffe::NetParameter* net) {
-  std::set<std::string> read;
-  for (const auto& layer : net->layer())
-    for (const auto& b : layer.bottom()) read.insert(b);
-  std::string output;
-  for (const auto& layer : net->layer())
-    for (const auto& t : layer.top())
-      if (output.empty() && !read.count(t) && layer.type() != "Input") output = t;
-  DLC_REQUIRE(!output.empty() && net->layer_size() > 0 && net->layer(0).type() == "Input",
-              path << ": bench --mode=train needs a model with an input and an output");
-  caffe::LayerParameter* label = net->add_layer();
-  label->set_name("label");
-  label->set_type("Input");
-  label->add_top("label");
-  DLC_REQUIRE(output_shape.size() >= 2, path << ": bench --mode=train needs an output of at least "
-                                                 "2 axes (batch x classes), got "
-                                              << output_shape.size());
-  caffe::BlobShape* label_shape = label->mutable_input_param()->add_shape();
-  for (size_t d = 0; d + 1 < output_shape.size(); ++d) label_shape->add_dim(output_shape[d]);
-  caffe::LayerParameter* loss = net->add_layer();
-  loss->set_name("loss");
-  loss->set_type("SoftmaxWithLoss");
-  loss->mutable_softmax_param()->set_axis(-1);
-  loss->add_bottom(output);
-  loss->add_bottom("label");
-  loss->add_top("loss");
-}
-
 // The speed benchmark used against other frameworks (issue 5): the whole
 // step a user pays for, pipelined with no wait between layers, mean over
 // --iterations after --warmup. forward: host->device copy of the input batch,
@@ -409,14 +389,14 @@ int Bench() {
   if (FLAGS_kernels) ctx->EnableKernelProfile();
   // A prototxt, or an .onnx model imported for this mode.
   caffe::NetParameter net_param =
-      ReadNetOrOnnx(FLAGS_model, train, ParseInputShapes(FLAGS_input_shape));
+      ReadNetOrOnnx(FLAGS_model, ctx->options(), train, ParseInputShapes(FLAGS_input_shape));
   if (train && IsOnnxPath(FLAGS_model)) {
     // The output's shape, from the net as imported (before the loss).
     caffe::NetParameter probe = net_param;
     probe.mutable_state()->set_phase(caffe::TEST);
     const Net forward(probe, *ctx);
     DLC_REQUIRE(!forward.output_blobs().empty(), FLAGS_model << ": the model has no output");
-    AddClassifierLoss(FLAGS_model, forward.output_blobs()[0]->shape(), &net_param);
+    AddClassifierLoss(&net_param, forward.output_blobs()[0]->shape(), FLAGS_model);
   }
   std::unique_ptr<Net> net_holder;
   std::unique_ptr<Solver> solver;
@@ -514,8 +494,9 @@ int Tune() {
   DLC_REQUIRE(FLAGS_tune_seconds > 0, "--tune_seconds must be positive");
   options.budget_seconds = FLAGS_tune_seconds;
   auto ctx = MakeContext();
-  caffe::NetParameter net_param = ReadNetOrOnnx(
-      FLAGS_model, PhaseFromFlag(caffe::TRAIN) == caffe::TRAIN, ParseInputShapes(FLAGS_input_shape));
+  caffe::NetParameter net_param =
+      ReadNetOrOnnx(FLAGS_model, ctx->options(), PhaseFromFlag(caffe::TRAIN) == caffe::TRAIN,
+                    ParseInputShapes(FLAGS_input_shape));
   net_param.mutable_state()->set_phase(PhaseFromFlag(caffe::TRAIN));
   // An imported model has no loss: backward runs from zero output diffs,
   // which has the products' shapes all the same.
@@ -535,7 +516,7 @@ int Tune() {
             << " ms by the rule, " << r.net_tuned_ms << " ms tuned; "
             << (r.kept ? "winners stored in "
                        : "the rule's choices kept (tuning found nothing faster), stored in ")
-            << GemmTuningFile(ctx->info());
+            << GemmTuningFile(*ctx);
   return 0;
 }
 

@@ -101,7 +101,7 @@ std::unique_ptr<Context> ContextFromArgs(const std::vector<std::string>& device_
 // whose layers are matched by name.
 void CopyWeights(const std::string& path, Net* net) {
   if (IsOnnxPath(path)) {
-    net->CopyTrainedLayersFrom(ReadNetOrOnnx(path));
+    net->CopyTrainedLayersFrom(ReadNetOrOnnx(path, net->context().options()));
   } else {
     net->CopyTrainedLayersFrom(path);
   }

@@ -102,11 +102,9 @@ double ProcessCpuSeconds() {
 // the work), float4s in many work-items on a GPU. The fastest of 3 runs,
 // each long enough (about 0.2 s) to dwarf the launch.
 double MeasureFmaPeak(dlcaffe::Context& ctx) {
-  const bool cpu = dlcaffe::PrefersCpuShapedKernels(ctx.info());
-  cl_uint native = 4;
-  clGetDeviceInfo(ctx.info().device_id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(native),
-                  &native, nullptr);
-  const int vw = cpu ? std::max<cl_uint>(1, std::min<cl_uint>(16, native)) : 4;
+  const bool cpu = ctx.cpu_shaped_kernels();
+  const int native = ctx.info().native_vector_width_float;
+  const int vw = cpu ? std::max(1, std::min(16, native)) : 4;
   const int acc = cpu ? 12 : 8;
   const size_t units = std::max(1, ctx.info().compute_units);
   const size_t items = cpu ? units : units * 2048, local = cpu ? 1 : 256;
@@ -152,7 +150,7 @@ int main(int argc, char** argv) {
       g.A = RandomBuffer(*ctx, size_t(s.M) * s.K, &keep);
       g.B = RandomBuffer(*ctx, size_t(s.K) * s.N, &keep);
       g.C = RandomBuffer(*ctx, size_t(s.M) * s.N, &keep);
-      dlcaffe::GemmConfig config = dlcaffe::ChooseGemmConfig(ctx->info(), g);
+      dlcaffe::GemmConfig config = dlcaffe::ChooseGemmConfig(*ctx, g);
       if (FLAGS_config == "cpu") config = dlcaffe::CpuShapedGemmConfig();
       else if (FLAGS_config == "gpu") config = dlcaffe::GpuShapedGemmConfig();
       else if (FLAGS_config == "dot") config = dlcaffe::DotFormGemmConfig();

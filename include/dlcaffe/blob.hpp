@@ -9,6 +9,7 @@
 
 #include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/buffer_pool.hpp"
+#include "dlcaffe/storage_type.hpp"
 
 namespace dlcaffe {
 
@@ -45,6 +46,10 @@ class Blob {
   int height() const { return LegacyShape(2); }
   int width() const { return LegacyShape(3); }
   int LegacyShape(int index) const;
+
+  // How data and diff are stored (storage_type.hpp): float32, the one type
+  // every layer reads and writes today.
+  StorageType storage_type() const { return storage_type_; }
 
   cl_mem data() const { return data_ ? data_->mem() : nullptr; }
   // A diff dropped by ReleaseDiff is allocated again (zero-filled) when asked.
@@ -95,6 +100,7 @@ class Blob {
   BufferPtr data_;
   mutable BufferPtr diff_;  // null after ReleaseDiff until diff() is asked
   std::string data_read_error_;
+  StorageType storage_type_ = StorageType::kFloat32;
 };
 
 }  // namespace dlcaffe

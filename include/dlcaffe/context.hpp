@@ -15,6 +15,7 @@
 #include "dlcaffe/buffer_pool.hpp"
 #include "dlcaffe/kernel_profile.hpp"
 #include "dlcaffe/program_cache.hpp"
+#include "dlcaffe/run_options.hpp"
 
 namespace dlcaffe {
 
@@ -35,6 +36,13 @@ struct DeviceInfo {
   uint64_t max_alloc_bytes = 0;
   int compute_units = 0;
   size_t max_work_group_size = 0;
+  // Whether the device runs CPU-shaped kernels better than GPU-shaped ones:
+  // a CPU, or any device whose __local memory is ordinary global memory
+  // (staging tiles there gains nothing). Read once, with the rest.
+  bool prefers_cpu_shaped_kernels = false;
+  int native_vector_width_float = 1;
+  std::string extensions;  // CL_DEVICE_EXTENSIONS, space-separated
+  bool has_extension(const std::string& name) const;
   cl_platform_id platform_id = nullptr;
   cl_device_id device_id = nullptr;
   std::string Describe() const;  // "ocl:P:D name (platform, driver)"
@@ -89,16 +97,27 @@ struct ReplicaInfo {
 
 class Context {
  public:
-  // spec: "" = the first GPU, else the first device; "ocl:P:D" = device D of
-  // platform P; "N" = the N-th device over all platforms. Environment variable
-  // DLCAFFE_DEVICE supplies the spec when the argument is empty.
+  // The device options.device names (RunOptions::device), run with `options`.
+  static std::unique_ptr<Context> Create(const RunOptions& options);
+  // The environment's options (RunOptions::FromEnvironment), on the device
+  // `spec` names where it is not empty ("ocl:P:D" or a flat index).
   static std::unique_ptr<Context> Create(const std::string& spec = "");
-  explicit Context(const DeviceInfo& info);
+  explicit Context(const DeviceInfo& info,
+                   const RunOptions& options = RunOptions::FromEnvironment());
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
   const DeviceInfo& info() const { return info_; }
+  // The run-time switches everything on this context follows.
+  const RunOptions& options() const { return options_; }
+  // Takes effect for what is decided from here on: layers set up, nets
+  // (re)planned, kernels and caches opened after the call (options.device
+  // is ignored: the device is this one).
+  void set_options(const RunOptions& options);
+  // The kernel shape to build: the device's preference unless the options
+  // force one (RunOptions::kernel_shape).
+  bool cpu_shaped_kernels() const;
   cl_context cl() const { return context_; }
   cl_command_queue queue() const { return queue_; }
   cl_device_id device() const { return info_.device_id; }
@@ -149,11 +168,12 @@ class Context {
   // are undefined (whatever an earlier owner left), or NaN under poison.
   BufferPtr Allocate(size_t bytes);
 
-  // Poison mode (DLCAFFE_POISON=1): every buffer the pool hands out, and so
-  // every blob's data and diff when allocated, starts as NaN instead of
-  // whatever the device left there (PoCL's fresh memory is zero, a GPU's
-  // is not), so that a read of memory no kernel wrote shows on any device.
-  bool poison() const { return poison_; }
+  // Poison mode (RunOptions::poison, DLCAFFE_POISON=1): every buffer the
+  // pool hands out, and so every blob's data and diff when allocated,
+  // starts as NaN instead of whatever the device left there (PoCL's fresh
+  // memory is zero, a GPU's is not), so that a read of memory no kernel
+  // wrote shows on any device.
+  bool poison() const { return options_.poison; }
   // What fresh blob storage holds: 0 (Caffe's contract), NaN under poison.
   float fresh_value() const;
 
@@ -196,12 +216,8 @@ class Context {
   ReplicaInfo replica_;
   std::unique_ptr<KernelProfile> profile_;
   cl_event pending_event_ = nullptr;
-  bool poison_ = false;
+  RunOptions options_;
 };
-
-// DLCAFFE_POISON: unset, "0" or "off": no poison; "1" or "on": poison. Any
-// other value is an error naming the variable.
-bool PoisonRequested();
 
 // Name of an OpenCL error code ("CL_OUT_OF_RESOURCES").
 const char* ClErrorName(cl_int err);

@@ -18,6 +18,7 @@
 
 #include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/process_group.hpp"
+#include "dlcaffe/run_options.hpp"
 #include "dlcaffe/solver.hpp"
 
 namespace dlcaffe {
@@ -26,6 +27,8 @@ struct DataParallelOptions {
   // This process's devices (Context::Create specs); one replica each. A
   // device may be named twice (two replicas share it: for tests).
   std::vector<std::string> devices;
+  // What every replica's context runs with (its device aside).
+  RunOptions run_options = RunOptions::FromEnvironment();
   // .solverstate to resume from (read by the root), and .caffemodel files to
   // start from (read by the root); at most one of them.
   std::string resume_file;

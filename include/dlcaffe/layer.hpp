@@ -10,6 +10,7 @@
 #include "dlcaffe/blob.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
+#include "dlcaffe/layer_epilogue.hpp"
 
 namespace dlcaffe {
 
@@ -71,38 +72,13 @@ class Layer {
   virtual bool AutoTopBlobs() const { return false; }
   virtual bool AllowForceBackward(int bottom_index) const { return true; }
 
-  // Fusion of a following in-place ReLU (negative_slope 0): a layer that can
-  // clamp its single top at 0 as it writes it returns true, and the Net then
-  // sets fuse_relu for the passes that run both layers and skips the ReLU's
-  // forward (its backward runs as usual: it reads the clamped top).
-  virtual bool CanFuseRelu() const { return false; }
-  void set_fuse_relu(bool value) { fuse_relu_ = value; }
-  // ... and in backward: a layer that fused the ReLU's forward, works in
-  // place and can mask its top diff by its clamped output as it reads it
-  // (dy where the ReLU's output is > 0, else 0 * dy, as ReLU's backward)
-  // returns true; the Net then skips the ReLU's backward and sets
-  // fuse_relu_backward for the backward passes that would have run it.
-  virtual bool CanFuseReluBackward() const { return false; }
-  void set_fuse_relu_backward(bool value) { fuse_relu_backward_ = value; }
-
-  // Folding of a per-channel affine (an inference BatchNorm and Scale after
-  // the layer): a layer that can write top[n][c] = scale[c] * t + shift[c]
-  // instead of its own t + bias[c] returns true (the shift includes its bias),
-  // and the Net sets the two blobs for the forward passes that skip those
-  // layers (null: the layer's own output). See core/channel_affine_fold.hpp.
-  virtual bool CanApplyChannelAffine() const { return false; }
-  void set_channel_affine(const Blob* scale, const Blob* shift) {
-    channel_scale_ = scale;
-    channel_shift_ = shift;
-  }
-
-  // Absorbing the Scale in place after the layer (a learned factor and
-  // optional bias per channel) in training: a layer that can write
-  // gamma * t + beta itself and accumulate that Scale's parameter gradients
-  // in its backward returns true; the Net hands it the Scale for the passes
-  // that run both and then skips the Scale's forward and backward.
-  virtual bool CanAbsorbScale() const { return false; }
-  void set_absorbed_scale(const Layer* scale) { absorbed_scale_ = scale; }
+  // The parts of an epilogue (layer_epilogue.hpp) this layer's kernels can
+  // apply, as LayerEpilogue::Part bits; the execution plan folds only those.
+  virtual unsigned EpilogueSupport() const { return 0; }
+  // What the next passes apply for the layers folded into this one (an
+  // empty epilogue: none). The Net sets it; tests may too.
+  void set_epilogue(const LayerEpilogue& epilogue) { epilogue_ = epilogue; }
+  const LayerEpilogue& epilogue() const { return epilogue_; }
 
   bool param_propagate_down(int param_id) const {
     return param_id < (int)param_propagate_down_.size() &&
@@ -111,11 +87,7 @@ class Layer {
   void set_param_propagate_down(int param_id, bool value);
 
  protected:
-  bool fuse_relu_ = false;
-  bool fuse_relu_backward_ = false;
-  const Blob* channel_scale_ = nullptr;
-  const Blob* channel_shift_ = nullptr;
-  const Layer* absorbed_scale_ = nullptr;
+  LayerEpilogue epilogue_;
   // "layer 'conv1' (Convolution): " — the prefix of every error a layer throws.
   std::string Where() const;
 

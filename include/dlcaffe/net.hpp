@@ -16,6 +16,7 @@
 
 namespace dlcaffe {
 
+class ExecutionPlan;
 class InferenceMemoryPlan;
 
 // Bytes of a net's activation blobs, data and diffs (4 per float of their
@@ -96,20 +97,15 @@ class Net {
   // tops and parameters (forward) or of the diffs it wrote (backward). Reads
   // to the host, so only for debugging.
   void set_debug_info(bool value) { debug_info_ = value; }
-  // Whether layer `layer_id` applies the in-place ReLU after it in forward
-  // passes that run both (the ReLU's forward is then skipped).
-  bool fuses_relu_after(int layer_id) const { return relu_fusable_.at(layer_id); }
-  // How many layers after `layer_id` its forward stands for in passes that
-  // run them all (their forward, and backward, are then skipped): in nets
-  // that never run their backward, a Convolution absorbs an inference
-  // BatchNorm and Scale after it as a per-channel affine
-  // (Layer::CanApplyChannelAffine); in training, a BatchNorm absorbs the
-  // Scale after it (Layer::CanAbsorbScale). DLCAFFE_FUSION=off: none.
-  int absorbs_after(int layer_id) const { return absorptions_.at(layer_id).absorbed; }
-  // Whether layer `layer_id` also masked the diff for the ReLU it clamped
-  // for in the last forward (Layer::CanFuseReluBackward): in backward passes
-  // that run both, that ReLU's backward is then skipped.
-  bool masks_relu_diff_after(int layer_id) const { return fused_relu_.at(layer_id) >= 0; }
+  // How the layers run (core/execution_plan.hpp): which layer's kernels
+  // stand for which others (fusion), made at setup, at each Reshape and by
+  // set_options.
+  const ExecutionPlan& plan() const;
+  // The run options the plan follows: the context's when the net was made.
+  // set_options remakes the plan (what the layers chose at setup from the
+  // context's options, e.g. their kernels' shape, stays).
+  const RunOptions& options() const { return options_; }
+  void set_options(const RunOptions& options);
   bool debug_info() const { return debug_info_; }
   // The "[Update]" line for parameter `param_id` (after a solver's update).
   void UpdateDebugInfo(int param_id) const;
@@ -175,7 +171,8 @@ class Net {
  private:
   using BlobsByName = std::map<std::string, std::shared_ptr<Blob>>;
   // A rebuild (FollowInputShapes): Init reusing `reused` blobs by name.
-  Net(const caffe::NetParameter& param, Context& ctx, const BlobsByName& reused);
+  Net(const caffe::NetParameter& param, Context& ctx, const BlobsByName& reused,
+      const RunOptions& options);
   Net& operator=(Net&& other) noexcept;
   void Init(const caffe::NetParameter& param);
   // Rebuilds the net when the inputs' shapes differ from those last resolved.
@@ -186,38 +183,18 @@ class Net {
                    int bottom_id, std::map<std::string, int>* available_blobs);
   void AppendParam(const caffe::LayerParameter& layer_param, int layer_id, int param_id);
   void ForwardDebugInfo(int layer_id) const;
-  void FindReluFusions();
-  void FindAbsorptions();
-  // Layer `layer_id` is a ReLU (slope 0) in place on `blob`.
-  bool IsInPlaceReluOn(int layer_id, const Blob* blob) const;
+  // (Re)makes the execution plan for the current shapes and options.
+  void MakePlan();
   void BackwardDebugInfo(int layer_id) const;
 
   Context* ctx_;
+  RunOptions options_;
   std::string name_;
   caffe::Phase phase_ = caffe::TRAIN;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<std::string> layer_names_;
   std::map<std::string, int> layer_names_index_;
   std::vector<bool> layer_need_backward_;
-  // relu_fusable_[i]: layer i clamps its top itself when layer i + 1 (an
-  // in-place ReLU on it) runs in the same pass (Layer::CanFuseRelu).
-  std::vector<bool> relu_fusable_;
-  // absorptions_[i]: how many layers after layer i it absorbs, whether it
-  // then also applies the in-place ReLU after them, and for a channel affine
-  // (core/channel_affine_fold.hpp) the affine, recomputed before each such
-  // forward. absorbed_[j]: layer j's forward was skipped by the last forward
-  // pass over it (so is its backward).
-  struct Absorption {
-    int absorbed = 0;
-    bool relu = false;
-    bool channel_affine = false;  // else a Scale absorbed by a BatchNorm
-    std::shared_ptr<Blob> scale, shift;
-  };
-  std::vector<Absorption> absorptions_;
-  std::vector<bool> absorbed_;
-  // fused_relu_[i]: the ReLU that layer i's last forward clamped for and
-  // whose diff it masks in backward (Layer::CanFuseReluBackward), else -1.
-  std::vector<int> fused_relu_;
   std::vector<std::shared_ptr<Blob>> blobs_;
   std::vector<std::string> blob_names_;
   std::map<std::string, int> blob_names_index_;
@@ -246,6 +223,7 @@ class Net {
   std::vector<bool> has_params_decay_;
   bool debug_info_ = false;
   std::function<void(int)> after_backward_;
+  std::unique_ptr<ExecutionPlan> plan_;
   std::unique_ptr<InferenceMemoryPlan> memory_plan_;
   ActivationMemory activation_memory_;
   // The description without its layers (state, force_backward, ...), so

@@ -10,6 +10,7 @@
 // built from an .onnx path follows its input shapes by importing again at
 // new ones (OnnxInputShapeResolver, Net::set_input_shape_resolver).
 #pragma once
+#include "dlcaffe/run_options.hpp"
 #include <functional>
 #include <map>
 #include <optional>
@@ -85,15 +86,17 @@ bool IsOnnxPath(const std::string& path);
 // layers' blobs) or a prototxt read and upgraded. `training` as in
 // OnnxImportOptions; `input_shapes` fixes an .onnx model's input shapes
 // (dynamic dimensions need them).
-caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training = false,
+// `options` decide the pattern fusions (OnnxImportOptionsFor).
+caffe::NetParameter ReadNetOrOnnx(const std::string& path, const RunOptions& options,
+                                  bool training = false,
                                   const std::map<std::string, std::vector<int>>& input_shapes = {});
 
 // Input shapes as the tools take them: "name:d0,d1,...[;name:...]".
 std::map<std::string, std::vector<int>> ParseInputShapes(const std::string& text);
 
 // The options ReadNetOrOnnx imports with: `training`, and the pattern
-// fusions unless DLCAFFE_ONNX_FUSION=off or DLCAFFE_FUSION=off.
-OnnxImportOptions OnnxOptionsFromEnvironment(bool training);
+// fusions unless the run options turn off graph_passes or fusion.
+OnnxImportOptions OnnxImportOptionsFor(const RunOptions& options, bool training);
 
 // A Net::InputShapeResolver for the model at `path`: ImportOnnx with
 // `options` at the given input shapes (a new set of shapes costs one import,

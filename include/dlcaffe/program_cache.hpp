@@ -25,8 +25,13 @@ void RegisterKernelSource(const std::string& name, const std::string& text);
 
 class ProgramCache {
  public:
+  // No on-disk cache and the built-in sources until set_directories.
   ProgramCache(cl_context context, cl_device_id device, const DeviceInfo& info);
   ~ProgramCache();
+  // Where compiled binaries are kept ("": nowhere) and where sources are
+  // read from ("": the built-in copies) for programs built from now on
+  // (RunOptions::kernel_cache and kernel_source_dir).
+  void set_directories(const std::string& disk_dir, const std::string& source_dir);
   ProgramCache(const ProgramCache&) = delete;
   ProgramCache& operator=(const ProgramCache&) = delete;
 
@@ -41,8 +46,9 @@ class ProgramCache {
   // "name [options]" of a kernel this cache returned ("?" for others).
   std::string Label(cl_kernel kernel);
 
-  // Text of a kernel source file, with the shared header prepended.
-  static std::string SourceText(const std::string& source);
+  // Text of a kernel source file, with the shared header prepended: from
+  // `source_dir` where it has the file, else the built-in copy.
+  static std::string SourceText(const std::string& source, const std::string& source_dir = "");
 
   int programs_built() const { return programs_built_; }
   int programs_loaded_from_disk() const { return programs_loaded_; }
@@ -57,6 +63,7 @@ class ProgramCache {
   cl_device_id device_;
   std::string device_key_;  // device name + driver version, part of the disk key
   std::string disk_dir_;    // empty: no on-disk cache
+  std::string source_dir_;  // empty: the built-in sources
   std::mutex mutex_;
   std::map<std::pair<std::string, std::string>, cl_program> programs_;
   std::map<std::tuple<std::string, std::string, std::string>, cl_kernel> kernels_;

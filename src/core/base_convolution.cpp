@@ -105,25 +105,15 @@ void BaseConvolutionLayer::SetUpGeometry(const Blob& bottom) {
   DLC_REQUIRE(positive(dilation_), Where() << "dilation " << Join(dilation_)
                                            << " must be nonzero in every dimension");
 
-  // The 2-D kernels' shape follows the device, as the GEMM's does;
-  // DLCAFFE_CONV_KERNELS=planes|elements forces one (the tests run both).
+  // The 2-D kernels' shape follows the device, as the GEMM's does
+  // (RunOptions::kernel_shape forces one; the tests run both).
   nd_ = num_spatial_axes_ != 2 || p.force_nd_im2col();
-  planes_ = PrefersCpuShapedKernels(ctx_->info());
-  if (const char* forced = std::getenv("DLCAFFE_CONV_KERNELS")) {
-    const std::string value = forced;
-    DLC_REQUIRE(value == "planes" || value == "elements",
-                "DLCAFFE_CONV_KERNELS must be 'planes' or 'elements', not '" << value << "'");
-    planes_ = value == "planes";
-  }
+  planes_ = ctx_->cpu_shaped_kernels();
   options_ = planes_ ? "-DPLANES=1" : "-DPLANES=0";
   in_place_ = !planes_;
-  implicit_ = !nd_ && !planes_;
-  if (const char* forced = std::getenv("DLCAFFE_CONV_IMPLICIT")) {
-    const std::string value = forced;
-    DLC_REQUIRE(value == "on" || value == "off",
-                "DLCAFFE_CONV_IMPLICIT must be 'on' or 'off', not '" << value << "'");
-    implicit_ = !nd_ && value == "on";
-  }
+  const RunOptions::Choice implicit = ctx_->options().implicit_gemm;
+  implicit_ = !nd_ && (implicit == RunOptions::Choice::kAuto ? !planes_
+                                                               : implicit == RunOptions::Choice::kOn);
 }
 
 bool BaseConvolutionLayer::Pointwise() const {
@@ -221,12 +211,10 @@ void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
 
 // Column and output buffers of one chunk stay under this many floats (256 MiB
 // by default), so large batches of large images do not exhaust the device.
-// DLCAFFE_CONV_COLUMN_FLOATS overrides it (tests use it to run the
-// several-chunk path on small shapes).
-long long BaseConvolutionLayer::ColumnFloatLimit() {
-  const char* setting = std::getenv("DLCAFFE_CONV_COLUMN_FLOATS");
-  const long long value = setting ? std::atoll(setting) : 0;
-  return value > 0 ? value : 1LL << 26;
+// RunOptions::conv_column_floats (tests lower it to run the several-chunk
+// path on small shapes).
+long long BaseConvolutionLayer::ColumnFloatLimit() const {
+  return ctx_->options().conv_column_floats;
 }
 
 BufferPtr BaseConvolutionLayer::Scratch(long long floats) const {
@@ -424,9 +412,9 @@ void BaseConvolutionLayer::WeightTimesCol(const MatrixView& col, int images,
   SetBatchStrides(a, group_, Weights(false), outputs_per_group(), col, rows_per_group(),
                   columns, outputs_per_group());
   a.epilogue_batch_stride = outputs_per_group();  // each group's bias and scale
-  if (channel_shift_) {  // a folded BatchNorm/Scale (its shift has our bias)
-    a.row_scale = channel_scale_->data();
-    a.bias = channel_shift_->data();
+  if (epilogue_.channel_shift) {  // a folded BatchNorm/Scale (its shift has our bias)
+    a.row_scale = epilogue_.channel_scale->data();
+    a.bias = epilogue_.channel_shift->data();
   } else if (bias) {
     a.bias = blobs_[1]->data();
   }
@@ -467,8 +455,8 @@ void BaseConvolutionLayer::AccumulateWeightDiff(const MatrixView& columns,
 
 void BaseConvolutionLayer::AccumulateBiasDiff(cl_mem diff) {
   // The generated per-channel sums share a channel among work-groups: one
-  // work-group per channel left most of an H100 idle on VGG's first layers
-  // (64 channels of 16 x 224 x 224: 4.4 of 43 ms per training pass).
+  // work-group per channel left most of a GPU idle on layers of few
+  // channels and large images (docs/benchmarks.md, M7).
   ChannelSums(*ctx_, ChannelSumKind::kProducts, num_, num_output_, output_area(), diff,
               nullptr, {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
 }

@@ -136,9 +136,9 @@ class BaseConvolutionLayer : public Layer {
 
   // A scratch buffer of `floats` floats from the context's pool.
   BufferPtr Scratch(long long floats) const;
-  // The most floats one scratch buffer of a chunk may take (2^26;
-  // DLCAFFE_CONV_COLUMN_FLOATS overrides it).
-  static long long ColumnFloatLimit();
+  // The most floats one scratch buffer of a chunk may take
+  // (RunOptions::conv_column_floats, 2^26 by default).
+  long long ColumnFloatLimit() const;
 
   int column_rows() const { return image_channels_ * kernel_area(); }
   int column_area() const { return Product(column_shape_); }
@@ -162,7 +162,7 @@ class BaseConvolutionLayer : public Layer {
   bool planes_ = false;  // 2-D and layout kernels: a plane per work-item (CPU shape)
   // 2-D GEMMs read the image side's columns as implicit windows (GemmArgs::
   // b_window), with no im2col buffer: on GPU-shaped devices, where it was
-  // faster; DLCAFFE_CONV_IMPLICIT=on|off forces it (the tests run both).
+  // faster; RunOptions::implicit_gemm on|off forces it (the tests run both).
   bool implicit_ = false;
   std::string options_;  // their -D options
   ReduceWorkspace bias_sums_;  // AccumulateBiasDiff's reduction scratch

@@ -12,6 +12,7 @@
 
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/io.hpp"
+#include "dlcaffe/run_options.hpp"
 
 namespace dlcaffe {
 
@@ -29,15 +30,13 @@ bool MakeDirs(const std::string& path) {
 
 }  // namespace
 
-std::string CacheDirectory(const char* env_var, const std::string& kind) {
-  std::string dir;
-  if (const char* setting = std::getenv(env_var)) {
-    dir = setting;
-    if (dir == "0" || dir == "off") dir.clear();
-  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME")) {
-    dir = std::string(xdg) + "/dlcaffe/" + kind;
-  } else if (const char* home = std::getenv("HOME")) {
-    dir = std::string(home) + "/.cache/dlcaffe/" + kind;
+std::string CacheDirectory(const std::string& setting, const std::string& kind) {
+  std::string dir = setting;
+  if (dir == "0" || dir == "off") {
+    dir.clear();
+  } else if (dir.empty()) {
+    const std::string root = DefaultCacheRoot();
+    if (!root.empty()) dir = root + "/" + kind;
   }
   if (!dir.empty() && !MakeDirs(dir)) {
     LOG(WARNING) << kind << " cache disabled: cannot create " << dir;

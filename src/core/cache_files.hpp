@@ -1,6 +1,6 @@
 // Where dlcaffe keeps files that only speed it up (compiled kernels, GEMM
-// tuning results): a directory per kind under the user's cache, overridable
-// or disabled by an environment variable, and the hash that names the files.
+// tuning results): a directory per kind under the user's cache, moved or
+// disabled by a run option, and the hash that names the files.
 // Internal to the library.
 #pragma once
 #include <cstdint>
@@ -10,11 +10,11 @@
 
 namespace dlcaffe {
 
-// The directory for `kind` ("kernels", "tuning"): the value of `env_var` if
-// set ("", "0" or "off": none), else $XDG_CACHE_HOME/dlcaffe/<kind>, else
-// $HOME/.cache/dlcaffe/<kind>. Created if missing; "" if disabled or it
-// cannot be created (with a warning).
-std::string CacheDirectory(const char* env_var, const std::string& kind);
+// The directory for `kind` ("kernels", "tuning"): `setting` (a run option:
+// "0" or "off": none), or where it is empty DefaultCacheRoot()/<kind>.
+// Created if missing; "" if disabled or it cannot be created (with a
+// warning).
+std::string CacheDirectory(const std::string& setting, const std::string& kind);
 
 // What identifies a device's compiled code and measured speeds: platform,
 // device name, OpenCL version and driver version.

@@ -1,8 +1,8 @@
 // Inference BatchNorm (global statistics) and the Scale after it, folded into
 // the convolution before them: the pair is one per-channel affine
 // y = scale[c] * x + shift[c], which the convolution applies in its GEMM's
-// epilogue with its own bias folded into the shift. The Net decides where
-// (Net::FindAbsorptions); this file knows the layers' parameters and
+// epilogue with its own bias folded into the shift. The plan decides where
+// (passes/plan_fold_channel_affine.cpp); this file knows the layers' parameters and
 // computes the affine on the device before each folded forward (so it
 // follows weights that change, e.g. a test net sharing a training net's).
 // Internal to the library.

@@ -36,20 +36,10 @@ int Mode(const ChannelSumTarget& t) { return t.out ? (t.accumulate ? 1 : 0) : -1
 
 }  // namespace
 
-bool UseChannelRuns(Context& ctx) {
-  if (const char* forced = std::getenv("DLCAFFE_CHANNEL_KERNELS")) {
-    const std::string value = forced;
-    DLC_REQUIRE(value == "runs" || value == "groups",
-                "DLCAFFE_CHANNEL_KERNELS must be 'runs' or 'groups', not '" << value << "'");
-    return value == "runs";
-  }
-  return PrefersCpuShapedKernels(ctx.info());
-}
-
 const char* ChannelShapeOption(bool runs) { return runs ? "-DCPU_SHAPE=1" : "-DCPU_SHAPE=0"; }
 
 KernelShape ChannelKernelShape(Context& ctx) {
-  return UseChannelRuns(ctx) ? KernelShape::kCpu : KernelShape::kGpu;
+  return ctx.cpu_shaped_kernels() ? KernelShape::kCpu : KernelShape::kGpu;
 }
 
 void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int inner,

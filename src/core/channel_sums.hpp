@@ -4,11 +4,11 @@
 // BatchNorm's per-channel kernels.
 //
 // The sums are generated reductions (core/reduce_kernel.hpp), whose shape
-// follows the device as the GEMM's does (PrefersCpuShapedKernels): on a CPU
-// ("runs") a work-item sweeps long contiguous runs in float16 vectors; on a
-// GPU ("groups") several work-groups share a channel and a second launch
-// adds up their results. DLCAFFE_CHANNEL_KERNELS=runs|groups
-// forces one (the tests run both).
+// follows the device as the GEMM's does (Context::cpu_shaped_kernels): on a
+// CPU ("runs") a work-item sweeps long contiguous runs in float16 vectors; on
+// a GPU ("groups") several work-groups share a channel and a second launch
+// adds up their results. RunOptions::kernel_shape forces one (the tests run
+// both).
 #pragma once
 #include <CL/cl.h>
 
@@ -37,9 +37,8 @@ void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int
                  cl_mem a, cl_mem b, const ChannelSumTarget& first,
                  const ChannelSumTarget& second, ReduceWorkspace* workspace = nullptr);
 
-// Whether this device's per-channel kernels take the CPU shape ("runs").
-bool UseChannelRuns(Context& ctx);
-// The same choice for generated kernels (core/pointwise_kernel.hpp).
+// The context's choice of shape (runs: the CPU shape) for generated kernels
+// (core/pointwise_kernel.hpp).
 KernelShape ChannelKernelShape(Context& ctx);
 // The -D option that selects a shape in batch_norm.cl: "-DCPU_SHAPE=1" for
 // runs, "-DCPU_SHAPE=0" for groups.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/cache_files.hpp"
 #include "dlcaffe/error.hpp"
 
 namespace dlcaffe {
@@ -50,6 +51,14 @@ std::string DeviceInfo::Describe() const {
   return s.str();
 }
 
+bool DeviceInfo::has_extension(const std::string& extension) const {
+  std::istringstream words(extensions);
+  std::string word;
+  while (words >> word)
+    if (word == extension) return true;
+  return false;
+}
+
 std::vector<DeviceInfo> ListDevices() {
   std::vector<DeviceInfo> devices;
   cl_uint num_platforms = 0;
@@ -82,6 +91,12 @@ std::vector<DeviceInfo> ListDevices() {
       info.max_alloc_bytes = DeviceValue<cl_ulong>(ids[d], CL_DEVICE_MAX_MEM_ALLOC_SIZE);
       info.compute_units = static_cast<int>(DeviceValue<cl_uint>(ids[d], CL_DEVICE_MAX_COMPUTE_UNITS));
       info.max_work_group_size = DeviceValue<size_t>(ids[d], CL_DEVICE_MAX_WORK_GROUP_SIZE);
+      info.prefers_cpu_shaped_kernels =
+          info.is_cpu() ||
+          DeviceValue<cl_device_local_mem_type>(ids[d], CL_DEVICE_LOCAL_MEM_TYPE) != CL_LOCAL;
+      info.native_vector_width_float =
+          static_cast<int>(DeviceValue<cl_uint>(ids[d], CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT));
+      info.extensions = DeviceString(ids[d], CL_DEVICE_EXTENSIONS);
       devices.push_back(info);
     }
   }
@@ -94,12 +109,14 @@ static std::string DeviceList(const std::vector<DeviceInfo>& devices) {
   return s.str();
 }
 
-std::unique_ptr<Context> Context::Create(const std::string& requested) {
-  std::string spec = requested;
-  if (spec.empty()) {
-    const char* env = std::getenv("DLCAFFE_DEVICE");
-    if (env) spec = env;
-  }
+std::unique_ptr<Context> Context::Create(const std::string& spec) {
+  RunOptions options = RunOptions::FromEnvironment();
+  if (!spec.empty()) options.device = spec;
+  return Create(options);
+}
+
+std::unique_ptr<Context> Context::Create(const RunOptions& options) {
+  const std::string& spec = options.device;
   const std::vector<DeviceInfo> devices = ListDevices();
   if (devices.empty()) {
     cl_uint num_platforms = 0;
@@ -111,8 +128,8 @@ std::unique_ptr<Context> Context::Create(const std::string& requested) {
   }
   if (spec.empty()) {
     for (const auto& d : devices)
-      if (d.is_gpu()) return std::make_unique<Context>(d);
-    return std::make_unique<Context>(devices[0]);
+      if (d.is_gpu()) return std::make_unique<Context>(d, options);
+    return std::make_unique<Context>(devices[0], options);
   }
   if (spec.rfind("ocl:", 0) == 0) {
     int p = -1, d = -1;
@@ -120,20 +137,21 @@ std::unique_ptr<Context> Context::Create(const std::string& requested) {
     if (std::sscanf(spec.c_str() + 4, "%d:%d%c", &p, &d, &extra) == 2) {
       for (const auto& info : devices)
         if (info.platform_index == p && info.device_index == d)
-          return std::make_unique<Context>(info);
+          return std::make_unique<Context>(info, options);
     }
   } else {
     char* end = nullptr;
     long index = std::strtol(spec.c_str(), &end, 10);
     if (end && *end == '\0' && index >= 0 && index < (long)devices.size())
-      return std::make_unique<Context>(devices[index]);
+      return std::make_unique<Context>(devices[index], options);
   }
   DLC_FAIL("no OpenCL device '" << spec
                                 << "'; use ocl:P:D or a flat index. Devices:"
                                 << DeviceList(devices));
 }
 
-Context::Context(const DeviceInfo& info) : info_(info) {
+Context::Context(const DeviceInfo& info, const RunOptions& options)
+    : info_(info), options_(options) {
   cl_int err = CL_SUCCESS;
   cl_context_properties props[] = {
       CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(info.platform_id), 0};
@@ -146,20 +164,26 @@ Context::Context(const DeviceInfo& info) : info_(info) {
   pool_ = std::make_shared<BufferPool>(context_);
   pool_->set_device_limits(info_.max_alloc_bytes, info_.global_mem_bytes);
   programs_ = std::make_unique<ProgramCache>(context_, info_.device_id, info_);
-  poison_ = PoisonRequested();
+  set_options(options);
 }
 
-bool PoisonRequested() {
-  const char* setting = std::getenv("DLCAFFE_POISON");
-  if (!setting) return false;
-  const std::string value = setting;
-  DLC_REQUIRE(value.empty() || value == "0" || value == "off" || value == "1" || value == "on",
-              "DLCAFFE_POISON must be 1/on or 0/off, not '" << value << "'");
-  return value == "1" || value == "on";
+void Context::set_options(const RunOptions& options) {
+  options_ = options;
+  programs_->set_directories(CacheDirectory(options_.kernel_cache, "kernels"),
+                             options_.kernel_source_dir);
+  if (options_.profile) EnableKernelProfile();
+}
+
+bool Context::cpu_shaped_kernels() const {
+  switch (options_.kernel_shape) {
+    case RunOptions::KernelShape::kCpu: return true;
+    case RunOptions::KernelShape::kGpu: return false;
+    default: return info_.prefers_cpu_shaped_kernels;
+  }
 }
 
 float Context::fresh_value() const {
-  return poison_ ? std::numeric_limits<float>::quiet_NaN() : 0.f;
+  return options_.poison ? std::numeric_limits<float>::quiet_NaN() : 0.f;
 }
 
 Context::~Context() {
@@ -252,7 +276,7 @@ void Context::Finish() { DLC_CL_CHECK(clFinish(queue_)); }
 
 BufferPtr Context::Allocate(size_t bytes) {
   BufferPtr buffer = pool_->Acquire(bytes);
-  if (poison_) Fill(buffer->mem(), 0, buffer->bytes() / sizeof(float), fresh_value());
+  if (options_.poison) Fill(buffer->mem(), 0, buffer->bytes() / sizeof(float), fresh_value());
   return buffer;
 }
 

@@ -57,8 +57,7 @@ GemmConfig DotFormGemmConfig() {
 
 GemmConfig GpuShapedGemmConfig() {
   // 16 x 16 work-items of 8 x 8 outputs: 128 x 128 tiles, 16 deep (16 KiB of
-  // __local memory). Through NVIDIA's OpenCL on an H200, 4096^3: 21-27
-  // TFLOP/s over the four transposes, against 12-17 with 4 x 4 per item.
+  // __local memory); faster than 4 x 4 per item (docs/benchmarks.md, M1).
   GemmConfig c;
   c.use_local = true;
   c.wg_m = 16;
@@ -90,21 +89,20 @@ GemmConfig GpuHalfHeightGemmConfig() {
 }
 
 std::vector<GemmConfig> GpuTuningVariants() {
-  // 128 x 128 tiles 8 deep (H200, 4096^3: 29.5 against 27.8 TFLOP/s at 16
-  // deep), and 128 x 128 tiles of 16 x 8 per work-item (NT: 31.4 against
-  // 28.0); each loses on other shapes, so only measurement picks them.
+  // 128 x 128 tiles 8 deep, and 128 x 128 tiles of 16 x 8 per work-item;
+  // each wins on some shapes and loses on others, so only measurement picks
+  // them (docs/benchmarks.md, M2, for these and the ones below).
   GemmConfig shallow = GpuShapedGemmConfig();
   shallow.tk = 8;
   GemmConfig tall = GpuShapedGemmConfig();
   tall.wg_m = 8;
   tall.mr = 16;
   // The default tiles split deeper, for the tuner to weigh on every long
-  // product; 64 x 256 tiles (M 64, N 576, K 802816, A * B^T: 17.4 against
-  // 15.1 TFLOP/s; slower on most other shapes).
+  // product; 64 x 256 tiles (faster on long thin products, slower on most
+  // others).
   GemmConfig wide = GpuHalfHeightGemmConfig();
   wide.nr = 16;
-  // 32 deep: fewer barriers per k (H100, 1024^3 30.3 against 26.2 TFLOP/s,
-  // A * B^T 4096^3 40.3 against 38.8; 4096^3 41.6 against 43.3).
+  // 32 deep: fewer barriers per k.
   GemmConfig deep_tiles = GpuShapedGemmConfig();
   deep_tiles.tk = 32;
   return {shallow, tall, deep_tiles, DeepSplit(GpuShapedGemmConfig()),
@@ -118,11 +116,9 @@ GemmConfig DeepSplit(GemmConfig config) {
 
 GemmConfig GpuLongProductConfig(int M) {
   // Half as wide tiles (128 work-items), so that the split's work-groups
-  // are twice as many and each finishes its slice sooner. H100, A * B^T at
-  // K = 50176 (ResNet's first-stage weight gradients): 64 x 256 13.2 ->
-  // 17.3, 256 x 64 9.5 -> 15.5, 64 x 64 6.1 -> 10.4, 64 x 576 18.0 -> 24.2
-  // TFLOP/s; at K <= 12544 the wide tiles stay ahead (128 x 512 x 12544:
-  // 28.3 against 26.1).
+  // are twice as many and each finishes its slice sooner: faster on
+  // ResNet's first-stage weight gradients (K = 50176); at K <= 12544 the
+  // wide tiles stay ahead (docs/benchmarks.md, M3).
   GemmConfig c = M <= 64 ? GpuHalfHeightGemmConfig() : GpuShapedGemmConfig();
   c.wg_n = 8;
   return DeepSplit(c);
@@ -145,41 +141,17 @@ const int kRegisterRows[] = {8, 10};
 
 }  // namespace
 
-// DLCAFFE_KERNEL_SHAPE=cpu|gpu overrides the device's choice everywhere, so
-// that PoCL can run (slowly) the GPU-shaped kernels a GPU would run (the
-// determinism tests do). Read at each call: the tests switch it.
-static int ForcedKernelShape() {  // -1: none, 0: gpu, 1: cpu
-  const char* setting = std::getenv("DLCAFFE_KERNEL_SHAPE");
-  if (!setting || !*setting) return -1;
-  const std::string value = setting;
-  DLC_REQUIRE(value == "cpu" || value == "gpu",
-              "DLCAFFE_KERNEL_SHAPE must be 'cpu' or 'gpu', not '" << value << "'");
-  return value == "cpu" ? 1 : 0;
-}
-
-bool PrefersCpuShapedKernels(const DeviceInfo& device) {
-  const int forced = ForcedKernelShape();
-  if (forced >= 0) return forced == 1;
-  // A device whose __local memory is ordinary global memory gains nothing
-  // from staging tiles there.
-  cl_device_local_mem_type local_type = CL_LOCAL;
-  if (device.device_id)
-    clGetDeviceInfo(device.device_id, CL_DEVICE_LOCAL_MEM_TYPE, sizeof(local_type),
-                    &local_type, nullptr);
-  return device.is_cpu() || local_type != CL_LOCAL;
-}
-
-GemmConfig ChooseGemmConfig(const DeviceInfo& device, const GemmArgs& args) {
+GemmConfig ChooseGemmConfig(const Context& ctx, const GemmArgs& args) {
   GemmConfig tuned;
-  if (LookupTunedGemmConfig(device, ShapeKeyOf(args), &tuned)) return tuned;
-  return RuleGemmConfig(device, args);
+  if (LookupTunedGemmConfig(ctx, ShapeKeyOf(args), &tuned)) return tuned;
+  return RuleGemmConfig(ctx, args);
 }
 
-GemmConfig RuleGemmConfig(const DeviceInfo& device, const GemmArgs& args) {
-  if (!PrefersCpuShapedKernels(device)) {
+GemmConfig RuleGemmConfig(const Context& ctx, const GemmArgs& args) {
+  if (!ctx.cpu_shaped_kernels()) {
     if (args.M <= 32) return GpuNarrowGemmConfig();
-    // Measured on an H200 (weight-gradient shapes): K 50176 and more gained
-    // 1.2-1.5x from the deeper split, K 12544 lost 10%.
+    // Weight-gradient shapes of K 50176 and more gained from the deeper
+    // split, K 12544 lost (docs/benchmarks.md, M3).
     if (args.K >= 32768) return GpuLongProductConfig(args.M);
     return args.M <= 64 ? GpuHalfHeightGemmConfig() : GpuShapedGemmConfig();
   }
@@ -238,7 +210,7 @@ namespace {
 // The kernel's -D options; `grouped` flags which of A, B, C (bits 1, 2, 4)
 // the GPU shape reads or writes image-grouped; an active `window` makes B
 // implicit.
-std::string Defines(const DeviceInfo& device, const GemmConfig& c, bool trans_a,
+std::string Defines(const Context& ctx, const GemmConfig& c, bool trans_a,
                     bool trans_b, int grouped = 0,
                     const ConvolutionWindow& window = ConvolutionWindow(),
                     VectorLoads vector_loads = VectorLoads()) {
@@ -258,7 +230,7 @@ std::string Defines(const DeviceInfo& device, const GemmConfig& c, bool trans_a,
       << " -DWIN_DH=" << window.dilation_h << " -DWIN_DW=" << window.dilation_w
       << " -DWIN_OH=" << window.out_h << " -DWIN_OW=" << window.out_w;
   // The GPU shape on a CPU (tests): unrolling cost 3 s per PoCL build.
-  if (c.use_local && PrefersCpuShapedKernels(device)) s << " -DUNROLL_HINTS=0";
+  if (c.use_local && ctx.cpu_shaped_kernels()) s << " -DUNROLL_HINTS=0";
   if (c.dot_form) s << " -DDOT_FORM=1";
   if (vector_loads.a) s << " -DVEC_LOAD_A=1";
   if (vector_loads.b) s << " -DVEC_LOAD_B=1";
@@ -302,11 +274,11 @@ size_t AxisExtent(int count, int group, int image) {
 // most 2^25 floats, and each slice at least 8 k-tiles deep (16 under the
 // wave rule, where the partial sums' traffic must stay small next to a
 // product that already nearly fills the device).
-int SplitKSlices(const DeviceInfo& device, const GemmConfig& c, int M, int N, int K, int batch) {
+int SplitKSlices(int compute_units, const GemmConfig& c, int M, int N, int K, int batch) {
   if (c.k_slices > 0) return c.k_slices;
   const long long tiles =
       1LL * CeilDiv(M, c.wg_m * c.mr) * CeilDiv(N, c.wg_n * c.nr) * batch;
-  const long long units = std::max(1, device.compute_units);
+  const long long units = std::max(1, compute_units);
   long long most =
       std::min<long long>(CeilDiv(K, c.tk) / (c.groups_per_unit > 0 ? 8 : 16),
                           (1LL << 25) / std::max(1LL, 1LL * M * N * batch));
@@ -452,7 +424,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
 
   if (c.use_local) {
     const int tile_m = c.wg_m * c.mr, tile_n = c.wg_n * c.nr;
-    const int slices = SplitKSlices(ctx.info(), c, M, N, K, g.batch);
+    const int slices = SplitKSlices(ctx.info().compute_units, c, M, N, K, g.batch);
     const int k_per_slice = RoundUp(CeilDiv(K, slices), c.tk);
     const int used_slices = CeilDiv(K, k_per_slice);
     const NDRange global(CeilDiv(N, tile_n) * c.wg_n, CeilDiv(M, tile_m) * c.wg_m,
@@ -468,7 +440,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
               epilogue_batch = static_cast<int>(g.epilogue_batch_stride);
     cl_kernel kernel = ctx.Kernel(
         "gemm.cl",
-        Defines(ctx.info(), c, ta, tb, grouped_operands, g.b_window, UsesVectorLoads(c, g)),
+        Defines(ctx, c, ta, tb, grouped_operands, g.b_window, UsesVectorLoads(c, g)),
         "gemm_tiled");
     if (used_slices == 1) {
       ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
@@ -501,7 +473,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
                                       << (ta ? "A^T" : "A") << ", op(B) = "
                                       << (tb ? "B^T" : "B"));
   if (c.dot_form) {
-    ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx.info(), c, ta, tb), "gemm_tiled"),
+    ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx, c, ta, tb), "gemm_tiled"),
                NDRange(CeilDiv(M, c.mr), CeilDiv(N, c.nr)), NDRange(1, 1), M, N, K, g.alpha,
                g.A, a_off, lda, g.B, b_off, ldb, g.beta, g.C, c_off, ldc, bias, bias_off,
                row_scale, row_scale_off, epilogue);
@@ -536,7 +508,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     b_block = K * nr;
     b_cols = CeilDiv(N, nr) * nr;
   }
-  ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx.info(), c, trans_a_k, false), "gemm_tiled"),
+  ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx, c, trans_a_k, false), "gemm_tiled"),
              NDRange(CeilDiv(M, mr), CeilDiv(N, nr)), NDRange(1, 1), M, N, K, g.alpha, A,
              a_off_k, lda_k, a_block, B, b_off_k, ldb_k, b_block, b_cols, g.beta, g.C,
              c_off, ldc, bias, bias_off, row_scale, row_scale_off, epilogue);
@@ -544,7 +516,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
 
 void Gemm(Context& ctx, const GemmArgs& args) {
   if (GemmRecording* recording = ActiveGemmRecording()) recording->Record(args);
-  GemmWithConfig(ctx, args, ChooseGemmConfig(ctx.info(), args));
+  GemmWithConfig(ctx, args, ChooseGemmConfig(ctx, args));
 }
 
 void Gemm(Context& ctx, Transpose trans_a, Transpose trans_b, int M, int N, int K,

@@ -34,12 +34,10 @@ struct GemmConfig {
   // With k_slices == 0, how the split is chosen. 0 (the default): the
   // fewest slices whose work-groups fill the compute units' last wave to at
   // least 90% (one work-group resident per unit: the 128 x 128 tile's
-  // registers allow no more on an H100). H100, M 512 N 3136 K 4608: 3 slices
-  // 28.7, 6 slices 34.3 TFLOP/s; 2048^3: 2 slices 39.1, none 42.4.
+  // registers allow no more on an H100).
   // > 0: aim at that many work-groups per compute unit (DeepSplit), which
-  // long products (weight gradients, k in the 10^5) want: H200, M 64, N 576,
-  // K 802816: 15.1 -> 22.7 TFLOP/s; short ones run slower so (K 784: 19.0
-  // -> 8.2).
+  // long products (weight gradients, k in the 10^5) want; short ones run
+  // slower so (docs/benchmarks.md, M4).
   int groups_per_unit = 0;
   // GPU shape: fetch interior tiles as unguarded float4s where an operand
   // allows it (UsesVectorLoads).
@@ -50,11 +48,6 @@ struct GemmConfig {
   std::string Name() const;  // "register mr10 nr32 vw16 packA"
 };
 
-// Whether the device wants CPU-shaped kernels: few work-items that each do
-// much work in explicit vectors, no __local staging. True for a CPU and for
-// any device whose __local memory is ordinary global memory. (Convolution's
-// layout kernels follow the same rule.)
-bool PrefersCpuShapedKernels(const DeviceInfo& device);
 
 // The two shapes the dispatcher starts from (the CPU one before fitting MR
 // to the problem).
@@ -79,10 +72,10 @@ GemmConfig GpuLongProductConfig(int M);
 // The built-in choice for this device and problem, from the device's
 // properties (type, kind of local memory) and the shape, never from the
 // vendor's name.
-GemmConfig RuleGemmConfig(const DeviceInfo& device, const GemmArgs& args);
+GemmConfig RuleGemmConfig(const Context& ctx, const GemmArgs& args);
 // What Gemm() runs: the winner `dlcaffe tune` measured for this device and
 // shape (core/gemm_tuning.hpp) if there is one, else the rule's choice.
-GemmConfig ChooseGemmConfig(const DeviceInfo& device, const GemmArgs& args);
+GemmConfig ChooseGemmConfig(const Context& ctx, const GemmArgs& args);
 
 // How many floats of each buffer a product reaches, offsets included (the
 // last index + 1; 0 for an empty operand).
@@ -92,9 +85,8 @@ struct GemmExtents {
 GemmExtents OperandExtents(const GemmArgs& args);
 
 // How many k slices (split-K) the GPU-shaped `config` runs this product in
-// on `device` (GemmConfig::k_slices and groups_per_unit).
-int SplitKSlices(const DeviceInfo& device, const GemmConfig& config, int M, int N, int K,
-                 int batch);
+// on a device of `compute_units` (GemmConfig::k_slices and groups_per_unit).
+int SplitKSlices(int compute_units, const GemmConfig& config, int M, int N, int K, int batch);
 
 // Which operands the GPU-shaped `config` fetches as float4s in the interior
 // tiles of this product (rows, offsets and image groups on 16-byte

@@ -139,9 +139,10 @@ std::mutex& TablesMutex() {
   static std::mutex mutex;
   return mutex;
 }
-// Each device's table, read from disk on first use.
-std::map<cl_device_id, WinnerTable>& Tables() {
-  static std::map<cl_device_id, WinnerTable> tables;
+// Each tuning file's table (one per device and cache directory), read from
+// disk on first use.
+std::map<std::string, WinnerTable>& Tables() {
+  static std::map<std::string, WinnerTable> tables;
   return tables;
 }
 
@@ -150,12 +151,28 @@ thread_local const WinnerTable* active_choices = nullptr;
 
 }  // namespace
 
-std::string GemmTuningFile(const DeviceInfo& device) {
-  const std::string dir = CacheDirectory("DLCAFFE_TUNING_CACHE", "tuning");
+namespace {
+
+// The directory a tuning_cache setting names, resolved (and created) once:
+// Gemm() asks at every product.
+std::string TuningDirectory(const std::string& setting) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> directories;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = directories.find(setting);
+  if (it == directories.end())
+    it = directories.emplace(setting, CacheDirectory(setting, "tuning")).first;
+  return it->second;
+}
+
+}  // namespace
+
+std::string GemmTuningFile(const Context& ctx) {
+  const std::string dir = TuningDirectory(ctx.options().tuning_cache);
   if (dir.empty()) return "";
   char name[48];
   std::snprintf(name, sizeof(name), "gemm-%016llx.txt",
-                static_cast<unsigned long long>(Fnv1a(DeviceCacheKey(device))));
+                static_cast<unsigned long long>(Fnv1a(DeviceCacheKey(ctx.info()))));
   return dir + "/" + name;
 }
 
@@ -165,7 +182,7 @@ ScopedGemmChoices::ScopedGemmChoices(const WinnerTable& choices) : previous_(act
 
 ScopedGemmChoices::~ScopedGemmChoices() { active_choices = previous_; }
 
-bool LookupTunedGemmConfig(const DeviceInfo& device, const GemmShapeKey& key,
+bool LookupTunedGemmConfig(const Context& ctx, const GemmShapeKey& key,
                            GemmConfig* config) {
   if (active_choices) {
     auto found = active_choices->find(key);
@@ -173,29 +190,28 @@ bool LookupTunedGemmConfig(const DeviceInfo& device, const GemmShapeKey& key,
     *config = found->second;
     return true;
   }
+  const std::string path = GemmTuningFile(ctx);
+  if (path.empty()) return false;
   std::lock_guard<std::mutex> lock(TablesMutex());
-  auto it = Tables().find(device.device_id);
-  if (it == Tables().end()) {
-    const std::string path = GemmTuningFile(device);
-    it = Tables().emplace(device.device_id, path.empty() ? WinnerTable() : ReadTable(path))
-             .first;
-  }
+  auto it = Tables().find(path);
+  if (it == Tables().end()) it = Tables().emplace(path, ReadTable(path)).first;
   auto found = it->second.find(key);
   if (found == it->second.end()) return false;
   *config = found->second;
   return true;
 }
 
-void StoreTunedGemmConfigs(const DeviceInfo& device, const WinnerTable& winners) {
-  const std::string path = GemmTuningFile(device);
-  DLC_REQUIRE(!path.empty(), "GEMM tuning results need a cache directory: "
-                             "DLCAFFE_TUNING_CACHE is off and no $XDG_CACHE_HOME or $HOME");
+void StoreTunedGemmConfigs(const Context& ctx, const WinnerTable& winners) {
+  const std::string path = GemmTuningFile(ctx);
+  DLC_REQUIRE(!path.empty(), "GEMM tuning results need a cache directory: the run option "
+                             "tuning_cache (DLCAFFE_TUNING_CACHE) is off and there is no "
+                             "$XDG_CACHE_HOME or $HOME");
   std::lock_guard<std::mutex> lock(TablesMutex());
   FileLock file_lock(path);
   WinnerTable table = ReadTable(path);
   for (const auto& w : winners) table[w.first] = w.second;
   std::ostringstream text;
-  text << "# dlcaffe GEMM tuning for " << DeviceCacheKey(device) << "\n"
+  text << "# dlcaffe GEMM tuning for " << DeviceCacheKey(ctx.info()) << "\n"
        << "# M N K trans_a trans_b grouped batch | configuration | checksum\n";
   for (const auto& entry : table) {
     const std::string line = entry.first.Text() + " | " + entry.second.Name();
@@ -203,7 +219,7 @@ void StoreTunedGemmConfigs(const DeviceInfo& device, const WinnerTable& winners)
   }
   text << kEndLine << table.size() << " entries\n";
   WriteFileAtomically(path, text.str());
-  Tables()[device.device_id] = table;
+  Tables()[path] = table;
 }
 
 GemmRecording::GemmRecording() {
@@ -240,8 +256,8 @@ BufferPtr RandomBuffer(Context& ctx, size_t floats, uint32_t& state) {
 
 // The configurations a tuner may try on this device: family members of the
 // device's shape (GPU-shaped or CPU-shaped) that compute these transposes.
-std::vector<GemmConfig> Candidates(const DeviceInfo& device, const GemmArgs& args) {
-  const bool gpu = !PrefersCpuShapedKernels(device);
+std::vector<GemmConfig> Candidates(const Context& ctx, const GemmArgs& args) {
+  const bool gpu = !ctx.cpu_shaped_kernels();
   const bool grouped =
       args.a_group || args.b_group || args.c_group || args.b_window.active();
   std::vector<GemmConfig> candidates;
@@ -259,7 +275,7 @@ GemmTuning TuneGemm(Context& ctx, const GemmArgs& shape, int iterations,
                     std::chrono::steady_clock::time_point deadline) {
   GemmTuning result;
   result.key = ShapeKeyOf(shape);
-  result.rule = RuleGemmConfig(ctx.info(), shape);
+  result.rule = RuleGemmConfig(ctx, shape);
   uint32_t rng = 5;
   const GemmExtents extents = OperandExtents(shape);
   BufferPtr a = RandomBuffer(ctx, extents.a, rng), b = RandomBuffer(ctx, extents.b, rng),
@@ -296,7 +312,7 @@ GemmTuning TuneGemm(Context& ctx, const GemmArgs& shape, int iterations,
   result.best = result.rule;
   float largest = 0.f;
   for (float v : reference.second) largest = std::max(largest, std::fabs(v));
-  for (const GemmConfig& candidate : Candidates(ctx.info(), shape)) {
+  for (const GemmConfig& candidate : Candidates(ctx, shape)) {
     if (candidate.Name() == result.rule.Name()) continue;
     if (std::chrono::steady_clock::now() >= deadline) break;
     ++result.candidates;

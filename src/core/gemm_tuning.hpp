@@ -1,7 +1,7 @@
 // GEMM configurations chosen by measurement: `dlcaffe tune` records the
 // products a net runs, times every configuration of the kernel family that
 // suits the device on each, and stores the winners in a file per device and
-// driver under the user's cache (DLCAFFE_TUNING_CACHE=dir, or off). Gemm()
+// driver under the user's cache (RunOptions::tuning_cache: a dir, or off). Gemm()
 // then takes a stored winner before the built-in rule. Only members of
 // GemmConfigFamily() -- the configurations test_gemm proves -- are ever
 // stored or taken back. Internal to the library.
@@ -30,7 +30,7 @@ GemmShapeKey ShapeKeyOf(const GemmArgs& args);
 
 // The stored winner for this device and shape, if `dlcaffe tune` measured one
 // (or, while a ScopedGemmChoices is alive on this thread, its entry).
-bool LookupTunedGemmConfig(const DeviceInfo& device, const GemmShapeKey& key,
+bool LookupTunedGemmConfig(const Context& ctx, const GemmShapeKey& key,
                            GemmConfig* config);
 
 // While alive, Gemm() on this thread takes its configurations from `choices`
@@ -47,10 +47,10 @@ class ScopedGemmChoices {
   const std::map<GemmShapeKey, GemmConfig>* previous_;
 };
 // Adds (or replaces) winners in this device's file, written atomically.
-void StoreTunedGemmConfigs(const DeviceInfo& device,
+void StoreTunedGemmConfigs(const Context& ctx,
                            const std::map<GemmShapeKey, GemmConfig>& winners);
 // The file that holds this device's winners ("" if the cache is off).
-std::string GemmTuningFile(const DeviceInfo& device);
+std::string GemmTuningFile(const Context& ctx);
 
 // While alive, Gemm() (on this thread) also records the first arguments it
 // sees for each shape key.

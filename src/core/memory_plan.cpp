@@ -9,17 +9,20 @@
 #include <set>
 #include <sstream>
 
+#include "core/execution_plan.hpp"
 #include "dlcaffe/context.hpp"
 
 namespace dlcaffe {
 
 std::vector<Lifetime> BlobLifetimes(int num_blobs,
                                     const std::vector<std::vector<int>>& bottom_ids,
-                                    const std::vector<std::vector<int>>& top_ids) {
+                                    const std::vector<std::vector<int>>& top_ids,
+                                    const std::vector<int>& step_of_layer) {
   std::vector<Lifetime> lifetimes(num_blobs);
   for (size_t layer = 0; layer < top_ids.size(); ++layer) {
-    for (int blob : bottom_ids[layer]) lifetimes[blob].Extend(static_cast<int>(layer));
-    for (int blob : top_ids[layer]) lifetimes[blob].Extend(static_cast<int>(layer));
+    const int step = step_of_layer.empty() ? static_cast<int>(layer) : step_of_layer[layer];
+    for (int blob : bottom_ids[layer]) lifetimes[blob].Extend(step);
+    for (int blob : top_ids[layer]) lifetimes[blob].Extend(step);
   }
   return lifetimes;
 }
@@ -92,7 +95,7 @@ ActivationMemory InferenceMemoryPlan::Apply(const Net& net) {
   const auto& blobs = net.blobs();
   const int num_blobs = static_cast<int>(blobs.size());
   const std::vector<Lifetime> blob_life =
-      BlobLifetimes(num_blobs, net.bottom_ids(), net.top_ids());
+      BlobLifetimes(num_blobs, net.bottom_ids(), net.top_ids(), net.plan().StepOfLayers(net));
 
   if (unplanned_diff_of_blob_.empty()) {
     std::map<const Buffer*, int> ids;

@@ -48,10 +48,13 @@ struct Lifetime {
 };
 
 // Each blob's lifetime from the wiring: the layers that read (bottom_ids) or
-// write (top_ids) it.
+// write (top_ids) it, counted in the steps of the execution plan that do
+// those layers' work (step_of_layer; empty: a step per layer). Blobs used
+// within one fused step live together.
 std::vector<Lifetime> BlobLifetimes(int num_blobs,
                                     const std::vector<std::vector<int>>& bottom_ids,
-                                    const std::vector<std::vector<int>>& top_ids);
+                                    const std::vector<std::vector<int>>& top_ids,
+                                    const std::vector<int>& step_of_layer = {});
 
 // Greedy placement of storages (bytes, lifetime) into slots: slot_of[i] is
 // storage i's slot; a slot is as large as its largest storage.

@@ -11,7 +11,7 @@
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
-#include "core/channel_affine_fold.hpp"
+#include "core/execution_plan.hpp"
 #include "core/memory_plan.hpp"
 #include "passes/net_pass.hpp"
 
@@ -46,20 +46,23 @@ void ClearUnwrittenTopDiffs(const Net& net) {
 
 }  // namespace
 
-Net::Net(const caffe::NetParameter& param, Context& ctx) : ctx_(&ctx) { Init(param); }
+Net::Net(const caffe::NetParameter& param, Context& ctx)
+    : ctx_(&ctx), options_(ctx.options()) {
+  Init(param);
+}
 
 Net::~Net() = default;
 
 Net::Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx, int level,
          const std::vector<std::string>& stages)
-    : ctx_(&ctx) {
+    : ctx_(&ctx), options_(ctx.options()) {
   // An .onnx model is imported (for training in the TRAIN phase), weights
   // included; dynamic input dimensions start at 1 and follow the input
   // blobs' shapes (imported again when those change).
   caffe::NetParameter param;
   InputShapeResolver resolver;
   if (IsOnnxPath(prototxt_path)) {
-    OnnxImportOptions options = OnnxOptionsFromEnvironment(phase == caffe::TRAIN);
+    OnnxImportOptions options = OnnxImportOptionsFor(ctx.options(), phase == caffe::TRAIN);
     options.dynamic_dimension_value = 1;
     OnnxModel model = ImportOnnx(prototxt_path, options);
     param.Swap(&model.net);
@@ -72,7 +75,7 @@ Net::Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx, int
                 << " start at 1; the net follows its input blobs' shapes";
     }
   } else {
-    param = ReadNetOrOnnx(prototxt_path, phase == caffe::TRAIN);
+    param = ReadNetOrOnnx(prototxt_path, ctx.options(), phase == caffe::TRAIN);
   }
   param.mutable_state()->set_phase(phase);
   param.mutable_state()->set_level(level);
@@ -126,6 +129,12 @@ void Net::Init(const caffe::NetParameter& in_param) {
   settings_.clear_layer();
   caffe::NetParameter filtered, param;
   FilterNet(upgraded, &filtered);
+  if (options_.graph_passes == RunOptions::Choice::kOn) {
+    const std::vector<std::string> fused = RunGraphPasses(&filtered, options_.fusion);
+    if (!fused.empty())
+      LOG(INFO) << "Net '" << filtered.name() << "': the graph passes fused " << fused.size()
+                << " subgraphs";
+  }
   InsertSplits(filtered, &param);
   name_ = param.name();
   debug_info_ = param.debug_info();
@@ -282,8 +291,7 @@ void Net::Init(const caffe::NetParameter& in_param) {
   bool carries_weights = false;
   for (const auto& layer : param.layer()) carries_weights = carries_weights || layer.blobs_size() > 0;
   if (carries_weights) CopyTrainedLayersFrom(param);
-  FindReluFusions();
-  FindAbsorptions();
+  MakePlan();
   ClearUnwrittenTopDiffs(*this);
   LOG(INFO) << "Network '" << name_ << "' initialized: " << num_layers << " layers, "
             << blobs_.size() << " blobs, " << learnable_params_.size()
@@ -427,6 +435,7 @@ void Net::Reshape() {
   InferenceMemoryPlan::OwnPass pass(memory_plan_.get());
   for (size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+  MakePlan();
   if (memory_plan_) activation_memory_ = memory_plan_->Apply(*this);
   ClearUnwrittenTopDiffs(*this);
 }
@@ -448,79 +457,17 @@ ActivationMemory Net::PlanInferenceMemory(const std::vector<std::string>& keep) 
   return activation_memory_;
 }
 
-namespace {
-
-bool FusionDisabled() {
-  const char* setting = std::getenv("DLCAFFE_FUSION");
-  return setting && std::string(setting) == "off";
+void Net::MakePlan() {
+  auto plan = std::make_unique<ExecutionPlan>(*this, options_);
+  if (plan_) plan->TakeForwardRecord(*plan_);
+  plan_ = std::move(plan);
 }
 
-}  // namespace
+const ExecutionPlan& Net::plan() const { return *plan_; }
 
-// An in-place ReLU with negative_slope 0 right after a layer that can clamp
-// its one top: the pair's forward is one kernel. DLCAFFE_FUSION=off keeps
-// every layer separate (tests compare both).
-void Net::FindReluFusions() {
-  relu_fusable_.assign(layers_.size(), false);
-  if (FusionDisabled()) return;
-  for (size_t i = 0; i + 1 < layers_.size(); ++i)
-    relu_fusable_[i] = layers_[i]->CanFuseRelu() && top_vecs_[i].size() == 1 &&
-                       IsInPlaceReluOn(static_cast<int>(i + 1), top_vecs_[i][0]);
-}
-
-bool Net::IsInPlaceReluOn(int layer_id, const Blob* blob) const {
-  const Layer& layer = *layers_[layer_id];
-  return std::string(layer.type()) == "ReLU" &&
-         layer.layer_param().relu_param().negative_slope() == 0.f &&
-         bottom_vecs_[layer_id][0] == blob && top_vecs_[layer_id][0] == blob;
-}
-
-// Layers that another's forward stands for (see absorbs_after):
-//   Convolution -> BatchNorm (stored statistics) [-> Scale], the two in place
-//   on the convolution's top and never run backward: the convolution applies
-//   their affine;
-//   BatchNorm (batch statistics) -> Scale, both in place, the Scale taking
-//   gradients only where the BatchNorm runs backward too (in place, every
-//   blob's data and diff end as in the unfused net; out of place, the
-//   BatchNorm's top diff would keep the Scale's input gradient);
-// each then also applies an in-place ReLU right after the chain.
-void Net::FindAbsorptions() {
-  absorptions_.assign(layers_.size(), Absorption());
-  absorbed_.assign(layers_.size(), false);
-  fused_relu_.assign(layers_.size(), -1);
-  if (FusionDisabled()) return;
-  const int n = static_cast<int>(layers_.size());
-  const auto in_place_on = [&](int j, const Blob* blob) {
-    return bottom_vecs_[j].size() == 1 && top_vecs_[j].size() == 1 &&
-           bottom_vecs_[j][0] == blob && top_vecs_[j][0] == blob;
-  };
-  for (int i = 0; i + 1 < n; ++i) {
-    if (top_vecs_[i].size() != 1 || top_vecs_[i][0]->num_axes() < 2) continue;
-    Blob* top = top_vecs_[i][0];
-    Absorption a;
-    if (layers_[i]->CanApplyChannelAffine() && in_place_on(i + 1, top) &&
-        IsFoldableBatchNorm(*layers_[i + 1]) &&
-        layers_[i + 1]->blobs()[0]->count() == top->shape(1)) {
-      a.absorbed = 1;
-      if (i + 2 < n && in_place_on(i + 2, top) && IsFoldableScale(*layers_[i + 2], *top))
-        a.absorbed = 2;
-      for (int j = i; j <= i + a.absorbed; ++j)
-        if (layer_need_backward_[j]) a.absorbed = 0;
-      a.channel_affine = true;
-    } else if (layers_[i]->CanAbsorbScale() && in_place_on(i, top) &&
-               in_place_on(i + 1, top) && IsFoldableScale(*layers_[i + 1], *top) &&
-               (layer_need_backward_[i] || !layer_need_backward_[i + 1])) {
-      a.absorbed = 1;
-    }
-    if (!a.absorbed) continue;
-    a.relu = layers_[i]->CanFuseRelu() && i + a.absorbed + 1 < n &&
-             IsInPlaceReluOn(i + a.absorbed + 1, top);
-    if (a.channel_affine) {
-      a.scale = std::make_shared<Blob>(*ctx_);
-      a.shift = std::make_shared<Blob>(*ctx_);
-    }
-    absorptions_[i] = a;
-  }
+void Net::set_options(const RunOptions& options) {
+  options_ = options;
+  MakePlan();
 }
 
 void Net::ForwardFromTo(int start, int end) {
@@ -541,37 +488,16 @@ void Net::ForwardFromTo(int start, int end) {
     if (memory_plan_->InputsReshaped(*this)) Reshape();
   }
   InferenceMemoryPlan::OwnPass pass(memory_plan_.get());
-  for (int i = start; i <= end;) {
+  // Debug output shows each layer's own top, as Caffe's does: no fusion.
+  for (const ForwardStep& step : plan_->ForwardPass(*this, start, end, debug_info_)) {
+    const int i = step.layer;
     // As Caffe's Layer::Forward: shapes follow the bottoms every pass.
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
-    // Debug output shows each layer's own top, as Caffe's does: no fusion.
-    const Absorption& a = absorptions_[i];
-    const int absorbed = !debug_info_ && a.absorbed && i + a.absorbed <= end ? a.absorbed : 0;
-    if (absorbed && a.channel_affine)
-      ComputeChannelAffine(*ctx_, *layers_[i], *layers_[i + 1],
-                           absorbed > 1 ? layers_[i + 2].get() : nullptr,
-                           top_vecs_[i][0]->shape(1), a.scale.get(), a.shift.get());
-    layers_[i]->set_channel_affine(absorbed && a.channel_affine ? a.scale.get() : nullptr,
-                                   absorbed && a.channel_affine ? a.shift.get() : nullptr);
-    layers_[i]->set_absorbed_scale(absorbed && !a.channel_affine ? layers_[i + 1].get()
-                                                                 : nullptr);
-    const int last = i + absorbed;  // the last layer this forward stands for
-    const bool clamp = !debug_info_ && last < end && (absorbed ? a.relu : relu_fusable_[i]);
-    layers_[i]->set_fuse_relu(clamp);
+    layers_[i]->set_epilogue(plan_->ForwardEpilogue(*this, step));
     layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
     if (debug_info_) ForwardDebugInfo(i);
-    absorbed_[i] = false;
-    // In place, the layer's top diff becomes its bottom diff, so masking it
-    // as it is read leaves every diff as the ReLU's backward would.
-    const bool masks = clamp && layers_[i]->CanFuseReluBackward() &&
-                       bottom_vecs_[i].size() == 1 && bottom_vecs_[i][0] == top_vecs_[i][0];
-    fused_relu_[i] = masks ? last + 1 : -1;
-    const int next = last + 1 + (clamp ? 1 : 0);
-    for (int j = i + 1; j < next; ++j) {
-      layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
-      absorbed_[j] = j <= last;  // a clamped ReLU still runs its backward
-    }
-    i = next;
+    // The layers it stood for, and a ReLU it clamped for, only take shapes.
+    for (int j = i + 1; j < step.next; ++j) layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
   }
 }
 
@@ -605,18 +531,12 @@ void Net::BackwardFromTo(int start, int end) {
                       << layer_names_[start] << "' down to '" << layer_names_[end]
                       << "') under the inference memory plan, which shares activation "
                          "storage and drops diffs; build the net without the plan");
-  // A ReLU whose owner masks its diff (fused_relu_) is skipped where this
-  // pass runs both; the owner masks only then.
-  std::vector<bool> relu_masked(layers_.size(), false);
-  std::vector<bool> owner_masks(layers_.size(), false);
-  for (int owner = end; owner <= start; ++owner) {
-    const int relu = fused_relu_[owner];
-    if (relu >= 0 && relu <= start && layer_need_backward_[owner] && !absorbed_[owner])
-      relu_masked[relu] = owner_masks[owner] = true;
-  }
-  for (int i = start; i >= end; --i) {
-    if (layer_need_backward_[i] && !absorbed_[i] && !relu_masked[i]) {
-      layers_[i]->set_fuse_relu_backward(owner_masks[i]);
+  for (const BackwardStep& step : plan_->BackwardPass(*this, start, end)) {
+    const int i = step.layer;
+    if (step.runs) {
+      LayerEpilogue epilogue = layers_[i]->epilogue();  // as the last forward set it
+      epilogue.relu_diff_mask = step.relu_diff_mask;
+      layers_[i]->set_epilogue(epilogue);
       layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
       if (debug_info_) BackwardDebugInfo(i);
     }

@@ -10,7 +10,8 @@
 #include <string_view>
 
 #include "dlcaffe/net.hpp"
-#include "core/memory_plan.hpp"  // complete type for the move
+#include "core/execution_plan.hpp"  // complete types for the move
+#include "core/memory_plan.hpp"
 
 namespace dlcaffe {
 
@@ -43,8 +44,9 @@ bool IsFixed(const Layer& layer, int blob_index) {
 
 }  // namespace
 
-Net::Net(const caffe::NetParameter& param, Context& ctx, const BlobsByName& reused)
-    : ctx_(&ctx), reused_blobs_(&reused) {
+Net::Net(const caffe::NetParameter& param, Context& ctx, const BlobsByName& reused,
+         const RunOptions& options)
+    : ctx_(&ctx), options_(options), reused_blobs_(&reused) {
   Init(param);
   reused_blobs_ = nullptr;
 }
@@ -98,7 +100,7 @@ void Net::FollowInputShapes() {
   // Every blob by name: the rebuilt net takes the same objects.
   BlobsByName reused;
   for (size_t i = 0; i < blobs_.size(); ++i) reused.emplace(blob_names_[i], blobs_[i]);
-  Net rebuilt(param, *ctx_, reused);
+  Net rebuilt(param, *ctx_, reused, options_);
   const std::string where = "net '" + name_ + "' at input shapes " + ShapesString(shapes) + ": ";
 
   // The learnable parameters must be the same, in the same order (a

@@ -106,7 +106,7 @@ NetTuningReport TuneNet(Context& ctx, Net& net, const NetTuningOptions& options)
   report.net_tuned_ms = times.second;
   report.kept = !winners.empty() && report.net_tuned_ms < report.net_rule_ms;
   report.stored = report.kept ? winners : rule_choices;
-  if (!report.stored.empty()) StoreTunedGemmConfigs(ctx.info(), report.stored);
+  if (!report.stored.empty()) StoreTunedGemmConfigs(ctx, report.stored);
   report.seconds = MillisecondsSince(start) / 1e3;
   return report;
 }

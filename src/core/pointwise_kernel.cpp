@@ -18,13 +18,7 @@ namespace dlcaffe {
 
 bool UsesCpuShape(Context& ctx, KernelShape shape) {
   if (shape != KernelShape::kDevice) return shape == KernelShape::kCpu;
-  if (const char* forced = std::getenv("DLCAFFE_POINTWISE_SHAPE")) {
-    const std::string value = forced;
-    DLC_REQUIRE(value == "cpu" || value == "gpu",
-                "DLCAFFE_POINTWISE_SHAPE must be 'cpu' or 'gpu', not '" << value << "'");
-    return value == "cpu";
-  }
-  return PrefersCpuShapedKernels(ctx.info());
+  return ctx.cpu_shaped_kernels();
 }
 
 int CpuShapeChunk(int count) {
@@ -282,7 +276,7 @@ std::string ElementBlock(const std::vector<Arg>& args, const std::string& body, 
 // GPU shape: work-item t takes the elements t + k * (global size), k <
 // kGpuItems, so that each load is coalesced across the work-items, and loads
 // them all before it computes any: one float in flight per work-item leaves
-// a GPU's memory mostly idle (H200: 0.85 of 4.8 TB/s). Then the body for each
+// a GPU's memory mostly idle (docs/benchmarks.md, M8). Then the body for each
 // element, then the stores (in place is safe: an element is read before it
 // is written, by the same work-item).
 std::string GpuElements(const std::vector<Arg>& args, const std::string& body) {

@@ -33,8 +33,8 @@ namespace dlcaffe {
 
 // The shapes of a generated kernel, as for the GEMM (core/gemm_config.hpp):
 enum class KernelShape {
-  kDevice,  // whatever the device prefers (PrefersCpuShapedKernels), unless
-            // DLCAFFE_POINTWISE_SHAPE=cpu|gpu forces one (the tests run both)
+  kDevice,  // the context's choice (Context::cpu_shaped_kernels: the
+            // device's preference unless RunOptions::kernel_shape forces one)
   kCpu,     // a work-item sweeps a long contiguous run in float16 vectors
   kGpu,     // a work-item per 4 elements a grid apart (coalesced loads, all
             // issued before any use); a reduction's parts are work-groups
@@ -116,7 +116,7 @@ inline std::string ChannelValueName(const std::string& name) { return "pw_value_
 // A generated kernel takes its buffers as arguments and every int and float
 // (the generator's own sizes, each buffer's offset and stride, the scalars)
 // in one struct passed by value: on PoCL each kernel argument costs time at
-// every enqueue (32 ints: about 2.5 us more than one struct of them).
+// every enqueue (docs/benchmarks.md, M8).
 class GeneratedKernel {
  public:
   const std::string& name() const { return name_; }
@@ -201,8 +201,8 @@ class PointwiseKernel : public pointwise::GeneratedKernel {
   // in the GPU shape: segments under kSmallSegment elements go up to
   // segments_per_launch() to one launch, each work-item finding its segment
   // among their ends. A solver's hundreds of small parameter blobs would
-  // otherwise cost a launch each (ResNet-50's Adam: 320 launches, 1.9 ms of a
-  // 27 ms step on an H100); larger segments keep Launch's own shape. The CPU
+  // otherwise cost a launch each (docs/benchmarks.md, M8); larger segments
+  // keep Launch's own shape. The CPU
   // shape launches each segment, its overhead being small next to its sweep.
   void LaunchMany(Context& ctx, const std::vector<pointwise::Segment>& segments,
                   KernelShape shape = KernelShape::kDevice) const;

@@ -29,16 +29,17 @@ RegisteredSources& Registered() {
 }
 
 // Source files may be read from disk instead of the embedded copies
-// (DLCAFFE_CL_DIR=path/to/src/cl), for kernel development without rebuilds.
-std::string RawSource(const std::string& source) {
+// (RunOptions::kernel_source_dir, DLCAFFE_CL_DIR=path/to/src/cl), for kernel
+// development without rebuilds.
+std::string RawSource(const std::string& source, const std::string& source_dir) {
   {
     RegisteredSources& registered = Registered();
     std::lock_guard<std::mutex> lock(registered.mutex);
     auto it = registered.texts.find(source);
     if (it != registered.texts.end()) return it->second;
   }
-  if (const char* dir = std::getenv("DLCAFFE_CL_DIR")) {
-    std::ifstream in(std::string(dir) + "/" + source);
+  if (!source_dir.empty()) {
+    std::ifstream in(source_dir + "/" + source);
     if (in) {
       std::stringstream s;
       s << in.rdbuf();
@@ -70,16 +71,21 @@ void RegisterKernelSource(const std::string& name, const std::string& text) {
   CHECK(inserted.first->second == text) << "two kernel sources named " << name;
 }
 
-std::string ProgramCache::SourceText(const std::string& source) {
-  if (source == "common.cl") return RawSource(source);
-  return RawSource("common.cl") + "\n" + RawSource(source);
+std::string ProgramCache::SourceText(const std::string& source, const std::string& source_dir) {
+  if (source == "common.cl") return RawSource(source, source_dir);
+  return RawSource("common.cl", source_dir) + "\n" + RawSource(source, source_dir);
 }
 
 ProgramCache::ProgramCache(cl_context context, cl_device_id device,
                            const DeviceInfo& info)
     : context_(context), device_(device) {
   device_key_ = DeviceCacheKey(info);
-  disk_dir_ = CacheDirectory("DLCAFFE_KERNEL_CACHE", "kernels");
+}
+
+void ProgramCache::set_directories(const std::string& disk_dir, const std::string& source_dir) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  disk_dir_ = disk_dir;
+  source_dir_ = source_dir;
 }
 
 ProgramCache::~ProgramCache() {
@@ -115,7 +121,7 @@ cl_program ProgramCache::Program(const std::string& source, const std::string& o
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;
 
-  const std::string text = SourceText(source);
+  const std::string text = SourceText(source, source_dir_);
   cl_program program = nullptr;
   std::string disk_path;
   if (!disk_dir_.empty()) {

@@ -241,16 +241,13 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
   return result;
 }
 
-OnnxImportOptions OnnxOptionsFromEnvironment(bool training) {
+OnnxImportOptions OnnxImportOptionsFor(const RunOptions& run, bool training) {
   OnnxImportOptions options;
   options.training = training;
-  // DLCAFFE_ONNX_FUSION=off keeps exporters' subgraphs op by op (to measure
-  // the fusions); DLCAFFE_FUSION=off, which turns off the Net's fusions,
-  // turns off these too.
-  for (const char* name : {"DLCAFFE_ONNX_FUSION", "DLCAFFE_FUSION"}) {
-    const char* value = std::getenv(name);
-    if (value && std::string(value) == "off") options.fuse_patterns = false;
-  }
+  // graph_passes off keeps exporters' subgraphs op by op (to measure the
+  // fusions); fusion off, which turns off the Net's fusions, turns off these
+  // too.
+  options.fuse_patterns = run.fusion && run.graph_passes != RunOptions::Choice::kOff;
   return options;
 }
 
@@ -263,11 +260,12 @@ OnnxInputShapeResolver(const std::string& path, const OnnxImportOptions& options
   };
 }
 
-caffe::NetParameter ReadNetOrOnnx(const std::string& path, bool training,
+caffe::NetParameter ReadNetOrOnnx(const std::string& path, const RunOptions& run,
+                                  bool training,
                                   const std::map<std::string, std::vector<int>>& input_shapes) {
   caffe::NetParameter param;
   if (IsOnnxPath(path)) {
-    OnnxImportOptions options = OnnxOptionsFromEnvironment(training);
+    OnnxImportOptions options = OnnxImportOptionsFor(run, training);
     options.input_shapes = input_shapes;
     param = ImportOnnx(path, options).net;
   } else {

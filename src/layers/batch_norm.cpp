@@ -8,7 +8,7 @@
 // m/(m-1). Everything stays on the device (the kernels read the factor).
 // As in Caffe, the blobs get lr_mult 0 when the net gives no param spec.
 // Works in place. With batch statistics it can absorb the Scale in place
-// after it (Layer::CanAbsorbScale; the Net decides): it then writes
+// after it (LayerEpilogue::scale; the execution plan decides): it then writes
 // gamma * x_norm + beta and computes that Scale's parameter gradients from
 // the sums its own backward needs anyway, and may clamp at 0 (a fused ReLU),
 // in place also masking the diff for that ReLU in backward.
@@ -49,7 +49,7 @@ const ChannelReduceKernel kBatchStatistics(
     "if (channel == 0) factor = factor * fraction + 1.f;");
 
 // The top diff that backward reads: dy, or with a fused ReLU's backward
-// (Layer::CanFuseReluBackward) dy masked where that ReLU's output was not
+// (LayerEpilogue::relu_diff_mask) dy masked where that ReLU's output was not
 // positive, recomputed from x_norm exactly as kNormalize clamped it (and as
 // ReLU's backward writes it: 0 * dy).
 #define BN_DY "(relu == 0 || fma(gamma, x_norm, beta) > 0.f ? dy : 0.f * dy)"
@@ -106,9 +106,10 @@ class BatchNormLayer : public Layer {
   const char* type() const override { return "BatchNorm"; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
-  bool CanFuseRelu() const override { return true; }
-  bool CanFuseReluBackward() const override { return true; }
-  bool CanAbsorbScale() const override { return !use_global_stats_; }
+  unsigned EpilogueSupport() const override {
+    return LayerEpilogue::kRelu | LayerEpilogue::kReluDiffMask |
+           (use_global_stats_ ? 0 : LayerEpilogue::kScale);
+  }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::BatchNormParameter& p = param_.batch_norm_param();
@@ -155,7 +156,7 @@ class BatchNormLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = bottom[0]->count();
     if (count == 0) return;
-    const bool runs = UseChannelRuns(*ctx_);
+    const bool runs = ctx_->cpu_shaped_kernels();
     if (use_global_stats_) {
       ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_global_stats"), channels_,
                      channels_, eps_, blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data(),
@@ -167,7 +168,7 @@ class BatchNormLayer : public Layer {
                                blobs_[1]->data(), {blobs_[2]->data(), 0, 0}},
                               {num_ * spatial_, fraction_, eps_}, ReduceShape(runs));
     }
-    const float floor = fuse_relu_ ? 0.f : -std::numeric_limits<float>::infinity();
+    const float floor = epilogue_.relu ? 0.f : -std::numeric_limits<float>::infinity();
     kNormalize.Launch(*ctx_, count,
                       {bottom[0]->data(), mean_.data(), stdev_.data(), Gamma(), Beta(),
                        top[0]->data(), x_norm_.data()},
@@ -179,9 +180,9 @@ class BatchNormLayer : public Layer {
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     const int count = bottom[0]->count();
-    if ((!propagate_down[0] && !absorbed_scale_) || count == 0) return;
-    const bool runs = UseChannelRuns(*ctx_);
-    const float relu = fuse_relu_backward_ ? 1.f : 0.f;
+    if ((!propagate_down[0] && !epilogue_.scale) || count == 0) return;
+    const bool runs = ctx_->cpu_shaped_kernels();
+    const float relu = epilogue_.relu_diff_mask ? 1.f : 0.f;
     if (use_global_stats_) {
       kBackwardGlobal.Launch(*ctx_, count,
                              {top[0]->diff(), x_norm_.data(), Gamma(), Beta(), stdev_.data(),
@@ -192,7 +193,7 @@ class BatchNormLayer : public Layer {
       kGradientSums.Launch(*ctx_, workspace_, num_, channels_, spatial_,
                            {top[0]->diff(), x_norm_.data(), Gamma(), Beta(), sums_.data(),
                             {sums_.data(), channels_}, gamma_diff, beta_diff},
-                           {gamma_diff != nullptr, beta_diff != nullptr, fuse_relu_backward_},
+                           {gamma_diff != nullptr, beta_diff != nullptr, epilogue_.relu_diff_mask},
                            ReduceShape(runs));
       if (propagate_down[0])
         kBackwardFromSums.Launch(*ctx_, count,
@@ -226,10 +227,10 @@ class BatchNormLayer : public Layer {
   // The absorbed Scale's factor (0) or bias (1), data or diff; null without
   // an absorbed Scale, without that blob, or (diff) when it takes no gradient.
   cl_mem ScaleParam(int index, bool diff) const {
-    if (!absorbed_scale_ || index >= static_cast<int>(absorbed_scale_->blobs().size()))
+    if (!epilogue_.scale || index >= static_cast<int>(epilogue_.scale->blobs().size()))
       return nullptr;
-    if (diff && !absorbed_scale_->param_propagate_down(index)) return nullptr;
-    const Blob& blob = *absorbed_scale_->blobs()[index];
+    if (diff && !epilogue_.scale->param_propagate_down(index)) return nullptr;
+    const Blob& blob = *epilogue_.scale->blobs()[index];
     return diff ? blob.diff() : blob.data();
   }
 

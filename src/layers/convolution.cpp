@@ -40,8 +40,9 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   const char* type() const override { return "Convolution"; }
   // The GEMM's epilogue clamps and applies a folded BatchNorm/Scale (not the
   // depthwise kernels).
-  bool CanFuseRelu() const override { return !Depthwise(); }
-  bool CanApplyChannelAffine() const override { return !Depthwise(); }
+  unsigned EpilogueSupport() const override {
+    return Depthwise() ? 0 : LayerEpilogue::kRelu | LayerEpilogue::kChannelAffine;
+  }
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     BaseConvolutionLayer::Reshape(bottom, top);
@@ -73,12 +74,12 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       BufferPtr filters =
           WinogradFilters(*ctx_, num_output_, channels_, false, blobs_[0]->data());
       // A folded BatchNorm/Scale's shift includes our bias.
-      cl_mem bias = channel_shift_ ? channel_shift_->data()
+      cl_mem bias = epilogue_.channel_shift ? epilogue_.channel_shift->data()
                                    : bias_term_ ? blobs_[1]->data() : nullptr;
-      cl_mem scale = channel_scale_ ? channel_scale_->data() : nullptr;
+      cl_mem scale = epilogue_.channel_scale ? epilogue_.channel_scale->data() : nullptr;
       for (size_t i = 0; i < bottom.size(); ++i)
         WinogradConvolution(*ctx_, WinogradShapeOf(false), filters->mem(), bottom[i]->data(),
-                            scale, bias, fuse_relu_, top[i]->data(), ColumnFloatLimit());
+                            scale, bias, epilogue_.relu, top[i]->data(), ColumnFloatLimit());
       return;
     }
     const int round = RoundImages(ImageColumnsStaged());
@@ -89,7 +90,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
         const MatrixView col =
             ImageColumns(bottom[i]->data(), n0, images, true, col_scratch);
         const MatrixView out = ColumnSide(top[i]->data(), n0, images, false, out_scratch);
-        WeightTimesCol(col, images, out, bias_term_, fuse_relu_);
+        WeightTimesCol(col, images, out, bias_term_, epilogue_.relu);
         StoreColumnSide(out, top[i]->data(), n0, images);
       }
     }
@@ -175,42 +176,33 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     return true;
   }
 
-  // Where Winograd runs. DLCAFFE_CONV_WINOGRAD=on|off forces it (on: wherever
+  // Where Winograd runs. RunOptions::winograd on|off forces it (on: wherever
   // it applies, forward and data gradient; the tests use it). Otherwise where
   // the channels make its 36 GEMMs worth running: on GPU-shaped devices from
-  // 16 channels; on CPU-shaped ones (PoCL, 2-core AVX-512, vgg16 and
-  // resnet18 at batch 4) only from 128 channels on outputs of 28 x 28 and
-  // more, where it was 1.05-1.8x faster forward and 1.1-1.3x backward than
-  // im2col + GEMM (on par at 128 channels on 28 x 28); it was 0.25-0.7x on
-  // 64-channel layers and on 14 x 14 and 7 x 7 ones (GEMMs too thin for the
-  // CPU kernels, transforms that cost as much as the products).
+  // 16 channels; on CPU-shaped ones only from 128 channels on outputs of
+  // 28 x 28 and more, where it beat im2col + GEMM; it lost on 64-channel
+  // layers and on 14 x 14 and 7 x 7 ones (GEMMs too thin for the CPU
+  // kernels, transforms that cost as much as the products; docs/benchmarks.md,
+  // M5).
   //
   // That holds for the data gradient; the forward pass of a TRAIN-phase net
   // takes the direct path: F(4x4, 3x3)'s transforms (coefficients up to 8
   // and 1/24) leave forward values with 10-100x the rounding error of a
   // direct sum, and in training more of the values within rounding of zero
   // flip at ReLUs, which moves the BatchNorm gradients that sum over them.
-  // On an H100 googlenet's and inception_v3's then missed their bounds (one
-  // BatchNorm bias gradient each, 0.0123 against 0.012 and 0.0561 against
-  // 0.0376); they pass with a direct forward, whichever way the data
-  // gradient goes. Inference keeps it (the 19 nets' outputs within 3e-4).
+  // On a GPU two torchvision nets' gradients then missed their bounds; they
+  // pass with a direct forward, whichever way the data gradient goes.
+  // Inference keeps it (docs/benchmarks.md, M6).
   bool UseWinograd() const {
     if (!WinogradApplies()) return false;
-    if (const char* forced = std::getenv("DLCAFFE_CONV_WINOGRAD")) {
-      const std::string value = forced;
-      DLC_REQUIRE(value == "on" || value == "off",
-                  "DLCAFFE_CONV_WINOGRAD must be 'on' or 'off', not '" << value << "'");
-      return value == "on";
-    }
-    if (PrefersCpuShapedKernels(ctx_->info()))
+    const RunOptions::Choice forced = ctx_->options().winograd;
+    if (forced != RunOptions::Choice::kAuto) return forced == RunOptions::Choice::kOn;
+    if (ctx_->cpu_shaped_kernels())
       return channels_ >= 128 && num_output_ >= 128 &&
              output_shape_[0] * output_shape_[1] >= 28 * 28;
     return channels_ >= 16 && num_output_ >= 16;
   }
-  static bool WinogradForced() {
-    const char* forced = std::getenv("DLCAFFE_CONV_WINOGRAD");
-    return forced && std::string(forced) == "on";
-  }
+  bool WinogradForced() const { return ctx_->options().winograd == RunOptions::Choice::kOn; }
 
   // Forward: the bottom (channels_) into the top (num_output_) with our pad.
   // The data gradient: the top diff back into the bottom's shape, pad 2 - pad.

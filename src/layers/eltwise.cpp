@@ -101,7 +101,9 @@ class EltwiseLayer : public Layer {
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
   // ResNet's residual sums are followed by an in-place ReLU.
-  bool CanFuseRelu() const override { return op_ == caffe::EltwiseParameter_EltwiseOp_SUM; }
+  unsigned EpilogueSupport() const override {
+    return op_ == caffe::EltwiseParameter_EltwiseOp_SUM ? LayerEpilogue::kRelu : 0;
+  }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::EltwiseParameter& p = param_.eltwise_param();
@@ -140,7 +142,7 @@ class EltwiseLayer : public Layer {
     std::vector<ScalarArg> scalars;
     if (op_ == caffe::EltwiseParameter_EltwiseOp_SUM) {
       for (float c : coeffs_) scalars.push_back(c);
-      scalars.push_back(fuse_relu_ ? 1.f : 0.f);
+      scalars.push_back(epilogue_.relu ? 1.f : 0.f);
     }
     forward_->Launch(*ctx_, top[0]->count(), buffers, scalars);
   }

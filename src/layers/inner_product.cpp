@@ -2,6 +2,7 @@
 // seen as M x K, M = product of the axes before `axis`, K = of the rest; the
 // top is M x N, N = num_output. Weights are N x K (K x N with transpose), the
 // bias has N entries, as in Caffe, so .caffemodel files load unchanged.
+#include "../core/channel_sums.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
@@ -71,20 +72,11 @@ class InnerProductLayer : public Layer {
   }
 
  private:
-  // bias_diff += the column sums of top_diff (M x N), through partial sums
-  // over kRowsPerPartial rows (inner_product.cl).
+  // bias_diff += the column sums of top_diff (M x N): per-channel sums with
+  // the N columns as channels over M rows of one element each.
   void AccumulateBiasGradient(cl_mem top_diff) {
-    const int kRowsPerPartial = 256;
-    const int groups = (M_ + kRowsPerPartial - 1) / kRowsPerPartial;
-    // Kept alive until both launches are queued; the in-order queue runs
-    // them before the pool hands the memory out again.
-    BufferPtr partial = ctx_->Allocate(sizeof(float) * size_t(groups) * N_);
-    const size_t kGroup = 64;
-    ctx_->Launch(ctx_->Kernel("inner_product.cl", "", "bias_gradient_partials"),
-                 NDRange(RoundUp(N_, kGroup), groups), NDRange(kGroup, 1), M_, N_,
-                 kRowsPerPartial, top_diff, partial->mem());
-    ctx_->Launch1D(ctx_->Kernel("inner_product.cl", "", "bias_gradient_finish"), N_, groups,
-                   N_, partial->mem(), blobs_[1]->diff());
+    ChannelSums(*ctx_, ChannelSumKind::kProducts, M_, N_, 1, top_diff, nullptr,
+                {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
   }
 
   void CreateParameters() {
@@ -101,6 +93,7 @@ class InnerProductLayer : public Layer {
 
   int M_ = 0, K_ = 0, N_ = 0;
   bool bias_term_ = true, transpose_ = false;
+  ReduceWorkspace bias_sums_;
 };
 
 REGISTER_LAYER_CLASS(InnerProduct);

@@ -14,7 +14,7 @@
 //
 // The row kernels (src/cl/layer_norm.cl) give a row to a work-group, or on
 // devices that want CPU-shaped kernels, a row to a work-item;
-// DLCAFFE_LAYER_NORM_ROWS=group|item forces one (the tests run both).
+// RunOptions::kernel_shape forces one (the tests run both).
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -139,16 +139,10 @@ class LayerNormLayer : public Layer {
   }
 
   bool RowPerItem() const {
-    if (const char* forced = std::getenv("DLCAFFE_LAYER_NORM_ROWS")) {
-      const std::string value = forced;
-      DLC_REQUIRE(value == "item" || value == "group",
-                  "DLCAFFE_LAYER_NORM_ROWS must be 'item' or 'group', not '" << value << "'");
-      return value == "item";
-    }
     // A CPU runs a work-group on one core, so a group per row brings no
-    // more parallelism than an item per row, only barriers (PoCL, 3 rows of
-    // 224 x 224: 0.32 ms by group, 0.10 ms by item).
-    return PrefersCpuShapedKernels(ctx_->info());
+    // more parallelism than an item per row, only barriers (docs/benchmarks.md,
+    // M9).
+    return ctx_->cpu_shaped_kernels();
   }
   // Work-groups of rows: at least four per compute unit, at most 64 rows each.
   size_t ItemGroupSize() const {
@@ -161,7 +155,7 @@ class LayerNormLayer : public Layer {
   // kernel adds up in order, so that a few columns still fill the device.
   // The GPU shape gives a column of a chunk to a work-item (neighbours read
   // neighbouring columns); the CPU shape 16 columns in float16 vectors. The
-  // shape is the pointwise generator's (DLCAFFE_POINTWISE_SHAPE forces it).
+  // shape is the pointwise generator's (RunOptions::kernel_shape forces it).
   void ParameterGradients(cl_mem x, cl_mem dy) {
     const bool cpu = UsesCpuShape(*ctx_, KernelShape::kDevice);
     const int units = std::max(1, ctx_->info().compute_units);

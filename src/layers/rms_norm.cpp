@@ -10,7 +10,7 @@
 // input's gradient and accumulates scale's.
 //
 // The row kernels (src/cl/rms_norm.cl) give a row to a work-group, or in the
-// CPU shape a row to a work-item; DLCAFFE_POINTWISE_SHAPE=cpu|gpu forces one
+// CPU shape a row to a work-item; RunOptions::kernel_shape forces one
 // (the tests run both).
 #include <algorithm>
 #include <cmath>

@@ -45,7 +45,7 @@ class ScaleLayer : public Layer {
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
-  bool CanFuseRelu() const override { return true; }
+  unsigned EpilogueSupport() const override { return LayerEpilogue::kRelu; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::ScaleParameter& p = param_.scale_param();
@@ -109,7 +109,7 @@ class ScaleLayer : public Layer {
     // The bias term's blob has the scale's shape: one pass adds it. In place,
     // the same pass keeps the input for the scale's gradient.
     const cl_mem bias = bias_layer_ ? blobs_[bias_param_id_]->data() : scale.data();
-    const std::vector<ScalarArg> flags = {bias_layer_ != nullptr, fuse_relu_};
+    const std::vector<ScalarArg> flags = {bias_layer_ != nullptr, epilogue_.relu};
     const ChannelAxis axis = {scale_dim_, inner_};
     if (bottom[0] == top[0]) {
       kScaleForwardKeepingInput.Launch(

@@ -101,7 +101,9 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
   } stop_exchange{group};
   for (int i = 0; i < local_count; ++i) {
     const int replica = group.global_index(i);
-    contexts.push_back(Context::Create(options.devices[i]));
+    RunOptions run_options = options.run_options;
+    run_options.device = options.devices[i];
+    contexts.push_back(Context::Create(run_options));
     contexts.back()->set_replica({replica, group.count(), shared_seed});
     LOG(INFO) << "Replica " << replica << " of " << group.count() << ": OpenCL device "
               << contexts.back()->info().Describe();

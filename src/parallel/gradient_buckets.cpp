@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/execution_plan.hpp"
+
 namespace dlcaffe {
 
 std::vector<int> GradientFinalLayers(const Net& net) {
@@ -11,7 +13,7 @@ std::vector<int> GradientFinalLayers(const Net& net) {
   std::vector<int> runs_backward_in(layers);
   std::iota(runs_backward_in.begin(), runs_backward_in.end(), 0);
   for (int i = 0; i < layers; ++i)
-    for (int j = i + 1; j <= i + net.absorbs_after(i) && j < layers; ++j)
+    for (int j = i + 1; j <= i + net.plan().absorbs_after(i) && j < layers; ++j)
       runs_backward_in[j] = std::min(runs_backward_in[j], runs_backward_in[i]);
   const auto& learnable = net.learnable_params();
   std::vector<int> final_layer(learnable.size(), layers);

@@ -36,7 +36,7 @@ std::vector<GradientBucket> PlanGradientBuckets(const Net& net, size_t bucket_by
 
 // The index of the lowest layer whose backward writes learnable parameter
 // `param`: a layer that uses it (shared parameters have several), or the
-// layer that absorbs such a layer in training (Net::absorbs_after).
+// layer that absorbs such a layer in training (ExecutionPlan::absorbs_after).
 std::vector<int> GradientFinalLayers(const Net& net);
 
 }  // namespace dlcaffe

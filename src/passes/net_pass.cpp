@@ -30,6 +30,19 @@ std::vector<std::string> RunFusionPasses(caffe::NetParameter* net, const BlobSet
   return applied;
 }
 
+std::vector<std::string> RunGraphPasses(caffe::NetParameter* net, bool fuse_patterns) {
+  BlobSet keep;
+  const BlobUses uses(*net);
+  for (const auto& layer : net->layer()) {
+    for (const auto& top : layer.top())
+      if (layer.bottom_size() == 0 || !uses.readers.count(top)) keep.insert(top);
+  }
+  std::vector<std::string> applied;
+  if (fuse_patterns) applied = RunFusionPasses(net, keep);
+  MakeLayersInPlace(net, keep);
+  return applied;
+}
+
 BlobUses::BlobUses(const caffe::NetParameter& net) {
   for (int i = 0; i < net.layer_size(); ++i) {
     for (const auto& b : net.layer(i).bottom()) readers[b].push_back(i);

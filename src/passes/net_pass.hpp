@@ -46,6 +46,20 @@ std::vector<std::string> RunFusionPasses(caffe::NetParameter* net, const BlobSet
 // (ReLU into convolution, BatchNorm/Scale absorption) look for.
 int MakeLayersInPlace(caffe::NetParameter* net, const BlobSet& keep);
 
+// The graph passes for a net of any source (RunOptions::graph_passes on):
+// the fusions (unless `fuse_patterns` is false), then the in-place rewrite,
+// keeping the net's inputs (tops of layers without bottoms) and outputs
+// (blobs no layer reads). Returns what RunFusionPasses returns.
+std::vector<std::string> RunGraphPasses(caffe::NetParameter* net, bool fuse_patterns);
+
+// A classifier without a loss (an imported model) made trainable: a label
+// Input and a SoftmaxWithLoss over the last axis of its output (the first
+// top that no layer reads, of `output_shape`): N x classes, or a language
+// model's B x T x vocabulary with B x T labels. Errors name `where` (the
+// model's file).
+void AddClassifierLoss(caffe::NetParameter* net, const std::vector<int>& output_shape,
+                       const std::string& where);
+
 // Caffe's rule, run by every Net on its description: Split layers where a
 // blob feeds several layers (insert_splits.cpp).
 void InsertSplits(const caffe::NetParameter& param, caffe::NetParameter* split_param);

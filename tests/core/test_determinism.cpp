@@ -112,11 +112,11 @@ void ExpectFinite(const Snapshot& s) {
 // Runs `body` with DLCAFFE_KERNEL_SHAPE and DLCAFFE_FUSION set, then unset.
 template <typename F>
 void WithSwitches(const char* shape, bool fusion, F body) {
-  setenv("DLCAFFE_KERNEL_SHAPE", shape, 1);
-  if (!fusion) setenv("DLCAFFE_FUSION", "off", 1);
+  SetTestOption("kernel_shape", shape);
+  if (!fusion) SetTestOption("fusion", "off");
   body();
-  unsetenv("DLCAFFE_KERNEL_SHAPE");
-  unsetenv("DLCAFFE_FUSION");
+  ResetTestOption("kernel_shape");
+  ResetTestOption("fusion");
 }
 
 class Determinism : public ::testing::TestWithParam<std::tuple<const char*, bool>> {};

@@ -665,31 +665,30 @@ TEST(Gemm, PackedConvenienceForm) {
 // fill >= 90% of the last wave, each at least 16 k-tiles deep; DeepSplit
 // aims at 8 work-groups per unit.
 TEST(Gemm, SplitKFillsTheLastWave) {
-  DeviceInfo device;
-  device.compute_units = 132;
+  const int units = 132;
   const GemmConfig square = GpuShapedGemmConfig();  // 128 x 128 tiles, 16 deep
-  EXPECT_EQ(SplitKSlices(device, square, 4096, 4096, 4096, 1), 1);  // 1024 tiles
-  EXPECT_EQ(SplitKSlices(device, square, 2048, 2048, 2048, 1), 1);  // 256: 97%
-  EXPECT_EQ(SplitKSlices(device, square, 1024, 1024, 1024, 1), 2);  // 64 x 2: 97%
-  EXPECT_EQ(SplitKSlices(device, square, 512, 3136, 4608, 1), 5);   // 100 x 5: 95%
+  EXPECT_EQ(SplitKSlices(units, square, 4096, 4096, 4096, 1), 1);  // 1024 tiles
+  EXPECT_EQ(SplitKSlices(units, square, 2048, 2048, 2048, 1), 1);  // 256: 97%
+  EXPECT_EQ(SplitKSlices(units, square, 1024, 1024, 1024, 1), 2);  // 64 x 2: 97%
+  EXPECT_EQ(SplitKSlices(units, square, 512, 3136, 4608, 1), 5);   // 100 x 5: 95%
   // 196 tiles fill 74%; 576 deep allows 2 slices of 16 k-tiles: 99%.
-  EXPECT_EQ(SplitKSlices(device, square, 256, 12544, 576, 1), 2);
-  EXPECT_EQ(SplitKSlices(device, square, 256, 12544, 255, 1), 1);  // too short to split
+  EXPECT_EQ(SplitKSlices(units, square, 256, 12544, 576, 1), 2);
+  EXPECT_EQ(SplitKSlices(units, square, 256, 12544, 255, 1), 1);  // too short to split
   // 140 tiles: 6 slices fill 91% (840 of 924 places).
-  EXPECT_EQ(SplitKSlices(device, square, 1792, 1280, 2560, 1), 6);
+  EXPECT_EQ(SplitKSlices(units, square, 1792, 1280, 2560, 1), 6);
   // Where the depth limit stops short of 90%, the best fill within it wins
   // (K 1024: at most 4 slices, 560 of 660 places).
-  EXPECT_EQ(SplitKSlices(device, square, 1792, 1280, 1024, 1), 4);
-  EXPECT_EQ(SplitKSlices(device, square, 1792, 1280, 512, 1), 2);  // 280 of 396
+  EXPECT_EQ(SplitKSlices(units, square, 1792, 1280, 1024, 1), 4);
+  EXPECT_EQ(SplitKSlices(units, square, 1792, 1280, 512, 1), 2);  // 280 of 396
   // The batch counts as tiles.
-  EXPECT_EQ(SplitKSlices(device, square, 1024, 1024, 1024, 2), 1);  // 128: 97%
+  EXPECT_EQ(SplitKSlices(units, square, 1024, 1024, 1024, 2), 1);  // 128: 97%
   // DeepSplit: 5 tiles of 64 x 128 want 8 x 132 groups, 212 slices, and K
   // 802816 allows them.
-  EXPECT_EQ(SplitKSlices(device, DeepSplit(GpuHalfHeightGemmConfig()), 64, 576, 802816, 1),
+  EXPECT_EQ(SplitKSlices(units, DeepSplit(GpuHalfHeightGemmConfig()), 64, 576, 802816, 1),
             212);
   GemmConfig fixed = square;
   fixed.k_slices = 3;
-  EXPECT_EQ(SplitKSlices(device, fixed, 4096, 4096, 4096, 1), 3);
+  EXPECT_EQ(SplitKSlices(units, fixed, 4096, 4096, 4096, 1), 3);
 }
 
 }  // namespace dlcaffe

@@ -25,7 +25,7 @@ namespace {
 const std::string& CacheDir() {
   static const std::string dir = [] {
     const std::string d = TempDir();
-    setenv("DLCAFFE_TUNING_CACHE", d.c_str(), 1);
+    SetTestOption("tuning_cache", d);
     return d;
   }();
   return dir;
@@ -42,7 +42,7 @@ GemmArgs Shape(int M, int N, int K, bool ta, bool tb) {
 }
 
 // A family member the rule does not pick for `args` on this device.
-GemmConfig NotTheRule(const DeviceInfo& device, const GemmArgs& args) {
+GemmConfig NotTheRule(const Context& device, const GemmArgs& args) {
   const std::string rule = RuleGemmConfig(device, args).Name();
   for (const GemmConfig& c : GemmConfigFamily())
     if (c.Name() != rule && c.Supports(args.trans_a, args.trans_b)) return c;
@@ -52,7 +52,7 @@ GemmConfig NotTheRule(const DeviceInfo& device, const GemmArgs& args) {
 
 TEST(GemmTuning, StoredWinnerIsWhatTheDispatcherRuns) {
   CacheDir();
-  const DeviceInfo& device = TestContext().info();
+  const Context& device = TestContext();
   const GemmArgs tuned = Shape(37, 41, 43, false, true), other = Shape(37, 41, 44, false, true);
   const GemmConfig winner = NotTheRule(device, tuned);
   StoreTunedGemmConfigs(device, {{ShapeKeyOf(tuned), winner}});
@@ -68,13 +68,13 @@ TEST(GemmTuning, StoredWinnerIsWhatTheDispatcherRuns) {
   EXPECT_EQ(ChooseGemmConfig(device, batched).Name(), RuleGemmConfig(device, batched).Name());
   // The file is readable text that names the device and the winner.
   const std::string text = ReadFileBytes(GemmTuningFile(device));
-  EXPECT_NE(text.find(device.name), std::string::npos) << text;
+  EXPECT_NE(text.find(device.info().name), std::string::npos) << text;
   EXPECT_NE(text.find("37 41 43 0 1 0 1 | " + winner.Name()), std::string::npos) << text;
 }
 
 TEST(GemmTuning, ConfigurationsOutsideTheTestedFamilyAreDropped) {
   CacheDir();
-  const DeviceInfo& device = TestContext().info();
+  const Context& device = TestContext();
   const std::string path = GemmTuningFile(device);
   ASSERT_FALSE(path.empty());
   // A file from another version: an unknown configuration, a broken line.
@@ -197,7 +197,7 @@ TEST(GemmTuning, NetTuningStoresWinnersOnlyIfTheNetRunsFaster) {
   }
   for (const auto& entry : r.stored) {
     GemmConfig looked_up;
-    ASSERT_TRUE(LookupTunedGemmConfig(ctx.info(), entry.first, &looked_up));
+    ASSERT_TRUE(LookupTunedGemmConfig(ctx, entry.first, &looked_up));
     EXPECT_EQ(looked_up.Name(), entry.second.Name());
   }
 }

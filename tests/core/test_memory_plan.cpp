@@ -19,6 +19,7 @@
 #include "dlcaffe/net.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
+#include "../../src/core/execution_plan.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -97,10 +98,10 @@ int DistinctDataBuffers(const Net& net) {
 void CheckPlanKeepsOutputs(const std::string& text, bool reuse_possible) {
   for (bool fusion : {true, false}) {
     SCOPED_TRACE(fusion ? "fusion on" : "DLCAFFE_FUSION=off");
-    if (!fusion) setenv("DLCAFFE_FUSION", "off", 1);
+    if (!fusion) SetTestOption("fusion", "off");
     Net reference(NetFromText(text, caffe::TEST), TestContext());
     Net planned(NetFromText(text, caffe::TEST), TestContext());
-    unsetenv("DLCAFFE_FUSION");
+    ResetTestOption("fusion");
     RandomWeights(&reference, &planned);
     const ActivationMemory memory = planned.PlanInferenceMemory();
     EXPECT_LT(memory.bytes_with_plan, memory.bytes_without_plan);
@@ -229,8 +230,8 @@ const char* kBatchNormNet = R"(
 TEST(MemoryPlan, BatchNormAndScaleFusedIntoConvolutions) {
   {  // The fused path is what the check below runs with fusion on.
     Net net(NetFromText(kBatchNormNet, caffe::TEST), TestContext());
-    ASSERT_EQ(net.absorbs_after(1), 2);
-    ASSERT_EQ(net.absorbs_after(5), 2);
+    ASSERT_EQ(net.plan().absorbs_after(1), 2);
+    ASSERT_EQ(net.plan().absorbs_after(5), 2);
   }
   CheckPlanKeepsOutputs(kBatchNormNet, true);
 }

@@ -9,6 +9,7 @@
 #include "dlcaffe/net.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
+#include "../../src/core/execution_plan.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -227,11 +228,11 @@ TEST(Net, FanOutAccumulatesGradients) {
 void CheckReluFusion(const std::string& text, const std::string& producer) {
   SCOPED_TRACE(producer);
   Net fused(NetFromText(text), TestContext());
-  setenv("DLCAFFE_FUSION", "off", 1);
+  SetTestOption("fusion", "off");
   Net separate(NetFromText(text), TestContext());
-  unsetenv("DLCAFFE_FUSION");
-  ASSERT_TRUE(fused.fuses_relu_after(1));
-  ASSERT_FALSE(separate.fuses_relu_after(1));
+  ResetTestOption("fusion");
+  ASSERT_TRUE(fused.plan().fuses_relu_after(1));
+  ASSERT_FALSE(separate.plan().fuses_relu_after(1));
   for (int p = 0; p < 2; ++p)
     separate.layer_by_name(producer)->blobs()[p]->WriteData(
         fused.layer_by_name(producer)->blobs()[p]->ReadData());
@@ -304,11 +305,11 @@ TEST(Net, EltwiseSumFusesTheInPlaceReluAfterIt) {
     layer { name: 'relu' type: 'ReLU' bottom: 'y' top: 'y' }
     layer { name: 'loss' type: 'EuclideanLoss' bottom: 'y' bottom: 't' top: 'l' })";
   Net fused(NetFromText(text), TestContext());
-  setenv("DLCAFFE_FUSION", "off", 1);
+  SetTestOption("fusion", "off");
   Net separate(NetFromText(text), TestContext());
-  unsetenv("DLCAFFE_FUSION");
-  ASSERT_TRUE(fused.fuses_relu_after(1));
-  ASSERT_FALSE(separate.fuses_relu_after(1));
+  ResetTestOption("fusion");
+  ASSERT_TRUE(fused.plan().fuses_relu_after(1));
+  ASSERT_FALSE(separate.plan().fuses_relu_after(1));
   for (Net* net : {&fused, &separate}) {
     FillGaussian(net->blob_by_name("a").get(), 0, 1, 7);
     FillGaussian(net->blob_by_name("b").get(), 0, 1, 9);
@@ -387,11 +388,11 @@ void ExpectSameBlob(Net& a, Net& b, const std::string& name) {
 
 void CheckChannelAffineFold(const std::string& text, int absorbed, bool relu) {
   Net folded(NetFromText(text, caffe::TEST), TestContext());
-  setenv("DLCAFFE_FUSION", "off", 1);
+  SetTestOption("fusion", "off");
   Net separate(NetFromText(text, caffe::TEST), TestContext());
-  unsetenv("DLCAFFE_FUSION");
-  ASSERT_EQ(folded.absorbs_after(1), absorbed);
-  ASSERT_EQ(separate.absorbs_after(1), 0);
+  ResetTestOption("fusion");
+  ASSERT_EQ(folded.plan().absorbs_after(1), absorbed);
+  ASSERT_EQ(separate.plan().absorbs_after(1), 0);
   for (Net* net : {&folded, &separate}) FillGaussian(net->blob_by_name("x").get(), 0, 1, 7);
   const int last = static_cast<int>(folded.layers().size()) - 1;
   for (unsigned round = 0; round < 2; ++round) {  // the statistics change in between
@@ -423,12 +424,12 @@ TEST(Net, InferenceFoldsBatchNormScaleAndReluIntoTheConvolution) {
 }
 
 TEST(Net, InferenceFoldsIntoAWinogradConvolution) {
-  setenv("DLCAFFE_CONV_WINOGRAD", "on", 1);  // read at each Reshape
+  SetTestOption("winograd", "on");  // read at each Reshape
   CheckChannelAffineFold(
       ConvBatchNormNet("", "", R"(layer { name: 'scale' type: 'Scale' bottom: 'y' top: 'y'
                                        scale_param { bias_term: true } })"),
       2, true);
-  unsetenv("DLCAFFE_CONV_WINOGRAD");
+  ResetTestOption("winograd");
 }
 
 TEST(Net, InferenceFoldsABatchNormWithoutScaleIntoAConvolutionWithoutBias) {
@@ -446,12 +447,12 @@ TEST(Net, NoFoldWhereTheBatchNormUsesBatchStatisticsOrBackwardRuns) {
   Net batch_stats(NetFromText(ConvBatchNormNet("", "use_global_stats: false", scale),
                               caffe::TEST),
                   TestContext());
-  EXPECT_EQ(batch_stats.absorbs_after(1), 0);
+  EXPECT_EQ(batch_stats.plan().absorbs_after(1), 0);
   Net training(NetFromText(ConvBatchNormNet("", "", scale), caffe::TRAIN), TestContext());
-  EXPECT_EQ(training.absorbs_after(1), 0);
+  EXPECT_EQ(training.plan().absorbs_after(1), 0);
   Net backward(NetFromText("force_backward: true " + ConvBatchNormNet("", "", scale), caffe::TEST),
                TestContext());
-  EXPECT_EQ(backward.absorbs_after(1), 0);
+  EXPECT_EQ(backward.plan().absorbs_after(1), 0);
 }
 
 // Training: a BatchNorm (batch statistics) absorbs the Scale in place after
@@ -460,11 +461,11 @@ TEST(Net, NoFoldWhereTheBatchNormUsesBatchStatisticsOrBackwardRuns) {
 // run one by one (DLCAFFE_FUSION=off).
 void CheckScaleAbsorption(const std::string& text, bool relu, int absorbed = 1) {
   Net fused(NetFromText(text), TestContext());
-  setenv("DLCAFFE_FUSION", "off", 1);
+  SetTestOption("fusion", "off");
   Net separate(NetFromText(text), TestContext());
-  unsetenv("DLCAFFE_FUSION");
-  ASSERT_EQ(fused.absorbs_after(2), absorbed);
-  ASSERT_EQ(separate.absorbs_after(2), 0);
+  ResetTestOption("fusion");
+  ASSERT_EQ(fused.plan().absorbs_after(2), absorbed);
+  ASSERT_EQ(separate.plan().absorbs_after(2), 0);
   for (const char* name : {"conv", "scale"}) {
     auto& blobs = fused.layer_by_name(name)->blobs();
     for (size_t p = 0; p < blobs.size(); ++p) {
@@ -481,7 +482,7 @@ void CheckScaleAbsorption(const std::string& text, bool relu, int absorbed = 1) 
     const float loss = fused.ForwardBackward();
     EXPECT_NEAR(separate.ForwardBackward(), loss, 1e-5 * std::max(1.f, loss));
     ExpectSameBlob(fused, separate, "z");
-    EXPECT_EQ(fused.masks_relu_diff_after(2), relu && absorbed > 0);
+    EXPECT_EQ(fused.plan().masks_relu_diff_after(2), relu && absorbed > 0);
     if (relu) {
       int zeros = 0;
       for (float v : fused.blob_by_name("z")->ReadData()) zeros += v == 0.f;
@@ -575,9 +576,9 @@ void CheckBatchNormMasksReluDiff(const std::string& bn_param) {
     layer { name: 'out' type: 'Power' bottom: 'y' top: 'z' power_param { scale: 2 } }
     layer { name: 'loss' type: 'EuclideanLoss' bottom: 'z' bottom: 't' top: 'l' })";
   Net fused(NetFromText(text), TestContext());
-  setenv("DLCAFFE_FUSION", "off", 1);
+  SetTestOption("fusion", "off");
   Net separate(NetFromText(text), TestContext());
-  unsetenv("DLCAFFE_FUSION");
+  ResetTestOption("fusion");
   for (int p = 0; p < 2; ++p)
     separate.layer_by_name("conv")->blobs()[p]->WriteData(
         fused.layer_by_name("conv")->blobs()[p]->ReadData());
@@ -595,8 +596,8 @@ void CheckBatchNormMasksReluDiff(const std::string& bn_param) {
   // The whole pass.
   const float loss = fused.ForwardBackward();
   EXPECT_NEAR(separate.ForwardBackward(), loss, 1e-5 * std::max(1.f, loss));
-  EXPECT_TRUE(fused.masks_relu_diff_after(2));
-  EXPECT_FALSE(separate.masks_relu_diff_after(2));
+  EXPECT_TRUE(fused.plan().masks_relu_diff_after(2));
+  EXPECT_FALSE(separate.plan().masks_relu_diff_after(2));
   int zeros = 0;
   for (float v : fused.blob_by_name("y")->ReadData()) zeros += v == 0.f;
   EXPECT_GT(zeros, 20);  // the mask had work to do

@@ -1,5 +1,5 @@
 // The pointwise kernel generator (src/core/pointwise_kernel.hpp) against
-// plain host loops, in both shapes (DLCAFFE_POINTWISE_SHAPE=cpu|gpu): several
+// plain host loops, in both shapes (RunOptions::kernel_shape cpu and gpu): several
 // inputs, outputs and scalars, odd counts (the CPU shape's vector loop and
 // scalar tail, chunks ending mid-vector), offsets, in place, per-channel
 // inputs, and the errors of a bad description or a body that does not build.
@@ -71,8 +71,8 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, s
 // Every test runs in both shapes, whatever this device would pick.
 class PointwiseKernelTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("DLCAFFE_POINTWISE_SHAPE", GetParam(), 1); }
-  void TearDown() override { unsetenv("DLCAFFE_POINTWISE_SHAPE"); }
+  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
+  void TearDown() override { ResetTestOption("kernel_shape"); }
 };
 
 }  // namespace
@@ -248,7 +248,7 @@ TEST(PointwiseKernel, BodyThatDoesNotBuildIsAClearError) {
   const PointwiseKernel broken("test_broken_body", {In("x"), Out("y")}, "y = x +;");
   Blob x(TestContext(), {3}), y(TestContext(), {3});
   for (const char* shape : {"cpu", "gpu"}) {
-    setenv("DLCAFFE_POINTWISE_SHAPE", shape, 1);
+    SetTestOption("kernel_shape", shape);
     try {
       broken.Launch(TestContext(), 3, {x.data(), y.data()});
       ADD_FAILURE() << "a body with a syntax error built";
@@ -259,7 +259,7 @@ TEST(PointwiseKernel, BodyThatDoesNotBuildIsAClearError) {
       EXPECT_NE(message.find("does not build"), std::string::npos) << message;
     }
   }
-  unsetenv("DLCAFFE_POINTWISE_SHAPE");
+  ResetTestOption("kernel_shape");
 }
 
 TEST(PointwiseKernel, BadDescriptionsAreErrors) {
@@ -269,13 +269,6 @@ TEST(PointwiseKernel, BadDescriptionsAreErrors) {
   EXPECT_THROW(PointwiseKernel("channel_out", {ChannelOut("c"), Out("y")}, "y = 1.f;"), Error);
 }
 
-TEST(PointwiseKernel, UnknownShapeNameIsAnError) {
-  setenv("DLCAFFE_POINTWISE_SHAPE", "vectors", 1);
-  Blob x(TestContext(), {4});
-  const PointwiseKernel negate("test_negate", {InOut("x")}, "x = -x;");
-  EXPECT_THROW(negate.Launch(TestContext(), 4, {x.data()}), Error);
-  unsetenv("DLCAFFE_POINTWISE_SHAPE");
-}
 
 // Segments per batched launch: eight unless the arguments would pass 1024
 // bytes of kernel parameters; none with per-channel inputs.

@@ -1,5 +1,5 @@
 // The per-channel reduce generator (src/core/reduce_kernel.hpp) against
-// double-precision host sums, in both shapes (DLCAFFE_POINTWISE_SHAPE=cpu|gpu):
+// double-precision host sums, in both shapes (RunOptions::kernel_shape cpu and gpu):
 // sums and maxima over odd outer x inner, channels split into many parts
 // (their results combined by a second launch), repeated launches on one
 // workspace, finishes that read and write
@@ -75,8 +75,8 @@ Expected Reference(Shape s, const std::vector<float>& a, const std::vector<float
 
 class ReduceKernelTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("DLCAFFE_POINTWISE_SHAPE", GetParam(), 1); }
-  void TearDown() override { unsetenv("DLCAFFE_POINTWISE_SHAPE"); }
+  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
+  void TearDown() override { ResetTestOption("kernel_shape"); }
   bool cpu() const { return std::string(GetParam()) == "cpu"; }
 
   // `launches` launches of kStats on one workspace; returns the split used.
@@ -182,7 +182,7 @@ TEST(ReduceKernel, FinishThatDoesNotBuildIsAClearError) {
   Blob x(TestContext(), {2, 3}), out(TestContext(), {3});
   ReduceWorkspace workspace;
   for (const char* shape : {"cpu", "gpu"}) {
-    setenv("DLCAFFE_POINTWISE_SHAPE", shape, 1);
+    SetTestOption("kernel_shape", shape);
     try {
       broken.Launch(TestContext(), workspace, 2, 3, 1, {x.data(), out.data()});
       ADD_FAILURE() << "a finish with a syntax error built";
@@ -192,7 +192,7 @@ TEST(ReduceKernel, FinishThatDoesNotBuildIsAClearError) {
       EXPECT_NE(message.find("out = s +* 2;"), std::string::npos) << message;
     }
   }
-  unsetenv("DLCAFFE_POINTWISE_SHAPE");
+  ResetTestOption("kernel_shape");
 }
 
 TEST(ReduceKernel, BadDescriptionsAreErrors) {

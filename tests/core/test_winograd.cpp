@@ -210,7 +210,9 @@ void CheckForwardAndDataGradient(const Shape3x3& c, bool relu = false) {
   SCOPED_TRACE(c.Name() + (relu ? ", fused ReLU" : ""));
   ConvRun run(c);
   ASSERT_EQ(run.top.shape(), (std::vector<int>{c.num, c.num_output, c.out_h(), c.out_w()}));
-  run.layer->set_fuse_relu(relu);
+  LayerEpilogue epilogue;
+  epilogue.relu = relu;
+  run.layer->set_epilogue(epilogue);
   run.layer->Forward({&run.bottom}, {&run.top});
   ExpectClose(run.top.ReadData(),
               ReferenceForward(c, run.bottom.ReadData(), run.Weights(), run.Bias()), relu);
@@ -221,10 +223,10 @@ void CheckForwardAndDataGradient(const Shape3x3& c, bool relu = false) {
 
 class WinogradTest : public ::testing::Test {
  protected:
-  void SetUp() override { setenv("DLCAFFE_CONV_WINOGRAD", "on", 1); }
+  void SetUp() override { SetTestOption("winograd", "on"); }
   void TearDown() override {
-    unsetenv("DLCAFFE_CONV_WINOGRAD");
-    unsetenv("DLCAFFE_CONV_COLUMN_FLOATS");
+    ResetTestOption("winograd");
+    ResetTestOption("conv_column_floats");
   }
 };
 
@@ -251,9 +253,9 @@ TEST_F(WinogradTest, SeveralChunks) {
   const Shape3x3 c = Make(5, 3, 9, 7, 4, 1, 1);
   const long long tiles = ((c.out_h() + 3) / 4) * ((c.out_w() + 3) / 4);
   const long long per_image = 36LL * std::max(c.channels, c.num_output) * tiles;
-  setenv("DLCAFFE_CONV_COLUMN_FLOATS", std::to_string(2 * per_image + 1).c_str(), 1);
+  SetTestOption("conv_column_floats", std::to_string(2 * per_image + 1).c_str());
   CheckForwardAndDataGradient(c);
-  setenv("DLCAFFE_CONV_COLUMN_FLOATS", "1", 1);  // below one image: one per chunk
+  SetTestOption("conv_column_floats", "1");  // below one image: one per chunk
   CheckForwardAndDataGradient(c);
 }
 
@@ -293,7 +295,7 @@ TEST_F(WinogradTest, OnAndOffTakeDifferentPaths) {
   ConvRun on(c);
   on.layer->Forward({&on.bottom}, {&on.top});
   const std::vector<float> y_on = on.top.ReadData(), dx_on = on.Backward(4);
-  setenv("DLCAFFE_CONV_WINOGRAD", "off", 1);
+  SetTestOption("winograd", "off");
   on.layer->Reshape({&on.bottom}, {&on.top});
   on.layer->Forward({&on.bottom}, {&on.top});
   const std::vector<float> y_off = on.top.ReadData(), dx_off = on.Backward(4);
@@ -318,7 +320,7 @@ TEST_F(WinogradTest, LeavesOtherShapesAlone) {
     SCOPED_TRACE(geometry);
     std::vector<float> results[2][3];  // [off, on][top, bottom diff, weight diff]
     for (int on = 0; on < 2; ++on) {
-      setenv("DLCAFFE_CONV_WINOGRAD", on ? "on" : "off", 1);
+      SetTestOption("winograd", on ? "on" : "off");
       Blob bottom(TestContext(), {2, 4, 9, 7}), top(TestContext());
       FillUniform(&bottom, -1.f, 1.f, 8);
       TestContext().Seed(99);  // the same weights both times
@@ -338,19 +340,6 @@ TEST_F(WinogradTest, LeavesOtherShapesAlone) {
   }
 }
 
-TEST_F(WinogradTest, BadSettingIsAnError) {
-  setenv("DLCAFFE_CONV_WINOGRAD", "yes", 1);
-  const Shape3x3 c = Make(1, 2, 5, 5, 2, 1, 1);
-  Blob bottom(TestContext(), {c.num, c.channels, c.height, c.width}), top(TestContext());
-  auto layer = MakeLayer(c.Prototxt());
-  try {
-    layer->SetUp({&bottom}, {&top});
-    FAIL() << "expected dlcaffe::Error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("DLCAFFE_CONV_WINOGRAD"), std::string::npos)
-        << e.what();
-  }
-}
 
 }  // namespace
 }  // namespace test

@@ -16,6 +16,7 @@
 #include "util/random_values.hpp"
 #include "util/run_dlcaffe.hpp"
 #include "util/test_context.hpp"
+#include "../../src/core/execution_plan.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -113,7 +114,7 @@ TEST(OnnxImport, ChainsRunInPlaceSoTheNetFusesThem) {
   caffe::NetParameter param = net;
   param.mutable_state()->set_phase(caffe::TEST);
   Net inference(param, TestContext());
-  EXPECT_EQ(inference.absorbs_after(conv), 2);
+  EXPECT_EQ(inference.plan().absorbs_after(conv), 2);
 }
 
 TEST(OnnxImport, ShapeArithmeticIsFoldedAtImport) {

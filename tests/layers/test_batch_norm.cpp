@@ -69,8 +69,8 @@ const std::vector<int> kShapes[] = {{2, 3, 5, 7},   {3, 13}, {4, 127, 1, 1}, {1,
 // would pick.
 class BatchNormTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("DLCAFFE_CHANNEL_KERNELS", GetParam(), 1); }
-  void TearDown() override { unsetenv("DLCAFFE_CHANNEL_KERNELS"); }
+  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
+  void TearDown() override { ResetTestOption("kernel_shape"); }
 };
 
 }  // namespace
@@ -314,7 +314,7 @@ TEST_P(BatchNormTest, ChannelMismatchIsAnError) {
   EXPECT_THROW(layer->Reshape({&x}, {&y}), Error);
 }
 
-INSTANTIATE_TEST_SUITE_P(KernelShapes, BatchNormTest, ::testing::Values("runs", "groups"));
+INSTANTIATE_TEST_SUITE_P(KernelShapes, BatchNormTest, ::testing::Values("cpu", "gpu"));
 
 }  // namespace test
 }  // namespace dlcaffe

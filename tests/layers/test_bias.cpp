@@ -48,8 +48,8 @@ const Case kCases[] = {
 // would pick.
 class BiasTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("DLCAFFE_CHANNEL_KERNELS", GetParam(), 1); }
-  void TearDown() override { unsetenv("DLCAFFE_CHANNEL_KERNELS"); }
+  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
+  void TearDown() override { ResetTestOption("kernel_shape"); }
 };
 
 }  // namespace
@@ -199,7 +199,7 @@ TEST_P(BiasTest, ShapeErrors) {
                Error);
 }
 
-INSTANTIATE_TEST_SUITE_P(KernelShapes, BiasTest, ::testing::Values("runs", "groups"));
+INSTANTIATE_TEST_SUITE_P(KernelShapes, BiasTest, ::testing::Values("cpu", "gpu"));
 
 }  // namespace test
 }  // namespace dlcaffe

@@ -176,8 +176,8 @@ const std::vector<ShapePair> kShapePairs = {
 // Every test runs in both shapes of the generated kernels.
 class BinaryOpTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("DLCAFFE_POINTWISE_SHAPE", GetParam(), 1); }
-  void TearDown() override { unsetenv("DLCAFFE_POINTWISE_SHAPE"); }
+  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
+  void TearDown() override { ResetTestOption("kernel_shape"); }
 };
 
 }  // namespace

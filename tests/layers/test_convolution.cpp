@@ -161,7 +161,7 @@ TEST_P(ConvolutionTest, SeveralChunks) {
   c.group = 2;
   c.pad_h = 1;
   const long long per_image = 1LL * c.channels * 9 * c.out_h() * c.out_w();
-  setenv("DLCAFFE_CONV_COLUMN_FLOATS", std::to_string(2 * per_image).c_str(), 1);
+  SetTestOption("conv_column_floats", std::to_string(2 * per_image).c_str());
   CheckForward(c);
   Blob bottom(TestContext(), {c.num, c.channels, c.height, c.width}), top(TestContext());
   FillUniform(&bottom, -1.f, 1.f, 9);
@@ -170,7 +170,7 @@ TEST_P(ConvolutionTest, SeveralChunks) {
   GradientCheckOptions options;
   options.max_checks_per_blob = 60;
   CheckGradient(*layer, {&bottom}, {&top}, {}, options);
-  unsetenv("DLCAFFE_CONV_COLUMN_FLOATS");
+  ResetTestOption("conv_column_floats");
 }
 
 void CheckConvGradient(const ConvCase& c) {
@@ -229,10 +229,10 @@ TEST_P(ConvolutionTest, PointwiseForwardAndGradient) {
   ConvCase single = Case(2, 3, 1, 1, 5, 1);  // fully connected on 1x1 images
   CheckForward(single);
   CheckConvGradient(single);
-  setenv("DLCAFFE_CONV_COLUMN_FLOATS", std::to_string(2 * 6 * 5 * 7).c_str(), 1);
+  SetTestOption("conv_column_floats", std::to_string(2 * 6 * 5 * 7).c_str());
   CheckForward(c);
   CheckConvGradient(c);
-  unsetenv("DLCAFFE_CONV_COLUMN_FLOATS");
+  ResetTestOption("conv_column_floats");
 }
 
 // Depthwise (group == channels == num_output) runs as direct kernels.
@@ -594,13 +594,6 @@ TEST(ConvolutionNd, ChannelAxisTwo) {
 
 DLC_INSTANTIATE_CONVOLUTION_PATHS(ConvolutionTest);
 
-TEST(Convolution, UnknownKernelShapeIsAnError) {
-  setenv("DLCAFFE_CONV_KERNELS", "tiles", 1);
-  Blob bottom(TestContext(), {1, 1, 3, 3}), top(TestContext());
-  auto layer = MakeLayer("type: 'Convolution' convolution_param { num_output: 1 kernel_size: 1 }");
-  EXPECT_THROW(layer->SetUp({&bottom}, {&top}), Error);
-  unsetenv("DLCAFFE_CONV_KERNELS");
-}
 
 }  // namespace
 }  // namespace test
@@ -615,9 +608,9 @@ namespace {
 // inception_v3's gradients past their bounds on a GPU; inference keeps
 // Winograd. The GPU shape (forced) takes Winograd from 16 channels.
 TEST(Convolution, TrainingForwardIsDirectWhereInferenceTakesWinograd) {
-  setenv("DLCAFFE_KERNEL_SHAPE", "gpu", 1);
+  SetTestOption("kernel_shape", "gpu");
   const auto forward = [](const std::string& phase, const char* winograd) {
-    if (winograd) setenv("DLCAFFE_CONV_WINOGRAD", winograd, 1);
+    if (winograd) SetTestOption("winograd", winograd);
     Blob bottom(TestContext(), {2, 16, 9, 11}), top(TestContext());
     FillUniform(&bottom, -1.f, 1.f, 5);
     auto layer = MakeLayer("type: 'Convolution' phase: " + phase +
@@ -626,7 +619,7 @@ TEST(Convolution, TrainingForwardIsDirectWhereInferenceTakesWinograd) {
     FillUniform(layer->blobs()[0].get(), -0.3f, 0.3f, 6);
     FillUniform(layer->blobs()[1].get(), -0.1f, 0.1f, 7);
     layer->Forward({&bottom}, {&top});
-    unsetenv("DLCAFFE_CONV_WINOGRAD");
+    ResetTestOption("winograd");
     return top.ReadData();
   };
   const std::vector<float> direct = forward("TRAIN", "off");
@@ -634,7 +627,7 @@ TEST(Convolution, TrainingForwardIsDirectWhereInferenceTakesWinograd) {
   const std::vector<float> inference = forward("TEST", nullptr);
   EXPECT_EQ(inference, forward("TEST", "on"));
   EXPECT_NE(inference, direct);  // Winograd rounds otherwise: the two paths differ
-  unsetenv("DLCAFFE_KERNEL_SHAPE");
+  ResetTestOption("kernel_shape");
 }
 
 }  // namespace

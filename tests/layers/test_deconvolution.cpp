@@ -187,7 +187,7 @@ TEST_P(DeconvolutionTest, SeveralChunks) {
   c.group = 2;
   c.stride_h = 2;
   const long long per_image = 1LL * c.num_output * 9 * c.height * c.width;
-  setenv("DLCAFFE_CONV_COLUMN_FLOATS", std::to_string(2 * per_image).c_str(), 1);
+  SetTestOption("conv_column_floats", std::to_string(2 * per_image).c_str());
   CheckForward(c);
   Blob bottom(TestContext(), {c.num, c.channels, c.height, c.width}), top(TestContext());
   FillUniform(&bottom, -1.f, 1.f, 9);
@@ -196,7 +196,7 @@ TEST_P(DeconvolutionTest, SeveralChunks) {
   GradientCheckOptions options;
   options.max_checks_per_blob = 60;
   CheckGradient(*layer, {&bottom}, {&top}, {}, options);
-  unsetenv("DLCAFFE_CONV_COLUMN_FLOATS");
+  ResetTestOption("conv_column_floats");
 }
 
 // Parameter diffs accumulate (the solver clears them); the bottom diff is

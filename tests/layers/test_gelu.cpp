@@ -16,8 +16,8 @@ namespace {
 
 // Forces the pointwise generator's kernel shape for one scope.
 struct KernelShapeScope {
-  explicit KernelShapeScope(const char* shape) { setenv("DLCAFFE_POINTWISE_SHAPE", shape, 1); }
-  ~KernelShapeScope() { unsetenv("DLCAFFE_POINTWISE_SHAPE"); }
+  explicit KernelShapeScope(const char* shape) { SetTestOption("kernel_shape", shape); }
+  ~KernelShapeScope() { ResetTestOption("kernel_shape"); }
 };
 
 double ReferenceGelu(double x, bool tanh_form) {

@@ -102,8 +102,8 @@ void CheckIm2col(const Im2colCase& c, bool force_nd = false) {
 // Both shapes of the 2-D kernels, whatever this device would pick.
 class Im2colTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("DLCAFFE_CONV_KERNELS", GetParam(), 1); }
-  void TearDown() override { unsetenv("DLCAFFE_CONV_KERNELS"); }
+  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
+  void TearDown() override { ResetTestOption("kernel_shape"); }
 };
 
 TEST_P(Im2colTest, TwoAxesPadStrideDilation) {
@@ -115,7 +115,7 @@ TEST_P(Im2colTest, TwoAxesForcedNd) {
   CheckIm2col({2, 3, {7, 6}, {3, 2}, {2, 1}, {1, 0}, {1, 2}}, true);
 }
 
-INSTANTIATE_TEST_SUITE_P(KernelShapes, Im2colTest, ::testing::Values("planes", "elements"),
+INSTANTIATE_TEST_SUITE_P(KernelShapes, Im2colTest, ::testing::Values("cpu", "gpu"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });

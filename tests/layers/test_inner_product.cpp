@@ -155,31 +155,36 @@ TEST(InnerProduct, ParameterDiffsAccumulate) {
   }
 }
 
-// The bias gradient sums every row, over more rows than one partial sum
-// takes (256: 601 rows make three, the last partial), and adds to what the
+// The bias gradient (per-channel sums over the rows, core/channel_sums.hpp)
+// sums every row of many, in both kernel shapes, and adds to what the
 // gradient held.
 TEST(InnerProduct, BiasGradientSumsEveryRow) {
-  const int M = 601, K = 3, N = 13;
-  Blob bottom(TestContext(), {M, K}), top(TestContext());
-  FillGaussian(&bottom, 0.f, 1.f, 12);
-  auto layer = MakeLayer(IpProto(N));
-  layer->SetUp({&bottom}, {&top});
-  layer->Forward({&bottom}, {&top});
-  FillGaussian(&top, 0.f, 1.f, 13);
-  const std::vector<float> top_diff = top.ReadData();
-  top.WriteDiff(top_diff);
-  layer->blobs()[1]->SetDiff(0.5f);
-  layer->Backward({&top}, {false}, {&bottom});
-  const std::vector<float> got = layer->blobs()[1]->ReadDiff();
-  for (int n = 0; n < N; ++n) {
-    double sum = 0.5, magnitude = 0.5;
-    for (int m = 0; m < M; ++m) {
-      sum += top_diff[m * N + n];
-      magnitude += std::fabs(top_diff[m * N + n]);
+  const int M = 1601, K = 3, N = 13;
+  for (const char* shape : {"cpu", "gpu"}) {
+    SCOPED_TRACE(shape);
+    SetTestOption("kernel_shape", shape);
+    Blob bottom(TestContext(), {M, K}), top(TestContext());
+    FillGaussian(&bottom, 0.f, 1.f, 12);
+    auto layer = MakeLayer(IpProto(N));
+    layer->SetUp({&bottom}, {&top});
+    layer->Forward({&bottom}, {&top});
+    FillGaussian(&top, 0.f, 1.f, 13);
+    const std::vector<float> top_diff = top.ReadData();
+    top.WriteDiff(top_diff);
+    layer->blobs()[1]->SetDiff(0.5f);
+    layer->Backward({&top}, {false}, {&bottom});
+    ResetTestOption("kernel_shape");
+    const std::vector<float> got = layer->blobs()[1]->ReadDiff();
+    for (int n = 0; n < N; ++n) {
+      double sum = 0.5, magnitude = 0.5;
+      for (int m = 0; m < M; ++m) {
+        sum += top_diff[m * N + n];
+        magnitude += std::fabs(top_diff[m * N + n]);
+      }
+      // A float sum of M + 1 terms in any order and grouping.
+      EXPECT_NEAR(got[n], sum, (M + 1) * std::numeric_limits<float>::epsilon() * magnitude)
+          << "column " << n;
     }
-    // Sums of at most 256 terms, then of three: the float rounding bound.
-    EXPECT_NEAR(got[n], sum, (256 + 3) * std::numeric_limits<float>::epsilon() * magnitude)
-        << "column " << n;
   }
 }
 

@@ -16,8 +16,8 @@ namespace {
 
 // Forces the row kernels' shape (a row per work-group or per work-item).
 struct RowShapeScope {
-  explicit RowShapeScope(const char* rows) { setenv("DLCAFFE_LAYER_NORM_ROWS", rows, 1); }
-  ~RowShapeScope() { unsetenv("DLCAFFE_LAYER_NORM_ROWS"); }
+  explicit RowShapeScope(const char* rows) { SetTestOption("kernel_shape", rows); }
+  ~RowShapeScope() { ResetTestOption("kernel_shape"); }
 };
 
 struct Case {
@@ -81,7 +81,7 @@ class LayerNormTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(LayerNormTest, ForwardMatchesReference) {
   const Case& c = GetParam();
-  for (const char* rows : {"group", "item"}) {
+  for (const char* rows : {"gpu", "cpu"}) {
     RowShapeScope scope(rows);
     Blob bottom(TestContext(), c.shape), top(TestContext());
     // Rows off zero and of unequal scales.
@@ -101,15 +101,15 @@ TEST_P(LayerNormTest, ForwardMatchesReference) {
     // Float sums over rows of at most a few hundred values: 1e-5 relative.
     for (size_t i = 0; i < y.size(); ++i)
       ASSERT_NEAR(y[i], expected[i], 1e-5 * std::max(1.0, std::fabs(expected[i])))
-          << rows << " per row, " << Describe(c) << ", element " << i;
+          << rows << " shape, " << Describe(c) << ", element " << i;
   }
 }
 
 TEST_P(LayerNormTest, GradientMatchesNumeric) {
   const Case& c = GetParam();
-  for (const char* rows : {"group", "item"}) {
+  for (const char* rows : {"gpu", "cpu"}) {
     RowShapeScope scope(rows);
-    SCOPED_TRACE(std::string(rows) + " per row, " + Describe(c));
+    SCOPED_TRACE(std::string(rows) + " shape, " + Describe(c));
     Blob bottom(TestContext(), c.shape), top(TestContext());
     FillGaussian(&bottom, 0.3f, 1.f, 11);
     auto layer = MakeLayer(LayerNormText(c));
@@ -136,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(
 // diffs held.
 TEST(LayerNorm, ParameterGradientsMatchReference) {
   for (const char* shape : {"cpu", "gpu"}) {
-    setenv("DLCAFFE_POINTWISE_SHAPE", shape, 1);
+    SetTestOption("kernel_shape", shape);
     for (int rows : {5, 1001}) {
       const int dim = 37;
       Blob bottom(TestContext(), {rows, dim}), top(TestContext());
@@ -171,14 +171,14 @@ TEST(LayerNorm, ParameterGradientsMatchReference) {
       }
     }
   }
-  unsetenv("DLCAFFE_POINTWISE_SHAPE");
+  ResetTestOption("kernel_shape");
 }
 
 // eps goes under the square root with the variance: rows (1, -1) have
 // variance 1, so y = +-1 / sqrt(1 + eps); with eps 0.5 that is +-0.8165,
 // not the +-0.6667 of eps added to the standard deviation (Caffe's MVN).
 TEST(LayerNorm, EpsIsAddedToTheVariance) {
-  for (const char* rows : {"group", "item"}) {
+  for (const char* rows : {"gpu", "cpu"}) {
     RowShapeScope scope(rows);
     Blob bottom(TestContext(), {2, 2}), top(TestContext());
     bottom.WriteData(std::vector<float>{1.f, -1.f, 3.f, 5.f});
@@ -188,7 +188,7 @@ TEST(LayerNorm, EpsIsAddedToTheVariance) {
     const double v = 1.0 / std::sqrt(1.5);
     const std::vector<float> y = top.ReadData();
     const std::vector<double> expected{v, -v, -v, v};
-    for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], expected[i], 1e-6) << rows << " per row, " << i;
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], expected[i], 1e-6) << rows << " shape, " << i;
   }
 }
 
@@ -203,7 +203,7 @@ TEST(LayerNorm, DefaultsAreOnesAndZeros) {
 }
 
 TEST(LayerNorm, InPlaceMatchesOutOfPlace) {
-  for (const char* rows : {"group", "item"}) {
+  for (const char* rows : {"gpu", "cpu"}) {
     RowShapeScope scope(rows);
     ExpectInPlaceMatchesOutOfPlace("type: 'LayerNorm'", {3, 13},
                                    [](Blob* x) { FillGaussian(x, 0.f, 2.f, 5); });

@@ -128,8 +128,8 @@ void ExpectReduceMatches(const std::vector<int>& shape, const std::vector<int>& 
 // Every test runs in both shapes of the generated kernels.
 class ReduceTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("DLCAFFE_POINTWISE_SHAPE", GetParam(), 1); }
-  void TearDown() override { unsetenv("DLCAFFE_POINTWISE_SHAPE"); }
+  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
+  void TearDown() override { ResetTestOption("kernel_shape"); }
 };
 
 }  // namespace

@@ -17,8 +17,8 @@ namespace {
 // Forces the row kernels' shape: "cpu" a row per work-item, "gpu" a row per
 // work-group.
 struct ShapeScope {
-  explicit ShapeScope(const char* shape) { setenv("DLCAFFE_POINTWISE_SHAPE", shape, 1); }
-  ~ShapeScope() { unsetenv("DLCAFFE_POINTWISE_SHAPE"); }
+  explicit ShapeScope(const char* shape) { SetTestOption("kernel_shape", shape); }
+  ~ShapeScope() { ResetTestOption("kernel_shape"); }
 };
 const char* const kShapes[] = {"gpu", "cpu"};
 

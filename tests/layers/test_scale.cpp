@@ -13,6 +13,12 @@ namespace test {
 
 namespace {
 
+LayerEpilogue ReluEpilogue() {
+  LayerEpilogue epilogue;
+  epilogue.relu = true;
+  return epilogue;
+}
+
 // y[i] = x[i] * s[j] (+ b[j]) with j = (i / inner) % dim, inner = product of
 // the input axes after axis + the scale's axes.
 std::vector<double> Reference(const std::vector<float>& x, const std::vector<float>& s,
@@ -73,8 +79,8 @@ std::string LearnedProto(const LearnedCase& c, const std::string& extra = "") {
 // would pick.
 class ScaleTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("DLCAFFE_CHANNEL_KERNELS", GetParam(), 1); }
-  void TearDown() override { unsetenv("DLCAFFE_CHANNEL_KERNELS"); }
+  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
+  void TearDown() override { ResetTestOption("kernel_shape"); }
 };
 
 }  // namespace
@@ -260,12 +266,12 @@ TEST_P(ScaleTest, LargeInputs) {
       const std::vector<float> b = layer->blobs()[1]->ReadData();
       const int dim = static_cast<int>(s.size()), inner = dim == 1 ? 1 : 37 * 41;
       // A fused ReLU clamps the values at 0.
-      layer->set_fuse_relu(true);
+      layer->set_epilogue(ReluEpilogue());
       layer->Forward({&x}, {top});
       std::vector<double> clamped = Reference(x0, s, &b, inner);
       for (double& v : clamped) v = std::max(v, 0.0);
       ExpectNear(top->ReadData(), clamped);
-      layer->set_fuse_relu(false);
+      layer->set_epilogue({});
       x.WriteData(x0);
       layer->Forward({&x}, {top});
       ExpectNear(top->ReadData(), Reference(x0, s, &b, inner));
@@ -312,7 +318,7 @@ TEST_P(ScaleTest, ShapeErrors) {
   EXPECT_THROW(MakeLayer("type: 'Scale' scale_param { num_axes: -2 }")->SetUp({&x}, {&y}), Error);
 }
 
-INSTANTIATE_TEST_SUITE_P(KernelShapes, ScaleTest, ::testing::Values("runs", "groups"));
+INSTANTIATE_TEST_SUITE_P(KernelShapes, ScaleTest, ::testing::Values("cpu", "gpu"));
 
 }  // namespace test
 }  // namespace dlcaffe

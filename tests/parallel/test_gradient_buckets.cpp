@@ -9,6 +9,7 @@
 #include <numeric>
 #include <set>
 
+#include "../../src/core/execution_plan.hpp"
 #include "../../src/parallel/gradient_buckets.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/net.hpp"
@@ -71,10 +72,9 @@ TEST(GradientBuckets, EachGradientIsFinalAtTheLowestLayerThatWritesIt) {
   EXPECT_EQ(final_layer[ParamIndex(*net, "ip_a", 0)], LayerIndex(*net, "ip_a"));
   // In training the BatchNorm's backward computes the Scale's gradients
   // (unless fusion is switched off: then the Scale's own backward does).
-  const char* fusion = std::getenv("DLCAFFE_FUSION");
-  if (!fusion || std::string(fusion) != "off") ASSERT_EQ(net->absorbs_after(bn), 1);
+  if (TestContext().options().fusion) ASSERT_EQ(net->plan().absorbs_after(bn), 1);
   const int scale_final = final_layer[ParamIndex(*net, "scale", 0)];
-  if (net->absorbs_after(bn) > 0)
+  if (net->plan().absorbs_after(bn) > 0)
     EXPECT_EQ(scale_final, bn);
   else
     EXPECT_EQ(scale_final, LayerIndex(*net, "scale"));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "../../src/passes/net_pass.hpp"
+#include "dlcaffe/error.hpp"
 #include "util/layer_test_util.hpp"
 
 namespace dlcaffe {
@@ -112,6 +113,43 @@ TEST(FusionPasses, InnerProductTakesTheBiasAfterIt) {
   RelocateParameters(net, &sources);
   EXPECT_EQ(sources["bias"].layer, "ip");
   EXPECT_EQ(sources["bias"].blob_index, 1);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+TEST(AddClassifierLoss, LabelsAndASoftmaxLossOverTheLastAxisOfTheOutput) {
+  caffe::NetParameter net = NetFromText(R"(
+    layer { name: 'in' type: 'Input' top: 'ids' input_param { shape { dim: 2 dim: 5 } } }
+    layer { name: 'embed' type: 'Embed' bottom: 'ids' top: 'logits'
+            embed_param { num_output: 7 input_dim: 11 } })");
+  AddClassifierLoss(&net, {2, 5, 7}, "lm.onnx");
+  ASSERT_EQ(net.layer_size(), 4);
+  const caffe::LayerParameter& label = net.layer(2);
+  EXPECT_EQ(label.type(), "Input");
+  ASSERT_EQ(label.input_param().shape(0).dim_size(), 2);  // B x T labels
+  EXPECT_EQ(label.input_param().shape(0).dim(1), 5);
+  const caffe::LayerParameter& loss = net.layer(3);
+  EXPECT_EQ(loss.type(), "SoftmaxWithLoss");
+  EXPECT_EQ(loss.softmax_param().axis(), -1);
+  EXPECT_EQ(loss.bottom(0), "logits");
+  EXPECT_EQ(loss.bottom(1), "label");
+  try {
+    caffe::NetParameter scalar = NetFromText(R"(
+      layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 3 } } }
+      layer { name: 'p' type: 'Power' bottom: 'x' top: 'y' })");
+    AddClassifierLoss(&scalar, {3}, "vector.onnx");
+    FAIL() << "an output of one axis has no classes";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vector.onnx: training needs an output of at least 2"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

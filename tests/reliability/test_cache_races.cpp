@@ -66,11 +66,14 @@ TEST(CacheRaces, EntriesAreNeverReadTorn) {
 }
 
 TEST(CacheRaces, ConcurrentTunersKeepEveryWinner) {
-  const std::string dir = TempDir();
-  setenv("DLCAFFE_TUNING_CACHE", dir.c_str(), 1);
-  DeviceInfo device;  // only its names key the file
-  device.platform_name = "race platform";
-  device.name = "race device";
+  // A context of its own (the children only write files): its device's
+  // names key the file, its options name the directory.
+  DeviceInfo info = TestContext().info();
+  info.platform_name = "race platform";
+  info.name = "race device";
+  RunOptions options = TestContext().options();
+  options.tuning_cache = TempDir();
+  const Context device(info, options);
   const std::vector<GemmConfig> family = GemmConfigFamily();
   ASSERT_FALSE(family.empty());
   const int kChildren = 4, kStores = 25;
@@ -104,7 +107,6 @@ TEST(CacheRaces, ConcurrentTunersKeepEveryWinner) {
   EXPECT_EQ(entries, kChildren * kStores) << text;
   EXPECT_EQ(keys.size(), size_t(kChildren * kStores));
   EXPECT_TRUE(Contains(text, "# end: " + std::to_string(kChildren * kStores) + " entries"));
-  unsetenv("DLCAFFE_TUNING_CACHE");
 }
 
 // Three dlcaffe processes build the same programs into one empty kernel

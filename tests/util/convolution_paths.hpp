@@ -1,13 +1,16 @@
 // The convolution paths the Convolution and Deconvolution tests run every
-// case through, whatever this device would pick: the layout kernels' two
-// shapes (a plane or an element per work-item), and for the element shape
-// the GEMM's image columns read implicitly (no im2col buffer) or through
-// im2col ("planes" always uses im2col).
+// case through, whatever this device would pick: the two kernel shapes
+// (RunOptions::kernel_shape: on the CPU shape the layout kernels take a plane
+// per work-item, on the GPU shape an element), and for the GPU shape the
+// GEMM's image columns read implicitly (no im2col buffer) or through im2col
+// ("planes", the CPU shape, always uses im2col).
 #pragma once
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
+
+#include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -17,12 +20,12 @@ class ConvolutionPathTest : public ::testing::TestWithParam<const char*> {
   void SetUp() override {
     const std::string path = GetParam();
     const bool im2col = path == "elements_im2col";
-    setenv("DLCAFFE_CONV_KERNELS", im2col ? "elements" : path.c_str(), 1);
-    setenv("DLCAFFE_CONV_IMPLICIT", path == "elements" ? "on" : "off", 1);
+    SetTestOption("kernel_shape", path == "planes" ? "cpu" : "gpu");
+    SetTestOption("implicit_gemm", path == "elements" ? "on" : "off");
   }
   void TearDown() override {
-    unsetenv("DLCAFFE_CONV_KERNELS");
-    unsetenv("DLCAFFE_CONV_IMPLICIT");
+    ResetTestOption("kernel_shape");
+    ResetTestOption("implicit_gemm");
   }
 };
 

@@ -29,6 +29,16 @@ Context& TestContext() {
 
 void ReleaseTestContext() { TestContextHolder().reset(); }
 
+void SetTestOption(const std::string& name, const std::string& value) {
+  RunOptions options = TestContext().options();
+  options.Set(name, value);
+  TestContext().set_options(options);
+}
+
+void ResetTestOption(const std::string& name) {
+  SetTestOption(name, RunOptions::FromEnvironment().Get(name));
+}
+
 std::string SourceDir() {
   const char* dir = std::getenv("DLCAFFE_SOURCE_DIR");
   return dir ? dir : ".";

@@ -15,6 +15,13 @@ Context& TestContext();
 // teardown (PoCL's threads): a segfault after every test had passed.
 void ReleaseTestContext();
 
+// The test context's run options (RunOptions), one switch at a time:
+// SetTestOption sets one by name from its text form (RunOptions::Set);
+// ResetTestOption puts it back to the environment's value, which the test
+// program started with.
+void SetTestOption(const std::string& name, const std::string& value);
+void ResetTestOption(const std::string& name);
+
 // Root of the source tree and of the build tree (set by ctest).
 std::string SourceDir();
 std::string BuildDir();

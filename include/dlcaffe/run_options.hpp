@@ -1,0 +1,92 @@
+// Every run-time switch of dlcaffe in one place: how a net executes (fusion,
+// Winograd, implicit GEMM, the kernels' shape), where it caches (compiled
+// kernels, GEMM tuning), which device, and the debugging aids. Parsed and
+// validated once — from the environment (FromEnvironment), a command line
+// (dlcaffe --options=name=value,...) or the C++ API (Set, or the fields) —
+// then held by the Context (Context::options) and read from there: nothing
+// else in the library reads the environment for a switch.
+//
+// A value that is not allowed is an error naming the switch (and its
+// environment variable) and listing the values it takes.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace dlcaffe {
+
+struct RunOptions {
+  // Whether kernels are shaped for a CPU (a work-item walks a run of memory)
+  // or for a GPU (work-groups share tiles in __local memory): what the
+  // device reports (DeviceInfo::prefers_cpu_shaped_kernels), or forced, so
+  // that PoCL can run the kernels a GPU would (the tests do).
+  enum class KernelShape { kDevice, kCpu, kGpu };
+  // A path a heuristic chooses, or forced on or off everywhere it applies.
+  enum class Choice { kAuto, kOn, kOff };
+
+  // DLCAFFE_DEVICE: "" (the first GPU, else the first device), "ocl:P:D"
+  // (device D of platform P) or "N" (the N-th device over all platforms).
+  std::string device;
+  // DLCAFFE_FUSION=on|off: the Net's fusions (its execution plan) and the
+  // graph passes' pattern fusions; off runs every layer as written.
+  bool fusion = true;
+  // DLCAFFE_GRAPH_PASSES=auto|on|off: the rewrites of a net description
+  // (passes/net_pass.hpp: subgraphs an exporter spelled out op by op fused
+  // into one layer, layers made in place): auto runs them on imported ONNX
+  // models, on also on every other net (a prototxt's blobs that are neither
+  // its inputs nor its outputs may then vanish or be shared), off on none
+  // (an ONNX import still makes layers in place). Off also with fusion off.
+  Choice graph_passes = Choice::kAuto;
+  // DLCAFFE_KERNEL_SHAPE=device|cpu|gpu.
+  KernelShape kernel_shape = KernelShape::kDevice;
+  // DLCAFFE_CONV_WINOGRAD=auto|on|off: Winograd F(4x4, 3x3) convolutions.
+  Choice winograd = Choice::kAuto;
+  // DLCAFFE_CONV_IMPLICIT=auto|on|off: convolutions as implicit GEMMs
+  // (no column buffer); auto: on GPU-shaped 2-D convolutions.
+  Choice implicit_gemm = Choice::kAuto;
+  // DLCAFFE_CONV_COLUMN_FLOATS=N (N > 0): a convolution's column and output
+  // buffers per chunk of images stay under N floats (256 MiB by default).
+  long long conv_column_floats = 1LL << 26;
+  // DLCAFFE_KERNEL_CACHE / DLCAFFE_TUNING_CACHE: a directory, "off", or ""
+  // for the default ($XDG_CACHE_HOME or ~/.cache, then dlcaffe/kernels or
+  // dlcaffe/tuning).
+  std::string kernel_cache;
+  std::string tuning_cache;
+  // DLCAFFE_CL_DIR: read OpenCL sources from this directory (src/cl) instead
+  // of the copies built in, to develop kernels without rebuilding.
+  std::string kernel_source_dir;
+  // DLCAFFE_POISON=1|on|0|off: fresh device memory starts as NaN.
+  bool poison = false;
+  // DLCAFFE_PROFILE=1|on|0|off: record every kernel's device time
+  // (kernel_profile.hpp; dlcaffe time/bench --kernels reports them).
+  bool profile = false;
+  // (The storage precision of blobs and of the matrix products joins here
+  // with mixed precision: see Blob::storage_type.)
+
+  // The defaults, overridden by every DLCAFFE_* variable that is set.
+  static RunOptions FromEnvironment();
+  // Sets one switch by its name ("fusion", ...; the table below) from its
+  // text form, as the environment and the command line give it.
+  void Set(const std::string& name, const std::string& value);
+  // "name=value,name=value" (dlcaffe --options).
+  void SetList(const std::string& list);
+  // The text form of one switch's current value.
+  std::string Get(const std::string& name) const;
+
+  struct Switch {
+    const char* name;
+    const char* environment;  // the variable that sets it
+    const char* values;       // what it takes, for messages and --help
+    const char* meaning;
+  };
+  // Every switch, in the order of the fields above.
+  static const std::vector<Switch>& Switches();
+};
+
+bool operator==(const RunOptions& a, const RunOptions& b);
+inline bool operator!=(const RunOptions& a, const RunOptions& b) { return !(a == b); }
+
+// The per-user cache root: $XDG_CACHE_HOME/dlcaffe, else ~/.cache/dlcaffe
+// ("" when neither is known).
+std::string DefaultCacheRoot();
+
+}  // namespace dlcaffe
