@@ -9,22 +9,12 @@
 
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/run_options.hpp"
+#include "util/error_of.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
 namespace {
-
-// The message of the Error `f` throws ("" if it throws none).
-template <typename F>
-std::string ErrorOf(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Sets an environment variable for a scope (the test program's own).
 struct EnvironmentVariable {
@@ -76,7 +66,10 @@ TEST(RunOptions, AWrongValueNamesTheSwitchItsVariableAndItsValues) {
   EXPECT_NE(fusion.find("DLCAFFE_FUSION"), std::string::npos) << fusion;
   EXPECT_NE(fusion.find("on or off"), std::string::npos) << fusion;
   for (const char* bad : {"0", "-5", "12x", ""})
-    EXPECT_NE(ErrorOf([&] { RunOptions().Set("conv_column_floats", bad); }), "") << bad;
+    EXPECT_NE(ErrorOf([&] { RunOptions().Set("conv_column_floats", bad); })
+                  .find("a whole number above 0"),
+              std::string::npos)
+        << bad;
   EXPECT_NE(ErrorOf([] { RunOptions().Set("winograd", "yes"); }).find("auto, on or off"),
             std::string::npos);
   const std::string unknown = ErrorOf([] { RunOptions().Set("fussion", "off"); });

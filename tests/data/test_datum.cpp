@@ -8,21 +8,12 @@
 
 #include "dlcaffe/data/datum.hpp"
 #include "dlcaffe/error.hpp"
+#include "util/error_of.hpp"
 
 namespace dlcaffe {
 namespace test {
 
 namespace {
-
-template <typename F>
-std::string ErrorOf(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // A height × width image with `channels` channels and varied pixel values.
 cv::Mat TestImage(int height, int width, int channels) {

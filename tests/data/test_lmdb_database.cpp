@@ -9,6 +9,7 @@
 #include "dlcaffe/data/lmdb_database.hpp"
 #include "dlcaffe/error.hpp"
 #include "util/test_context.hpp"
+#include "util/error_of.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -38,16 +39,6 @@ std::string WriteDb(const std::vector<int>& order, size_t commit_every) {
   EXPECT_EQ(writer.committed(), order.size());
   EXPECT_EQ(writer.pending(), 0u);
   return path;
-}
-
-template <typename F>
-std::string ErrorOf(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "dlcaffe/layer_registry.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
+#include "util/error_of.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -59,16 +60,6 @@ std::string DataLayerText(const std::string& source, int batch_size,
                           const std::string& extra = "", const std::string& phase = "TEST") {
   return "name: 'data' type: 'Data' phase: " + phase + " data_param { source: '" + source +
          "' batch_size: " + std::to_string(batch_size) + " backend: LMDB } " + extra;
-}
-
-template <typename F>
-std::string ErrorOf(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 struct Batch {

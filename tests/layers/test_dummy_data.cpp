@@ -6,6 +6,7 @@
 
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
+#include "util/error_of.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -14,16 +15,6 @@ namespace {
 
 std::string LayerText(const std::string& param) {
   return "name: 'dummy' type: 'DummyData' dummy_data_param { " + param + " }";
-}
-
-template <typename F>
-std::string ErrorOf(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 double Mean(const std::vector<float>& v) {

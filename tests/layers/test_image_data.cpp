@@ -13,6 +13,7 @@
 #include "dlcaffe/solver.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
+#include "util/error_of.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -53,16 +54,6 @@ std::string LayerText(const std::string& source, const std::string& root, int ba
   return "name: 'images' type: 'ImageData' phase: " + phase + " image_data_param { source: '" +
          source + "' root_folder: '" + root + "' batch_size: " + std::to_string(batch_size) + " " +
          extra + " }";
-}
-
-template <typename F>
-std::string ErrorOf(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 struct Batch {

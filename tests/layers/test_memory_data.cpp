@@ -11,6 +11,7 @@
 #include "dlcaffe/net.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
+#include "util/error_of.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -38,16 +39,6 @@ std::vector<float> Values(size_t n, unsigned seed) {
   std::vector<float> v(n);
   for (float& x : v) x = dist(gen);
   return v;
-}
-
-template <typename F>
-std::string ErrorOf(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // Pixel j of datum i.
