@@ -57,12 +57,15 @@ struct RunOptions {
   // DLCAFFE_POISON=1|on|0|off: fresh device memory starts as NaN.
   bool poison = false;
   // DLCAFFE_PROFILE=1|on|0|off: record every kernel's device time
-  // (kernel_profile.hpp; dlcaffe time/bench --kernels reports them).
+  // (kernel_profile.hpp; dlcaffe time/bench --kernels reports them). Once
+  // on, a context keeps recording.
   bool profile = false;
   // (The storage precision of blobs and of the matrix products joins here
   // with mixed precision: see Blob::storage_type.)
 
-  // The defaults, overridden by every DLCAFFE_* variable that is set.
+  // The defaults, overridden by every DLCAFFE_* variable that is set (one
+  // that earlier versions read and this one does not is an error naming
+  // its replacement).
   static RunOptions FromEnvironment();
   // Sets one switch by its name ("fusion", ...; the table below) from its
   // text form, as the environment and the command line give it.

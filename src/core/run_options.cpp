@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <utility>
 
 #include "dlcaffe/error.hpp"
 
@@ -140,7 +141,20 @@ const SwitchEntry& Find(const std::string& name) {
 
 }  // namespace
 
+// Variables that earlier versions read, and what replaced them: setting one
+// is an error rather than a switch that silently does nothing.
+const std::pair<const char*, const char*> kRetiredVariables[] = {
+    {"DLCAFFE_ONNX_FUSION", "DLCAFFE_GRAPH_PASSES=off"},
+    {"DLCAFFE_POINTWISE_SHAPE", "DLCAFFE_KERNEL_SHAPE"},
+    {"DLCAFFE_CHANNEL_KERNELS", "DLCAFFE_KERNEL_SHAPE"},
+    {"DLCAFFE_CONV_KERNELS", "DLCAFFE_KERNEL_SHAPE"},
+    {"DLCAFFE_LAYER_NORM_ROWS", "DLCAFFE_KERNEL_SHAPE"},
+};
+
 RunOptions RunOptions::FromEnvironment() {
+  for (const auto& [retired, replacement] : kRetiredVariables)
+    DLC_REQUIRE(!std::getenv(retired), retired << " is no longer read: use " << replacement
+                                               << " (README, 'Run options')");
   RunOptions options;
   for (const SwitchEntry& e : Entries()) {
     const char* value = std::getenv(e.info.environment);

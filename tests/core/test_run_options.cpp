@@ -87,9 +87,17 @@ TEST(RunOptions, TheEnvironmentIsReadOnceAndChecked) {
     EXPECT_FALSE(options.fusion);
     EXPECT_EQ(options.winograd, RunOptions::Choice::kAuto);
   }
-  EnvironmentVariable typo("DLCAFFE_FUSION", "of");
+  {
+    EnvironmentVariable typo("DLCAFFE_FUSION", "of");
+    const std::string error = ErrorOf([] { RunOptions::FromEnvironment(); });
+    EXPECT_NE(error.find("DLCAFFE_FUSION"), std::string::npos) << error;
+  }
+  // A variable an earlier version read names what replaced it.
+  EnvironmentVariable retired("DLCAFFE_ONNX_FUSION", "off");
   const std::string error = ErrorOf([] { RunOptions::FromEnvironment(); });
-  EXPECT_NE(error.find("DLCAFFE_FUSION"), std::string::npos) << error;
+  EXPECT_NE(error.find("DLCAFFE_ONNX_FUSION is no longer read: use DLCAFFE_GRAPH_PASSES=off"),
+            std::string::npos)
+      << error;
 }
 
 TEST(RunOptions, AListSetsSeveralAndRefusesWhatIsNotNameEqualsValue) {
