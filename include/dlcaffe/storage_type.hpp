@@ -1,9 +1,9 @@
 // How the values of a blob edge (the data and diff a layer writes and the
 // next reads) are stored on the device. Only 32-bit float today: every layer
 // reads and writes float, so every edge is float. Mixed precision (half and
-// bfloat16 edges) adds types here; the Net then gives each edge its type and
-// the layers that read or write an edge of another type ask for it (see the
-// storage notes in DESIGN.md's closing note of issue 27).
+// bfloat16 edges) adds types here; the execution plan gives each edge its
+// type (ExecutionPlan::edge_type) and converts where a layer cannot read or
+// write that type.
 #pragma once
 #include <cstddef>
 

@@ -99,12 +99,19 @@ class ExecutionPlan {
   // is skipped).
   bool masks_relu_diff_after(int layer) const { return masked_relu_.at(layer) >= 0; }
 
+  // How each blob edge of the net (by blob index) is stored: float32 for
+  // all today. Mixed precision adds a pass that gives edges half or
+  // bfloat16 where their producer and readers take it, and steps that
+  // convert where one of them does not; the blobs then follow these types.
+  StorageType edge_type(int blob) const { return edge_types_.at(blob); }
+
   // Carries over what the last forward folded (a rebuild at the same
   // layers keeps the backward it allows).
   void TakeForwardRecord(const ExecutionPlan& previous);
 
  private:
   std::vector<LayerFusion> fusions_;
+  std::vector<StorageType> edge_types_;
   // A folded channel affine's scale and shift, per layer that folds one.
   std::vector<std::shared_ptr<Blob>> affine_scale_, affine_shift_;
   // The last forward pass over each layer: skipped_[j], its forward was

@@ -121,6 +121,8 @@ TEST(ExecutionPlan, StepsFollowThePassRange) {
   // Ending at the BatchNorm: the fold would reach past it.
   EXPECT_EQ(plan.ForwardSteps(net, 0, Index(net, "bn"), false).size(), 3u);
   EXPECT_EQ(plan.ForwardSteps(net, 0, last, true).size(), net.layers().size());
+  for (size_t b = 0; b < net.blobs().size(); ++b)
+    EXPECT_EQ(plan.edge_type(static_cast<int>(b)), StorageType::kFloat32) << net.blob_names()[b];
 }
 
 TEST(ExecutionPlan, BackwardSkipsWhatTheLastForwardFolded) {
