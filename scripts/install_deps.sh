@@ -15,6 +15,7 @@ packages=(
   libonnx-dev libonnx-testdata
   python3 python3-pip python3-numpy python3-onnx python3-torch python3-torchvision
   python3-protobuf python3-matplotlib python3-pil graphviz
+  libhdf5-dev pybind11-dev python3-dev python3-pytest python3-h5py python3-pydot python3-skimage
   clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   ca-certificates wget

@@ -4,6 +4,7 @@
 #pragma once
 #include <CL/cl.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,9 @@ inline constexpr char kBlobTooLarge[] = "more than a blob may hold";
 
 class Context;
 
-class Blob {
+// Blobs that a shared_ptr owns hand out more owners (the Python bindings keep
+// the blobs a layer is given alive while Python holds them).
+class Blob : public std::enable_shared_from_this<Blob> {
  public:
   explicit Blob(Context& ctx);
   Blob(Context& ctx, const std::vector<int>& shape);

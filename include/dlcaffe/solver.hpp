@@ -96,9 +96,21 @@ class Solver {
   // Mean test outputs of the last TestAll() for test net i, by output index.
   const std::vector<float>& last_test_scores(int i) const { return test_scores_[i]; }
 
- protected:
-  // The solver-specific update of every learnable parameter.
+  // The solver-specific update of every learnable parameter from the
+  // gradients in their diffs, at the current iteration's learning rate
+  // (Step calls it; pycaffe's apply_update calls it alone).
   virtual void ApplyUpdate() = 0;
+
+  // Caffe's solver callbacks: in every iteration of Step, on_start runs
+  // before the forward passes (after any testing), on_gradients_ready after
+  // the backward passes, before the update. Either may be empty.
+  struct Callback {
+    std::function<void()> on_start;
+    std::function<void()> on_gradients_ready;
+  };
+  void add_callback(Callback callback) { callbacks_.push_back(std::move(callback)); }
+
+ protected:
   virtual void SnapshotSolverState(caffe::SolverState* state) = 0;
   virtual void RestoreSolverState(const caffe::SolverState& state) = 0;
   // Global L2 gradient norm clipping: the factor to scale gradients by (1 if
@@ -148,6 +160,7 @@ class Solver {
   std::function<SolverAction()> action_request_;
   bool requested_early_exit_ = false;
   ReplicaLink* link_ = nullptr;
+  std::vector<Callback> callbacks_;
 };
 
 // Solvers register by their `type` string, like layers.

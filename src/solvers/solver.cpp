@@ -198,6 +198,8 @@ void Solver::Step(int iters) {
         requested_early_exit_ = true;
       if (requested_early_exit_) break;
     }
+    for (const Callback& callback : callbacks_)
+      if (callback.on_start) callback.on_start();
     const bool display = is_root() && param_.display() && iter_ % param_.display() == 0;
     net_->set_debug_info(display && param_.debug_info());
     float loss = 0.f;
@@ -229,6 +231,8 @@ void Solver::Step(int iters) {
       display_start_iter = iter_;
       DisplayOutputs();
     }
+    for (const Callback& callback : callbacks_)
+      if (callback.on_gradients_ready) callback.on_gradients_ready();
     ApplyUpdate();
     if (param_.check_finite()) CheckParamsFinite(false, "after the update, the weights");
     ++iter_;

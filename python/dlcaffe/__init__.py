@@ -1,0 +1,24 @@
+"""dlcaffe: Caffe-style deep learning on OpenCL, from Python.
+
+pycaffe's API (`import caffe` is this module):
+
+    import caffe
+    net = caffe.Net('deploy.prototxt', caffe.TEST, weights='model.caffemodel')
+    net.blobs['data'].data[...] = images          # numpy, written in place
+    probs = net.forward()['prob']
+    solver = caffe.get_solver('solver.prototxt'); solver.step(100)
+
+See docs/python.md for the whole API and when arrays sync with the device.
+"""
+from ._dlcaffe import (Blob, BlobVec, Error, Net, Solver, TEST, TRAIN, __version__,
+                       current_device, devices, init_log, layer_type_list, set_device,
+                       set_mode_cpu, set_mode_gpu, set_random_seed, solver_type_list)
+from .pycaffe import (AdaDeltaSolver, AdaGradSolver, AdamSolver, AdamWSolver, Layer,
+                      NesterovSolver, RMSPropSolver, SGDSolver, get_solver)
+from . import proto
+from .proto import caffe_pb2
+from . import io
+from .net_spec import NetSpec, layers, params, to_proto
+from . import net_spec, coord_map, draw
+from .classifier import Classifier
+from .detector import Detector

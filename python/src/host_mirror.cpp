@@ -1,0 +1,110 @@
+#include "host_mirror.hpp"
+
+#include <pybind11/stl.h>
+
+#include "dlcaffe/context.hpp"
+
+namespace dlcaffe_python {
+
+// Host memory of one mirror; the numpy array's base owns it too, so that the
+// array stays valid after the mirror (and the blob) are gone.
+using HostMemory = std::vector<float>;
+
+struct HostMirrors::Mirror {
+  std::weak_ptr<dlcaffe::Buffer> buffer;
+  dlcaffe::Context* context = nullptr;
+  std::shared_ptr<HostMemory> memory;
+  py::array array;             // 1 reference here; more when the user holds it
+  bool stale = true;           // device work ran since the last download
+  bool maybe_written = false;  // handed out since the last upload
+
+  bool alive() const { return !buffer.expired(); }
+  bool held() const { return Py_REFCNT(array.ptr()) > 1; }
+  size_t bytes() const { return memory->size() * sizeof(float); }
+  void Download() {
+    context->Read(buffer.lock()->mem(), 0, bytes(), memory->data());
+    stale = false;
+  }
+  void Upload() { context->Write(buffer.lock()->mem(), 0, bytes(), memory->data()); }
+};
+
+HostMirrors& HostMirrors::Instance() {
+  // Never destroyed: arrays may be freed during interpreter shutdown, after
+  // static destructors would have run.
+  static HostMirrors* instance = new HostMirrors;
+  return *instance;
+}
+
+py::array HostMirrors::Array(dlcaffe::Blob& blob, bool diff) {
+  std::vector<py::ssize_t> shape(blob.shape().begin(), blob.shape().end());
+  if (blob.count() == 0) return py::array_t<float>(shape);
+  if (diff) blob.diff();  // a released diff is allocated again
+  const dlcaffe::BufferPtr& buffer = diff ? blob.diff_storage() : blob.data_storage();
+  const size_t count = static_cast<size_t>(blob.count());
+
+  auto it = mirrors_.find(buffer.get());
+  if (it != mirrors_.end()) {
+    Mirror& old = *it->second;
+    const bool same_buffer = old.buffer.lock() == buffer;
+    if (!same_buffer || old.memory->size() != count) {
+      // A new buffer at a freed one's address, or the blob's count changed:
+      // keep what the user wrote (while it fits), then start afresh.
+      if (same_buffer && old.maybe_written && !old.stale &&
+          old.bytes() <= buffer->bytes())
+        old.Upload();
+      mirrors_.erase(it);
+      it = mirrors_.end();
+    }
+  }
+  if (it == mirrors_.end()) {
+    auto mirror = std::make_shared<Mirror>();
+    mirror->buffer = buffer;
+    mirror->context = &blob.context();
+    mirror->memory = std::make_shared<HostMemory>(count);
+    auto* owner = new std::shared_ptr<HostMemory>(mirror->memory);
+    py::capsule base(owner, [](void* p) { delete static_cast<std::shared_ptr<HostMemory>*>(p); });
+    mirror->array = py::array_t<float>({static_cast<py::ssize_t>(count)},
+                                       {static_cast<py::ssize_t>(sizeof(float))},
+                                       mirror->memory->data(), base);
+    it = mirrors_.emplace(buffer.get(), std::move(mirror)).first;
+  }
+  Mirror& mirror = *it->second;
+  if (mirror.stale) mirror.Download();
+  mirror.maybe_written = true;
+  return mirror.array.attr("reshape")(py::tuple(py::cast(shape)));
+}
+
+void HostMirrors::Prune() {
+  for (auto it = mirrors_.begin(); it != mirrors_.end();)
+    it = it->second->alive() ? std::next(it) : mirrors_.erase(it);
+}
+
+void HostMirrors::Flush() {
+  Prune();
+  for (auto& [key, mirror] : mirrors_) {
+    if (mirror->maybe_written && !mirror->stale) mirror->Upload();
+    mirror->maybe_written = false;
+  }
+}
+
+void HostMirrors::Invalidate() {
+  Prune();
+  for (auto& [key, mirror] : mirrors_) {
+    mirror->stale = true;
+    mirror->maybe_written = false;
+    if (mirror->held()) {
+      mirror->Download();
+      mirror->maybe_written = true;
+    }
+  }
+}
+
+DeviceWork::~DeviceWork() {
+  try {
+    HostMirrors::Instance().Invalidate();
+  } catch (...) {
+    // A failed download after failed work: the work's own error matters.
+  }
+}
+
+}  // namespace dlcaffe_python
