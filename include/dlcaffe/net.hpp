@@ -31,7 +31,9 @@ class Net {
  public:
   // `param` is used as given (its state decides which layers are kept).
   Net(const caffe::NetParameter& param, Context& ctx);
-  // Reads a prototxt and sets the state to phase/level/stages.
+  // Reads a prototxt and sets the state to phase/level/stages. An .onnx
+  // model imported for TRAIN runs backward from its outputs' diffs (it has
+  // no loss layer): force_backward is set.
   Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx,
       int level = 0, const std::vector<std::string>& stages = {});
   ~Net();

@@ -66,6 +66,10 @@ Net::Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx, int
     options.dynamic_dimension_value = 1;
     OnnxModel model = ImportOnnx(prototxt_path, options);
     param.Swap(&model.net);
+    // An ONNX graph has no loss layer: training gradients start from diffs
+    // the caller sets on its outputs (net.backward(**diffs) in Python), so
+    // every layer runs backward, as under Caffe's force_backward.
+    if (phase == caffe::TRAIN) param.set_force_backward(true);
     if (!model.dynamic_inputs.empty()) {
       resolver = OnnxInputShapeResolver(prototxt_path, options);
       std::string names;
