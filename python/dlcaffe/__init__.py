@@ -11,10 +11,12 @@ pycaffe's API (`import caffe` is this module):
 See docs/python.md for the whole API and when arrays sync with the device.
 """
 from ._dlcaffe import (Blob, BlobVec, Error, Net, Solver, TEST, TRAIN, __version__,
-                       current_device, devices, init_log, layer_type_list, set_device,
+                       current_device, devices, init_log, layer_type_list, log, set_device,
                        set_mode_cpu, set_mode_gpu, set_random_seed, solver_type_list)
-from .pycaffe import (AdaDeltaSolver, AdaGradSolver, AdamSolver, AdamWSolver, Layer,
-                      NesterovSolver, RMSPropSolver, SGDSolver, get_solver)
+from .pycaffe import (NCCL, AdaDeltaSolver, AdaGradSolver, AdamSolver, AdamWSolver, Layer,
+                      NesterovSolver, RMSPropSolver, SGDSolver, Timer, get_solver, has_nccl,
+                      set_multiprocess, set_solver_count, set_solver_rank, solver_count,
+                      solver_rank)
 from . import proto
 from .proto import caffe_pb2
 from . import io

@@ -9,6 +9,7 @@ reshape, ...); values computed on the device are seen by the next read of
 device work. Reading costs no copy unless the device changed the blob since.
 """
 from collections import OrderedDict
+import time
 
 import numpy as np
 
@@ -278,3 +279,86 @@ class Layer(object):
         if any(propagate_down):
             raise NotImplementedError("%s defines no backward(), but the net needs "
                                       "gradients through it" % type(self).__name__)
+
+
+# ---- pycaffe's process settings for multi-GPU training, and its Timer ----
+
+_solver_count = 1
+_solver_rank = 0
+_multiprocess = False
+
+
+def has_nccl():
+    """False: dlcaffe trains on several devices through its own replicas
+    (dlcaffe train --device=0,1 or mpirun), not through NCCL from Python."""
+    return False
+
+
+def solver_count():
+    """How many solvers train together (pycaffe's setting; 1 unless set)."""
+    return _solver_count
+
+
+def set_solver_count(count):
+    global _solver_count
+    _solver_count = int(count)
+
+
+def solver_rank():
+    """This solver's rank among solver_count() (pycaffe's setting)."""
+    return _solver_rank
+
+
+def set_solver_rank(rank):
+    global _solver_rank
+    _solver_rank = int(rank)
+
+
+def set_multiprocess(multiprocess):
+    global _multiprocess
+    _multiprocess = bool(multiprocess)
+
+
+class NCCL(object):
+    """pycaffe's NCCL gradient exchange, which dlcaffe does not have: see
+    has_nccl() and docs/data-parallel.md for training on several devices."""
+
+    def __init__(self, solver=None, uid=None):
+        raise RuntimeError("caffe.NCCL: dlcaffe has no NCCL; train on several devices with "
+                           "`dlcaffe train --device=0,1` or mpirun (docs/data-parallel.md)")
+
+    @staticmethod
+    def new_uid():
+        raise RuntimeError("caffe.NCCL: dlcaffe has no NCCL (caffe.has_nccl() is False)")
+
+
+class Timer(object):
+    """pycaffe's Timer: start(), stop(), then ms, microseconds, seconds of
+    wall-clock time (device work from Python waits for the device, so it is
+    inside the interval)."""
+
+    def __init__(self):
+        self._start = None
+        self._elapsed = 0.0
+        self.running = False
+
+    def start(self):
+        self._start = time.perf_counter()
+        self.running = True
+
+    def stop(self):
+        if self.running:
+            self._elapsed = time.perf_counter() - self._start
+            self.running = False
+
+    @property
+    def seconds(self):
+        return self._elapsed
+
+    @property
+    def ms(self):
+        return self._elapsed * 1e3
+
+    @property
+    def microseconds(self):
+        return self._elapsed * 1e6

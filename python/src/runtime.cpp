@@ -97,6 +97,11 @@ void RouteLogging() {
   google::AddLogSink(&Lines());
 }
 
+bool& LogToStdout() {
+  static bool to_stdout = false;
+  return to_stdout;
+}
+
 }  // namespace
 
 dlcaffe::Context& CurrentContext() {
@@ -119,7 +124,7 @@ dlcaffe::Context& CurrentContext() {
 void FlushLog() {
   std::deque<std::string> lines = Lines().Take();
   if (lines.empty()) return;
-  py::object stderr_stream = py::module_::import("sys").attr("stderr");
+  py::object stderr_stream = py::module_::import("sys").attr(LogToStdout() ? "stdout" : "stderr");
   if (stderr_stream.is_none()) return;
   for (const std::string& line : lines) stderr_stream.attr("write")(line + "\n");
   if (py::hasattr(stderr_stream, "flush")) stderr_stream.attr("flush")();
@@ -195,10 +200,16 @@ void BindRuntime(py::module_& m) {
         "Every registered layer type.");
   m.def("solver_type_list", [] { return dlcaffe::SolverRegistry::Types(); },
         "Every registered solver type.");
-  m.def("init_log", [](int level) {
+  m.def("init_log", [](int level, bool to_stdout) {
     FLAGS_minloglevel = level;
-  }, py::arg("level") = 0,
-        "Shows log lines of this level and above (0 INFO, 1 WARNING, 2 ERROR) on sys.stderr.");
+    LogToStdout() = to_stdout;
+  }, py::arg("level") = 0, py::arg("stdout") = false,
+        "Shows log lines of this level and above (0 INFO, 1 WARNING, 2 ERROR) on "
+        "sys.stderr (sys.stdout with stdout=True).");
+  m.def("log", [](const std::string& message) {
+    LOG(INFO) << message;
+    FlushLog();
+  }, py::arg("message"), "Logs a line as dlcaffe's own lines are logged.");
   m.def("_flush_log", &FlushLog);
 }
 
