@@ -12,9 +12,10 @@
 #              builds (Release), packs every tool and test program with
 #              their libraries into .gpu/check.tar.xz (../shared/gpu/bundle.sh)
 #              and copies the MNIST files into .gpu/mnist (.gpu is ignored).
-#   GPU host:  bash scripts/gpu_check.sh run [tests] [nets] [transformers]
+#   GPU host:  bash scripts/gpu_check.sh run [tests] [python] [nets] [transformers]
 #              through the device tool, from the project's root, with .gpu
-#              carried: `run` with no part runs all three. Results and logs
+#              carried: `run` with no part runs all four (python: the
+#              device-driving pytest files, python.log). Results and logs
 #              go to $OUT (else ./gpu_check_out): summary.txt, tests.log,
 #              nets_1.log, nets_2.log, transformers_1.log, transformers_2.log.
 #              Exit status 0 only when everything passed.
@@ -48,7 +49,14 @@ pack() {
   for p in "$build"/tools/* "$build"/tests/test_* "$build"/examples/*/*; do
     [ -f "$p" ] && [ -x "$p" ] && programs+=("$p")
   done
-  bash "$root/../shared/gpu/bundle.sh" .gpu/check.tar.xz "${programs[@]}"
+  # The Python extension: bundle.sh puts it in lib/ with the libraries it needs.
+  bash "$root/../shared/gpu/bundle.sh" .gpu/check.tar.xz "${programs[@]}" \
+    "$build"/python/dlcaffe/_dlcaffe*.so
+  # The Python package without the extension, and pytest from Debian.
+  tar -C "$build" --exclude='_dlcaffe*.so' --exclude=__pycache__ -cJf .gpu/python.tar.xz python
+  (cd /usr/lib/python3/dist-packages &&
+     tar --exclude=__pycache__ -cJf "$root/.gpu/pytest.tar.xz" pytest _pytest pluggy iniconfig py py.py)
+  /usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])' > .gpu/python_version.txt
   git -C "$root" describe --always --dirty > .gpu/check_commit.txt
   # Where each program lies in the build tree (the bundle keeps names only).
   for p in "${programs[@]}"; do echo "${p#"$build"/}"; done > .gpu/check_paths.txt
@@ -120,6 +128,29 @@ run_tests() {
   [ "$failed" = 0 ]
 }
 
+# The Python tests that drive the device (nets, solvers, Python layers and
+# the arrays' sync), with the bundled extension, under poison, on the host's
+# python3 when it is the version the extension was built for.
+run_python() {
+  local pkg=/tmp/gpu/python
+  rm -rf "$pkg" /tmp/gpu/pytest && mkdir -p /tmp/gpu/pytest
+  tar -C /tmp/gpu -xJf .gpu/python.tar.xz
+  tar -C /tmp/gpu/pytest -xJf .gpu/pytest.tar.xz
+  cp /tmp/gpu/lib/_dlcaffe*.so "$pkg/dlcaffe/"
+  # The interpreter the extension was built for, if the host has it.
+  local python
+  python="$(command -v "$(cat .gpu/python_version.txt)" || command -v python3)"
+  local files="tests/python/test_blob_sync.py tests/python/test_net.py tests/python/test_solver.py tests/python/test_python_layer.py"
+  if PYTHONPATH="$pkg:/tmp/gpu/pytest" DLCAFFE_POISON=1 "$python" -m pytest -q -p no:cacheprovider \
+       $files > "$out/python.log" 2>&1; then
+    echo "python: $(tail -n 1 "$out/python.log") ($("$python" --version))" | tee -a "$summary"
+  else
+    echo "python: FAILED ($("$python" --version), extension for $(cat .gpu/python_version.txt)): $(tail -n 1 "$out/python.log")" | tee -a "$summary"
+    grep -E '^(FAILED|ERROR|E )' "$out/python.log" | head -n 40 | sed 's/^/  /' | tee -a "$summary"
+    return 1
+  fi
+}
+
 run_nets() {
   local dir=/tmp/gpu/torchvision nets="${NETS:-}"
   rm -rf "$dir"
@@ -173,14 +204,15 @@ case "$mode" in
       env | grep -E '^DLCAFFE_' | grep -vE 'BUILD_DIR|SOURCE_DIR|PYTHON' || echo "switches: all at their defaults"
     } | tee -a "$summary"
     parts=("$@")
-    [ ${#parts[@]} -gt 0 ] || parts=(tests nets transformers)
+    [ ${#parts[@]} -gt 0 ] || parts=(tests python nets transformers)
     status=0
     for part in "${parts[@]}"; do
       case "$part" in
         tests) run_tests || status=1 ;;
         nets) run_nets || status=1 ;;
         transformers) run_transformers || status=1 ;;
-        *) echo "gpu_check: unknown part '$part' (tests, nets, transformers)" >&2; exit 2 ;;
+        python) run_python || status=1 ;;
+        *) echo "gpu_check: unknown part '$part' (tests, nets, transformers, python)" >&2; exit 2 ;;
       esac
     done
     echo "gpu_check: $([ $status = 0 ] && echo CLEAN || echo FAILURES)" | tee -a "$summary"

@@ -150,11 +150,11 @@ def test_solver_classes_force_their_type_and_get_solver_reads_it(write_file, tmp
     assert solver.param.type == "Adam" and solver.param.base_lr == pytest.approx(0.1)
 
 
-def test_solve_trains_to_max_iter_and_logs_like_caffe(write_file, tmp_path, capfd):
+def test_solve_trains_to_max_iter_and_logs_like_caffe(write_file, tmp_path, capsys):
     solver, _ = make_solver(write_file, tmp_path)
     solver.solve()
     assert solver.iter == 4
-    err = capfd.readouterr().err
+    err = capsys.readouterr().err  # through sys.stderr: a notebook shows it
     assert "Iteration 0" in err and "Optimization Done." in err
 
 
