@@ -12,6 +12,7 @@ Usage: draw_net.py NET.prototxt OUT.png|svg|pdf|dot [--rankdir LR|TB|BT|RL]
 .dot writes the graph text; other extensions are rendered by Graphviz `dot`.
 """
 import argparse
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -20,11 +21,30 @@ from caffe_proto import load_caffe_pb2
 from user_error import UserError, run_main
 
 RENDERED_FORMATS = ("png", "svg", "pdf")
-LAYER_COLORS = {"Convolution": "#FF5050", "Deconvolution": "#FF5050", "Pooling": "#FF9900",
-                "InnerProduct": "#CC33FF"}
-DEFAULT_LAYER_COLOR = "#6495ED"
-IN_PLACE_LAYER_COLOR = "#90EE90"
-BLOB_COLOR = "#E0E0E0"
+
+
+def load_draw():
+    """The drawing functions, python/dlcaffe/draw.py (pycaffe's caffe.draw),
+    loaded from its file: from this source tree, else from where the dlcaffe
+    package is installed. The package itself is not imported, so drawing
+    needs neither its compiled extension nor pydot."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.path.join(here, "..", "..", "python", "dlcaffe", "draw.py")]
+    try:
+        spec = importlib.util.find_spec("dlcaffe")  # finds it without running it
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        candidates += [os.path.join(folder, "draw.py")
+                       for folder in spec.submodule_search_locations]
+    for path in candidates:
+        if os.path.isfile(path):
+            spec = importlib.util.spec_from_file_location("dlcaffe_draw", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise UserError("cannot find dlcaffe's draw.py (looked in %s)" % ", ".join(
+        os.path.normpath(c) for c in candidates))
 
 
 def read_net(path, caffe_pb2):
@@ -49,139 +69,6 @@ def read_net(path, caffe_pb2):
         raise UserError("%s uses the old V1 'layers' format: upgrade it with "
                         "upgrade_net_proto_text first" % path)
     return net
-
-
-def state_meets_rule(state, rule):
-    """Caffe's NetStateRule test."""
-    if rule.HasField("phase") and rule.phase != state["phase"]:
-        return False
-    if rule.HasField("min_level") and state["level"] < rule.min_level:
-        return False
-    if rule.HasField("max_level") and state["level"] > rule.max_level:
-        return False
-    return (all(s in state["stages"] for s in rule.stage) and
-            not any(s in state["stages"] for s in rule.not_stage))
-
-
-def layer_included(layer, state):
-    """Whether the net built for `state` has `layer` (always, for state None)."""
-    if layer.include and layer.exclude:
-        raise UserError("layer '%s' has both include and exclude rules" % layer.name)
-    if state is None:
-        return True
-    if layer.include:
-        return any(state_meets_rule(state, rule) for rule in layer.include)
-    return not any(state_meets_rule(state, rule) for rule in layer.exclude)
-
-
-def spatial(values, h, w, default):
-    """A kernel/stride/pad setting as text: 'k', 'HxW' or the default."""
-    if h is not None and w is not None:
-        return "%dx%d" % (h, w)
-    values = list(values)
-    if not values:
-        return str(default)
-    return "x".join(str(v) for v in values) if len(set(values)) > 1 else str(values[0])
-
-
-def optional_field(message, name):
-    return getattr(message, name) if message.HasField(name) else None
-
-
-def key_params(layer):
-    """The lines under a layer's name and type."""
-    if layer.type in ("Convolution", "Deconvolution"):
-        p = layer.convolution_param
-        return ["num_output: %d" % p.num_output,
-                "kernel size: " + spatial(p.kernel_size, optional_field(p, "kernel_h"),
-                                          optional_field(p, "kernel_w"), "?"),
-                "stride: " + spatial(p.stride, optional_field(p, "stride_h"),
-                                     optional_field(p, "stride_w"), 1),
-                "pad: " + spatial(p.pad, optional_field(p, "pad_h"),
-                                  optional_field(p, "pad_w"), 0)]
-    if layer.type == "Pooling":
-        p = layer.pooling_param
-        if p.global_pooling:
-            return ["global"]
-        kernel = [p.kernel_size] if p.HasField("kernel_size") else []
-        return ["kernel size: " + spatial(kernel, optional_field(p, "kernel_h"),
-                                          optional_field(p, "kernel_w"), "?"),
-                "stride: " + spatial([p.stride], optional_field(p, "stride_h"),
-                                     optional_field(p, "stride_w"), 1),
-                "pad: " + spatial([p.pad], optional_field(p, "pad_h"),
-                                  optional_field(p, "pad_w"), 0)]
-    if layer.type == "InnerProduct":
-        return ["num_output: %d" % layer.inner_product_param.num_output]
-    return []
-
-
-def layer_type_text(layer, caffe_pb2):
-    if layer.type == "Pooling":
-        pool = caffe_pb2.PoolingParameter.PoolMethod.Name(layer.pooling_param.pool)
-        return "(%s Pooling)" % pool
-    return "(%s)" % layer.type
-
-
-def top_edge_label(layer):
-    """Caffe's label on the edges from a layer to its tops."""
-    if layer.type == "Data":
-        return "Batch %d" % layer.data_param.batch_size
-    if layer.type in ("Convolution", "Deconvolution"):
-        return str(layer.convolution_param.num_output)
-    if layer.type == "InnerProduct":
-        return str(layer.inner_product_param.num_output)
-    return ""
-
-
-def quote(text):
-    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def record_label(lines, separator):
-    """A record-shaped node's label: the lines joined by `separator` (a DOT
-    escape), with the characters records reserve escaped."""
-    escaped = []
-    for line in lines:
-        for ch in '\\"{}|<>':
-            line = line.replace(ch, "\\" + ch)
-        escaped.append(line)
-    return '"%s"' % separator.join(escaped)
-
-
-def net_to_dot(net, caffe_pb2, rankdir, state, title):
-    # Vertical graphs have room across, horizontal ones down (Caffe's choice).
-    separator = " " if rankdir in ("TB", "BT") else "\\n"
-    out = ["digraph %s {" % quote(net.name or "net"),
-           "  rankdir=%s;" % rankdir,
-           "  label=%s; labelloc=t;" % quote(title),
-           '  node [fontname="Helvetica", fontsize=10];',
-           '  edge [fontname="Helvetica", fontsize=9];']
-    blobs = []
-    edges = []
-    for index, layer in enumerate(net.layer):
-        if not layer_included(layer, state):
-            continue
-        node = "layer_%d" % index
-        in_place = len(layer.bottom) == 1 and list(layer.bottom) == list(layer.top)
-        color = IN_PLACE_LAYER_COLOR if in_place else LAYER_COLORS.get(layer.type,
-                                                                        DEFAULT_LAYER_COLOR)
-        lines = [layer.name, layer_type_text(layer, caffe_pb2)] + key_params(layer)
-        out.append('  %s [shape=record, style=filled, fillcolor="%s", label=%s];' % (
-            node, color, record_label(lines, separator)))
-        for bottom in layer.bottom:
-            edges.append((quote("blob_" + bottom), node, ""))
-            blobs.append(bottom)
-        for top in layer.top:
-            edges.append((node, quote("blob_" + top), top_edge_label(layer)))
-            blobs.append(top)
-    for blob in dict.fromkeys(blobs):  # each once, in first-use order
-        out.append('  %s [shape=octagon, style=filled, fillcolor="%s", label=%s];' % (
-            quote("blob_" + blob), BLOB_COLOR, quote(blob)))
-    for source, target, label in edges:
-        out.append("  %s -> %s%s;" % (source, target,
-                                       " [label=%s]" % quote(label) if label else ""))
-    out.append("}")
-    return "\n".join(out) + "\n"
 
 
 def render(dot_text, out_path, fmt):
@@ -219,7 +106,11 @@ def main():
         state = {"phase": caffe_pb2.Phase.Value(args.phase), "level": args.level,
                  "stages": args.stage}
     title = "%s (%s)" % (net.name or os.path.basename(args.input_net_proto_file), args.phase)
-    dot_text = net_to_dot(net, caffe_pb2, args.rankdir, state, title)
+    draw = load_draw()
+    try:
+        dot_text = draw.net_to_dot(net, args.rankdir, state, title)
+    except ValueError as error:  # a layer with both include and exclude rules
+        raise UserError(str(error))
     if fmt == "dot":
         try:
             with open(args.output_image_file, "w") as f:
