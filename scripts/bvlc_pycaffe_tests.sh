@@ -26,27 +26,36 @@ fb144bd14d46d5d480c0dbfe30a448336b68af1cdcfc0e00afeae8309a29c96e  test_python_la
 c4441ca8066e8d0533e56bf0ce631b8f1100c710a0ff902ec78e67c32e72b9fe  test_python_layer_with_param_str.py
 a1e9cff0120774365560658f3553fbd13a130232525e519c47303b365a347be7  test_solver.py"
 
-tests="$(mktemp -d "${TMPDIR:-/tmp}/bvlc_pycaffe_tests.XXXXXX")"
-trap 'rm -rf "$tests"' EXIT
+# Caffe's layout: the tests in python/caffe/test, models/ and examples/ three
+# folders up (test_draw draws every prototxt there: Caffe's own from a
+# checkout, dlcaffe's otherwise).
+work="$(mktemp -d "${TMPDIR:-/tmp}/bvlc_pycaffe_tests.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+tests="$work/python/caffe/test"
+mkdir -p "$tests"
+names=$(echo "$checksums" | awk '{print $2}')
 if [ $# -gt 0 ] && [ -d "$1" ]; then
   checkout="$1"; shift
-  for name in $(echo "$checksums" | awk '{print $2}'); do
-    if [ -d "$checkout/python/caffe/test" ]; then
-      cp "$checkout/python/caffe/test/$name" "$tests/"
-    else  # a bare repository
+  if [ -d "$checkout/python/caffe/test" ]; then
+    for name in $names; do cp "$checkout/python/caffe/test/$name" "$tests/"; done
+    cp -r "$checkout/models" "$checkout/examples" "$work/"
+  else  # a bare repository
+    for name in $names; do
       git --git-dir="$checkout" show "$commit:python/caffe/test/$name" > "$tests/$name"
-    fi
-  done
+    done
+    git --git-dir="$checkout" archive "$commit" models examples | tar -x -C "$work"
+  fi
 else
   if [ ! -f "$cache/complete" ]; then
     mkdir -p "$cache"
-    for name in $(echo "$checksums" | awk '{print $2}'); do
+    for name in $names; do
       wget -q -O "$cache/$name" \
         "https://raw.githubusercontent.com/BVLC/caffe/$commit/python/caffe/test/$name"
     done
     touch "$cache/complete"
   fi
   cp "$cache"/test_*.py "$tests/"
+  cp -r "$root/models" "$root/examples" "$work/"
 fi
 (cd "$tests" && echo "$checksums" | sha256sum --check --quiet) ||
   { echo "bvlc_pycaffe_tests: the test files differ from Caffe's commit $commit" >&2; exit 1; }
