@@ -124,7 +124,8 @@ class Net {
   void ShareWeights();
   // Weights in Caffe's legacy V0/V1 `layers` format are upgraded first.
   void CopyTrainedLayersFrom(const caffe::NetParameter& param);
-  // A binary .caffemodel (or a text NetParameter with blobs), legacy or not.
+  // A binary .caffemodel (or a text NetParameter with blobs), legacy or not,
+  // or Caffe's HDF5 weights (net_hdf5.hpp), told by the file's signature.
   void CopyTrainedLayersFrom(const std::string& path);
   void ToProto(caffe::NetParameter* param, bool write_diff = false) const;
 

@@ -54,9 +54,10 @@ class Solver {
   // One training iteration without reading anything back to the host (no
   // loss, no display, no tests, no snapshots): what a benchmark times.
   void StepWithoutSync();
-  // Restores iteration, weights and the solver's history from a .solverstate.
+  // Restores iteration, weights and the solver's history from a .solverstate
+  // (or Caffe's HDF5 .solverstate.h5, told by its signature).
   void Restore(const std::string& state_file);
-  // Reads a .solverstate; returns the path of the weights it names (as
+  // Reads a .solverstate (or .solverstate.h5); returns the path of the weights it names (as
   // written, else beside the state file), or "" if it names none.
   static std::string ReadSnapshot(const std::string& state_file, caffe::SolverState* state);
   // Writes <prefix>_iter_N.caffemodel, then <prefix>_iter_N.solverstate,
@@ -66,7 +67,8 @@ class Solver {
   // with complete weights of its own iteration: at worst the newest
   // .caffemodel has no .solverstate yet (it is complete and usable as
   // --weights). A failed write throws dlcaffe::Error naming the file and the
-  // system's reason.
+  // system's reason. With snapshot_format: HDF5 the files are Caffe's
+  // .caffemodel.h5 (net_hdf5.hpp) and .solverstate.h5, written the same way.
   void Snapshot();
   // Runs every test net once over its test_iter batches.
   void TestAll();

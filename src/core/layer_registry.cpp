@@ -24,8 +24,7 @@ std::unique_ptr<Layer> LayerRegistry::Create(const caffe::LayerParameter& param,
   auto it = registry.find(param.type());
   // Caffe layer types that dlcaffe does not provide (yet): say so plainly
   // rather than calling them unknown.
-  static const char* const kNotSupportedYet[] = {"HDF5Data", "HDF5Output", "WindowData",
-                                                 "Python"};
+  static const char* const kNotSupportedYet[] = {"WindowData", "Python"};
   for (const char* type : kNotSupportedYet)
     DLC_REQUIRE(it != registry.end() || param.type() != type,
                 "layer '" << param.name() << "': Caffe's " << type

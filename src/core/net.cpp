@@ -11,6 +11,7 @@
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
+#include "dlcaffe/net_hdf5.hpp"
 #include "core/execution_plan.hpp"
 #include "core/memory_plan.hpp"
 #include "passes/net_pass.hpp"
@@ -694,6 +695,12 @@ bool LooksLikeText(const std::string& path) {
 }  // namespace
 
 void Net::CopyTrainedLayersFrom(const std::string& path) {
+  // Caffe's HDF5 weights (.caffemodel.h5), told by their signature rather
+  // than their name.
+  if (IsHdf5File(path)) {
+    LoadNetHdf5(*this, path);
+    return;
+  }
   caffe::NetParameter param;
   // .caffemodel files are binary; accept a text NetParameter too.
   try {

@@ -20,6 +20,8 @@
 
 #include "dlcaffe/data/data_state.hpp"
 #include "dlcaffe/io.hpp"
+#include "dlcaffe/net_hdf5.hpp"
+#include "solvers/solver_state_hdf5.hpp"
 
 namespace dlcaffe {
 
@@ -59,7 +61,9 @@ void RemoveStaleSnapshotTemporaries(const std::string& prefix) {
     const size_t tmp = name.find(".tmp.");
     if (tmp == std::string::npos) continue;
     const std::string ext = name.substr(0, tmp);
-    if (!EndsWith(ext, ".caffemodel") && !EndsWith(ext, ".solverstate")) continue;
+    if (!EndsWith(ext, ".caffemodel") && !EndsWith(ext, ".solverstate") &&
+        !EndsWith(ext, ".caffemodel.h5") && !EndsWith(ext, ".solverstate.h5"))
+      continue;
     const long pid = std::strtol(name.c_str() + tmp + 5, nullptr, 10);
     if (pid <= 0 || pid == getpid() || (kill(pid, 0) == 0 || errno == EPERM)) continue;
     const std::string path = dir + "/" + name;
@@ -100,8 +104,9 @@ void Solver::CheckSnapshotWritePermissions() {
 }
 
 void Solver::Snapshot() {
-  DLC_REQUIRE(param_.snapshot_format() == caffe::SolverParameter_SnapshotFormat_BINARYPROTO,
-              "snapshot_format HDF5 is not supported yet; use BINARYPROTO");
+  // Caffe's two formats: binary protos, or HDF5 (.caffemodel.h5 and
+  // .solverstate.h5), each file written atomically either way.
+  const bool hdf5 = param_.snapshot_format() == caffe::SolverParameter_SnapshotFormat_HDF5;
   // Replicas: the root writes the snapshot, with every replica's data
   // positions and generators.
   std::vector<std::string> replica_states;
@@ -112,12 +117,16 @@ void Solver::Snapshot() {
     if (!is_root()) return;
   }
   // The weights first, then the state that names them (see solver.hpp).
-  const std::string model_file = SnapshotFilename(".caffemodel");
-  LOG(INFO) << "Snapshotting to binary proto file " << model_file;
-  caffe::NetParameter net_param;
-  net_->ToProto(&net_param, param_.snapshot_diff());
+  const std::string model_file = SnapshotFilename(hdf5 ? ".caffemodel.h5" : ".caffemodel");
+  LOG(INFO) << "Snapshotting to " << (hdf5 ? "HDF5" : "binary proto") << " file " << model_file;
   try {
-    WriteProtoToBinaryFile(net_param, model_file);
+    if (hdf5) {
+      SaveNetHdf5(*net_, model_file, param_.snapshot_diff());
+    } else {
+      caffe::NetParameter net_param;
+      net_->ToProto(&net_param, param_.snapshot_diff());
+      WriteProtoToBinaryFile(net_param, model_file);
+    }
   } catch (const Error& e) {
     DLC_FAIL("snapshot at iteration " << iter_ << " failed: " << e.what()
                                       << ". Earlier snapshots are intact.");
@@ -138,10 +147,14 @@ void Solver::Snapshot() {
   } else {
     SnapshotRunState(&state);
   }
-  const std::string state_file = SnapshotFilename(".solverstate");
-  LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;
+  const std::string state_file = SnapshotFilename(hdf5 ? ".solverstate.h5" : ".solverstate");
+  LOG(INFO) << "Snapshotting solver state to " << (hdf5 ? "HDF5" : "binary proto") << " file "
+            << state_file;
   try {
-    WriteProtoToBinaryFile(state, state_file);
+    if (hdf5)
+      WriteSolverStateHdf5(state, state_file);
+    else
+      WriteProtoToBinaryFile(state, state_file);
   } catch (const Error& e) {
     DLC_FAIL("snapshot at iteration " << iter_ << " failed: " << e.what() << ". "
                                       << model_file
@@ -151,7 +164,10 @@ void Solver::Snapshot() {
 }
 
 std::string Solver::ReadSnapshot(const std::string& state_file, caffe::SolverState* state) {
-  ReadProtoFromBinaryFile(state_file, state);
+  if (IsHdf5File(state_file))
+    ReadSolverStateHdf5(state_file, state);
+  else
+    ReadProtoFromBinaryFile(state_file, state);
   if (!state->has_learned_net()) return "";
   // Caffe stores the weights' path as written; try it as given, then next to
   // the state file.

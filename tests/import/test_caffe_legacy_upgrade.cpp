@@ -270,7 +270,7 @@ TEST(CaffeLegacyUpgrade, EveryV1TypeMapsToItsV2Name) {
   ASSERT_EQ(enum_type->value_count(), static_cast<int>(expected.size()));
   // Layers dlcaffe does not have (yet): they upgrade, Net construction then
   // reports them as unknown.
-  const std::set<std::string> not_registered = {"", "HDF5Data", "HDF5Output", "WindowData"};
+  const std::set<std::string> not_registered = {"", "WindowData"};
   for (int i = 0; i < enum_type->value_count(); ++i) {
     const auto* value = enum_type->value(i);
     ASSERT_TRUE(expected.count(value->name())) << value->name();
@@ -638,14 +638,14 @@ TEST(CaffeLegacyUpgrade, V0ProblemsNameTheFileAndTheLayer) {
 }
 
 TEST(CaffeLegacyUpgrade, LayersDlcaffeLacksUpgradeThenFailAsUnknown) {
-  const std::string path = WriteTemp("hdf5.prototxt", R"(
-    layers { name: "h5" type: HDF5_DATA top: "data" hdf5_data_param { source: "x" batch_size: 1 } })");
+  const std::string path = WriteTemp("window.prototxt", R"(
+    layers { name: "win" type: WINDOW_DATA top: "data" window_data_param { source: "x" batch_size: 1 } })");
   try {
     Net net(path, caffe::TEST, TestContext());
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_TRUE(Has(e.what(), "layer 'h5'")) << e.what();
-    EXPECT_TRUE(Has(e.what(), "HDF5Data layer is not supported")) << e.what();
+    EXPECT_TRUE(Has(e.what(), "layer 'win'")) << e.what();
+    EXPECT_TRUE(Has(e.what(), "WindowData layer is not supported")) << e.what();
   }
 }
 
