@@ -7,6 +7,7 @@
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/memory_data_layer.hpp"
 #include "dlcaffe/net.hpp"
+#include "dlcaffe/net_hdf5.hpp"
 #include "host_mirror.hpp"
 #include "python_layer.hpp"
 #include "runtime.hpp"
@@ -214,6 +215,15 @@ current device:
         dlcaffe::WriteProtoToBinaryFile(param, PathArgument(path, "filename"));
       }, py::arg("filename"), py::arg("write_diff") = false,
          "Writes the net with its weights as a binary .caffemodel (atomically).")
+      .def("save_hdf5", [](const Net& n, const py::object& path, bool write_diff) {
+        DeviceWork work;
+        dlcaffe::SaveNetHdf5(n, PathArgument(path, "filename"), write_diff);
+      }, py::arg("filename"), py::arg("write_diff") = false,
+         "Writes the weights (and with write_diff their diffs) in Caffe's HDF5 layout, atomically.")
+      .def("load_hdf5", [](Net& n, const py::object& path) {
+        DeviceWork work;
+        dlcaffe::LoadNetHdf5(n, PathArgument(path, "filename"));
+      }, py::arg("filename"), "Loads weights by layer name from Caffe's HDF5 layout.")
       .def("_to_proto_bytes", [](const Net& n, bool write_diff) {
         DeviceWork work;
         caffe::NetParameter param;

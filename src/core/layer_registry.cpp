@@ -24,7 +24,13 @@ std::unique_ptr<Layer> LayerRegistry::Create(const caffe::LayerParameter& param,
   auto it = registry.find(param.type());
   // Caffe layer types that dlcaffe does not provide (yet): say so plainly
   // rather than calling them unknown.
-  static const char* const kNotSupportedYet[] = {"WindowData", "Python"};
+  // Python layers register when the Python package is imported: a net that
+  // has one runs from Python.
+  DLC_REQUIRE(it != registry.end() || param.type() != "Python",
+              "layer '" << param.name() << "': Python layers run when the net is built from "
+                           "Python (import caffe; caffe.Net or caffe.get_solver, docs/python.md), "
+                           "not by the dlcaffe tools");
+  static const char* const kNotSupportedYet[] = {"WindowData"};
   for (const char* type : kNotSupportedYet)
     DLC_REQUIRE(it != registry.end() || param.type() != type,
                 "layer '" << param.name() << "': Caffe's " << type
