@@ -11,10 +11,12 @@ BUILD_DIR = os.environ.get("DLCAFFE_BUILD_DIR", os.path.join(SOURCE_DIR, "build"
 
 
 def mnist_dir():
-    """The four MNIST files: $MNIST_DIR, else ../shared/data/mnist."""
+    """The four MNIST files (gzipped or not): $MNIST_DIR, else ../shared/data/mnist."""
     for candidate in (os.environ.get("MNIST_DIR"),
                       os.path.join(SOURCE_DIR, "..", "shared", "data", "mnist")):
-        if candidate and os.path.exists(os.path.join(candidate, "train-images-idx3-ubyte")):
+        if candidate and any(os.path.exists(os.path.join(candidate, name))
+                             for name in ("train-images-idx3-ubyte",
+                                          "train-images-idx3-ubyte.gz")):
             return candidate
     pytest.fail("MNIST not found: set MNIST_DIR or put it in ../shared/data/mnist")
 
