@@ -15,6 +15,24 @@ from ._dlcaffe import TEST, Net
 __all__ = ["Classifier"]
 
 
+def input_transformer(net, mean, input_scale, raw_scale, channel_swap):
+    """pycaffe's Transformer for a net's first input, as Classifier and
+    Detector set it up: transpose (2, 0, 1), then the given channel_swap,
+    raw_scale, mean and input_scale (each only if given)."""
+    in_ = net.inputs[0]
+    transformer = caffe_io.Transformer({in_: net.blobs[in_].data.shape})
+    transformer.set_transpose(in_, (2, 0, 1))
+    if mean is not None:
+        transformer.set_mean(in_, mean)
+    if input_scale is not None:
+        transformer.set_input_scale(in_, input_scale)
+    if raw_scale is not None:
+        transformer.set_raw_scale(in_, raw_scale)
+    if channel_swap is not None:
+        transformer.set_channel_swap(in_, channel_swap)
+    return transformer
+
+
 class Classifier(Net):
     """A Net (made for caffe.TEST from model_file and pretrained_file) with
     a caffe.io.Transformer for its first input: transpose (2, 0, 1), then
@@ -26,16 +44,7 @@ class Classifier(Net):
                  input_scale=None, raw_scale=None, channel_swap=None):
         Net.__init__(self, model_file, pretrained_file, TEST)
         in_ = self.inputs[0]
-        self.transformer = caffe_io.Transformer({in_: self.blobs[in_].data.shape})
-        self.transformer.set_transpose(in_, (2, 0, 1))
-        if mean is not None:
-            self.transformer.set_mean(in_, mean)
-        if input_scale is not None:
-            self.transformer.set_input_scale(in_, input_scale)
-        if raw_scale is not None:
-            self.transformer.set_raw_scale(in_, raw_scale)
-        if channel_swap is not None:
-            self.transformer.set_channel_swap(in_, channel_swap)
+        self.transformer = input_transformer(self, mean, input_scale, raw_scale, channel_swap)
         self.crop_dims = np.array(self.blobs[in_].data.shape[2:])
         if image_dims is None or len(image_dims) == 0:
             image_dims = self.crop_dims
