@@ -14,8 +14,11 @@
 #              and copies the MNIST files into .gpu/mnist (.gpu is ignored).
 #   GPU host:  bash scripts/gpu_check.sh run [tests] [python] [nets] [transformers]
 #              through the device tool, from the project's root, with .gpu
-#              carried: `run` with no part runs all four (python: the
-#              device-driving pytest files, python.log). Results and logs
+#              carried: `run` with no part runs the first three.
+#   python:    bash scripts/gpu_check.sh pack-python here, then
+#              `bash scripts/gpu_check.sh run python` there with .gpu-python
+#              carried (alone: both bundles pass the tool's 64 MiB): the
+#              device-driving pytest files under Debian's interpreter. Results and logs
 #              go to $OUT (else ./gpu_check_out): summary.txt, tests.log,
 #              nets_1.log, nets_2.log, transformers_1.log, transformers_2.log.
 #              Exit status 0 only when everything passed.
@@ -49,14 +52,7 @@ pack() {
   for p in "$build"/tools/* "$build"/tests/test_* "$build"/examples/*/*; do
     [ -f "$p" ] && [ -x "$p" ] && programs+=("$p")
   done
-  # The Python extension: bundle.sh puts it in lib/ with the libraries it needs.
-  bash "$root/../shared/gpu/bundle.sh" .gpu/check.tar.xz "${programs[@]}" \
-    "$build"/python/dlcaffe/_dlcaffe*.so
-  # The Python package without the extension, and pytest from Debian.
-  tar -C "$build" --exclude='_dlcaffe*.so' --exclude=__pycache__ -cJf .gpu/python.tar.xz python
-  (cd /usr/lib/python3/dist-packages &&
-     tar --exclude=__pycache__ -cJf "$root/.gpu/pytest.tar.xz" pytest _pytest pluggy iniconfig py py.py)
-  /usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])' > .gpu/python_version.txt
+  bash "$root/../shared/gpu/bundle.sh" .gpu/check.tar.xz "${programs[@]}"
   git -C "$root" describe --always --dirty > .gpu/check_commit.txt
   # Where each program lies in the build tree (the bundle keeps names only).
   for p in "${programs[@]}"; do echo "${p#"$build"/}"; done > .gpu/check_paths.txt
@@ -67,6 +63,29 @@ pack() {
   bash scripts/onnx_node_tests.sh --fetch > /dev/null
   tar -C "${XDG_CACHE_HOME:-$HOME/.cache}/dlcaffe" -cJf .gpu/onnx_node_1.17.tar.xz onnx-1.17.0
   du -sh .gpu
+}
+
+# The Python half, on its own (with the programs' bundle both would pass the
+# device tool's 64 MiB): the GPU host's python3 is another version than the
+# Debian one the extension is built for, so Debian's interpreter goes along,
+# with its standard library, numpy, protobuf and pytest. Into .gpu-python.
+pack_python() {
+  bash scripts/build.sh
+  local build="${DLCAFFE_BUILD_DIR:-$root/build}" dir=.gpu-python
+  local python=python3.11 site=/usr/lib/python3/dist-packages
+  rm -rf "$dir" && mkdir -p "$dir"
+  bash "$root/../shared/gpu/bundle.sh" "$dir/bundle.tar.xz" "/usr/bin/$python" \
+    "$build"/python/dlcaffe/_dlcaffe*.so $(find "$site/numpy" -name '*.so')
+  tar -C /usr/lib --exclude=__pycache__ --exclude="$python/test" --exclude="$python/idlelib" \
+    --exclude="$python/tkinter" --exclude="$python/ensurepip" --exclude="$python/lib2to3" \
+    -cJf "$dir/stdlib.tar.xz" "$python"
+  tar -C "$site" --exclude=__pycache__ --exclude='*.so' -cJf "$dir/site.tar.xz" \
+    numpy google/protobuf pytest _pytest pluggy iniconfig py py.py attr attrs packaging
+  tar -C "$build" --exclude=__pycache__ -cJf "$dir/package.tar.xz" python/dlcaffe python/caffe
+  echo "$python" > "$dir/python.txt"
+  (cd "$site" && find numpy -name '*.so') > "$dir/numpy_so.txt"
+  git -C "$root" describe --always --dirty > "$dir/commit.txt"
+  du -sh "$dir"
 }
 
 # The programs' layout that the tests expect: $build/tools/X and
@@ -129,23 +148,27 @@ run_tests() {
 }
 
 # The Python tests that drive the device (nets, solvers, Python layers and
-# the arrays' sync), with the bundled extension, under poison, on the host's
-# python3 when it is the version the extension was built for.
+# the arrays' sync), under poison, with Debian's interpreter and the
+# extension from .gpu-python (pack-python); python.log.
 run_python() {
-  local pkg=/tmp/gpu/python
-  rm -rf "$pkg" /tmp/gpu/pytest && mkdir -p /tmp/gpu/pytest
-  tar -C /tmp/gpu -xJf .gpu/python.tar.xz
-  tar -C /tmp/gpu/pytest -xJf .gpu/pytest.tar.xz
-  cp /tmp/gpu/lib/_dlcaffe*.so "$pkg/dlcaffe/"
-  # The interpreter the extension was built for, if the host has it.
-  local python
-  python="$(command -v "$(cat .gpu/python_version.txt)" || command -v python3)"
+  local top=/tmp/gpu-python python
+  python="$(cat .gpu-python/python.txt)"
+  rm -rf "$top" && mkdir -p "$top/home/lib" "$top/site"
+  tar -C "$top" -xJf .gpu-python/bundle.tar.xz
+  tar -C "$top/home/lib" -xJf .gpu-python/stdlib.tar.xz
+  tar -C "$top/site" -xJf .gpu-python/site.tar.xz
+  tar -C "$top" -xJf .gpu-python/package.tar.xz
+  # The compiled parts bundle.sh put in lib/ go back beside their modules.
+  while read -r so; do cp "$top/gpu/lib/$(basename "$so")" "$top/site/$so"; done < .gpu-python/numpy_so.txt
+  cp "$top"/gpu/lib/_dlcaffe*.so "$top/python/dlcaffe/"
   local files="tests/python/test_blob_sync.py tests/python/test_net.py tests/python/test_solver.py tests/python/test_python_layer.py"
-  if PYTHONPATH="$pkg:/tmp/gpu/pytest" DLCAFFE_POISON=1 "$python" -m pytest -q -p no:cacheprovider \
-       $files > "$out/python.log" 2>&1; then
-    echo "python: $(tail -n 1 "$out/python.log") ($("$python" --version))" | tee -a "$summary"
+  if (set +eu; source "$top/gpu/env.sh"
+      PYTHONHOME="$top/home" PYTHONPATH="$top/python:$top/site:$root/tests/python" \
+        DLCAFFE_POISON=1 "$top/gpu/bin/$python" -m pytest -q -p no:cacheprovider $files) \
+      > "$out/python.log" 2>&1; then
+    echo "python ($python, built at $(cat .gpu-python/commit.txt)): $(tail -n 1 "$out/python.log")" | tee -a "$summary"
   else
-    echo "python: FAILED ($("$python" --version), extension for $(cat .gpu/python_version.txt)): $(tail -n 1 "$out/python.log")" | tee -a "$summary"
+    echo "python ($python): FAILED: $(tail -n 1 "$out/python.log")" | tee -a "$summary"
     grep -E '^(FAILED|ERROR|E )' "$out/python.log" | head -n 40 | sed 's/^/  /' | tee -a "$summary"
     return 1
   fi
@@ -191,20 +214,26 @@ run_transformers() {
 
 case "$mode" in
   pack) pack ;;
+  pack-python) pack_python ;;
   run)
     out="${OUT:-$root/gpu_check_out}"
     mkdir -p "$out"
     summary="$out/summary.txt"
     : > "$summary"
-    unpack
+    parts=("$@")
+    [ ${#parts[@]} -gt 0 ] || parts=(tests nets transformers)
+    # The programs' bundle, unless only the Python half runs.
+    if [ "${parts[*]}" != python ]; then
+      unpack
+      {
+        echo "gpu_check of the programs built at $(cat .gpu/check_commit.txt), $(date -u +%F)"
+        "$build/tools/dlcaffe" device_query 2>&1 | grep -E 'Name|Driver|Version' | head -n 4 || true
+      } | tee -a "$summary"
+    fi
     {
-      echo "gpu_check of the programs built at $(cat .gpu/check_commit.txt), $(date -u +%F)"
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
-      "$build/tools/dlcaffe" device_query 2>&1 | grep -E 'Name|Driver|Version' | head -n 4 || true
       env | grep -E '^DLCAFFE_' | grep -vE 'BUILD_DIR|SOURCE_DIR|PYTHON' || echo "switches: all at their defaults"
     } | tee -a "$summary"
-    parts=("$@")
-    [ ${#parts[@]} -gt 0 ] || parts=(tests python nets transformers)
     status=0
     for part in "${parts[@]}"; do
       case "$part" in
