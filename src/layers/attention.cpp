@@ -1,0 +1,199 @@
+// Attention (dlcaffe "Attention", attention_param): scaled dot-product
+// attention, fused, softmax(Q K^T * scale + mask) V for every batch item and
+// head, forward and backward, without storing the T x S scores (the
+// flash-attention scheme, src/cl/attention.cl): memory O(T * D) per head.
+//
+// Bottoms Q, K, V and an optional additive mask; the layouts are in
+// caffe.proto's AttentionParameter: (B, H, T, D) tensors, or with num_heads
+// the heads side by side in (B, T, H*D). causal lets query t see keys
+// s <= t + S - T. The mask takes no gradient (it is an input, as labels).
+//
+// Tiles: a work-group of query (or key) rows, the keys (or queries) of a tile
+// in __local memory; the tile's length follows the device's local memory, the
+// group's size its work-group limit.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "dlcaffe/layer_registry.hpp"
+
+namespace dlcaffe {
+
+class AttentionLayer : public Layer {
+ public:
+  using Layer::Layer;
+  const char* type() const override { return "Attention"; }
+  int MinBottomBlobs() const override { return 3; }
+  int MaxBottomBlobs() const override { return 4; }
+  int ExactNumTopBlobs() const override { return 1; }
+  bool AllowForceBackward(int bottom_index) const override { return bottom_index < 3; }
+
+  void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const caffe::AttentionParameter& p = param_.attention_param();
+    DLC_REQUIRE(std::isfinite(p.scale()) && p.scale() >= 0.f,
+                Where() << "attention_param.scale must be finite and >= 0 (0: 1/sqrt(Dk)), got "
+                        << p.scale());
+    heads_ = static_cast<int>(p.num_heads());
+    causal_ = p.causal();
+  }
+
+  void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    const Blob& q = *bottom[0];
+    const Blob& k = *bottom[1];
+    const Blob& v = *bottom[2];
+    for (int i = 0; i < 3; ++i)
+      DLC_REQUIRE(bottom[i] != top[0], Where() << "cannot work in place");
+    if (heads_ == 0) {
+      for (const Blob* b : {&q, &k, &v})
+        DLC_REQUIRE(b->num_axes() == 4, Where() << "Q, K and V must be (B, H, T, D) without "
+                                                   "num_heads, got " << b->shape_string());
+      batch_ = q.shape(0), H_ = q.shape(1), T_ = q.shape(2), dk_ = q.shape(3);
+      S_ = k.shape(2), dv_ = v.shape(3);
+      DLC_REQUIRE(k.shape(0) == batch_ && k.shape(1) == H_ && k.shape(3) == dk_ &&
+                      v.shape(0) == batch_ && v.shape(1) == H_ && v.shape(2) == S_,
+                  Where() << "Q " << q.shape_string() << ", K " << k.shape_string() << " and V "
+                          << v.shape_string() << " do not fit (B, H, T, Dk), (B, H, S, Dk), "
+                                                 "(B, H, S, Dv)");
+      top[0]->Reshape({batch_, H_, T_, dv_});
+    } else {
+      for (const Blob* b : {&q, &k, &v})
+        DLC_REQUIRE(b->num_axes() == 3, Where() << "Q, K and V must be (B, T, heads*D) with "
+                                                   "num_heads, got " << b->shape_string());
+      H_ = heads_;
+      batch_ = q.shape(0), T_ = q.shape(1), S_ = k.shape(1);
+      DLC_REQUIRE(q.shape(2) % H_ == 0 && v.shape(2) % H_ == 0,
+                  Where() << "the last axes of Q " << q.shape_string() << " and V "
+                          << v.shape_string() << " must split into num_heads " << H_);
+      dk_ = q.shape(2) / H_, dv_ = v.shape(2) / H_;
+      DLC_REQUIRE(k.shape(0) == batch_ && k.shape(2) == q.shape(2) && v.shape(0) == batch_ &&
+                      v.shape(1) == S_,
+                  Where() << "Q " << q.shape_string() << ", K " << k.shape_string() << " and V "
+                          << v.shape_string() << " do not fit (B, T, H*Dk), (B, S, H*Dk), "
+                                                 "(B, S, H*Dv)");
+      top[0]->Reshape({batch_, T_, H_ * dv_});
+    }
+    DLC_REQUIRE(dk_ > 0 && dv_ > 0 && dk_ <= kMaxHeadSize && dv_ <= kMaxHeadSize,
+                Where() << "head sizes Dk " << dk_ << " and Dv " << dv_ << " must be 1 to "
+                        << kMaxHeadSize);
+    if (bottom.size() == 4) CheckMask(*bottom[3]);
+    scale_ = param_.attention_param().scale() > 0.f ? param_.attention_param().scale()
+                                                    : 1.f / std::sqrt(static_cast<float>(dk_));
+    lse_.Reshape({batch_ * H_ * T_});
+    delta_.Reshape({batch_ * H_ * T_});
+  }
+
+  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    if (top[0]->count() == 0) return;
+    const Strides q = StridesOf(dk_, T_), k = StridesOf(dk_, S_), v = StridesOf(dv_, S_),
+                  o = StridesOf(dv_, T_);
+    const Mask mask = MaskOf(bottom);
+    ctx_->Launch(ctx_->Kernel("attention.cl", Options(), "attention_forward"),
+                 NDRange(RoundUp(T_, Rows()), size_t(batch_) * H_), NDRange(Rows(), 1), T_, S_,
+                 H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
+                 k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.present,
+                 mask.b, mask.h, top[0]->data(), o.b, o.h, o.t, lse_.data());
+  }
+
+  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    if (top[0]->count() == 0) return;
+    const bool want_dq = propagate_down[0], want_dk = propagate_down[1],
+               want_dv = propagate_down[2];
+    if (!want_dq && !want_dk && !want_dv) return;
+    if (S_ == 0) {  // no keys: the output is 0 whatever Q is
+      if (want_dq) bottom[0]->SetDiff(0.f);
+      return;
+    }
+    const Strides q = StridesOf(dk_, T_), k = StridesOf(dk_, S_), v = StridesOf(dv_, S_),
+                  o = StridesOf(dv_, T_);
+    const Mask mask = MaskOf(bottom);
+    const int rows = batch_ * H_ * T_;
+    ctx_->Launch1D(ctx_->Kernel("attention.cl", Options(), "attention_backward_delta"), rows, T_,
+                   H_, rows, top[0]->data(), o.b, o.h, o.t, top[0]->diff(), delta_.data());
+    if (want_dq)
+      ctx_->Launch(ctx_->Kernel("attention.cl", Options(), "attention_backward_dq"),
+                   NDRange(RoundUp(T_, Rows()), size_t(batch_) * H_), NDRange(Rows(), 1), T_, S_,
+                   H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
+                   k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.present,
+                   mask.b, mask.h, top[0]->diff(), o.b, o.h, o.t, lse_.data(), delta_.data(),
+                   bottom[0]->diff());
+    if (want_dk || want_dv) {
+      // An unwanted gradient's pointer still has to name a buffer.
+      const cl_mem dk = want_dk ? bottom[1]->diff() : delta_.data();
+      const cl_mem dv = want_dv ? bottom[2]->diff() : delta_.data();
+      ctx_->Launch(ctx_->Kernel("attention.cl", Options(), "attention_backward_dkv"),
+                   NDRange(RoundUp(S_, Rows()), size_t(batch_) * H_), NDRange(Rows(), 1), T_, S_,
+                   H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
+                   k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.present,
+                   mask.b, mask.h, top[0]->diff(), o.b, o.h, o.t, lse_.data(), delta_.data(), dk,
+                   dv, int(want_dk), int(want_dv));
+    }
+  }
+
+ private:
+  // Registers hold a row of each head size: beyond this the kernels spill.
+  static constexpr int kMaxHeadSize = 256;
+
+  struct Strides {
+    int b, h, t;
+  };
+  struct Mask {
+    cl_mem data;
+    int present, b, h;
+  };
+
+  // Where (b, h, t, 0) of a tensor of `rows` rows of head size `d` lies.
+  Strides StridesOf(int d, int rows) const {
+    if (heads_ == 0) return {H_ * rows * d, rows * d, d};
+    return {rows * H_ * d, d, H_ * d};
+  }
+
+  void CheckMask(const Blob& mask) {
+    const int axes = mask.num_axes();
+    const bool fits =
+        axes >= 2 && mask.shape(-2) == T_ && mask.shape(-1) == S_ &&
+        (axes == 2 || (axes == 4 && (mask.shape(0) == 1 || mask.shape(0) == batch_) &&
+                       (mask.shape(1) == 1 || mask.shape(1) == H_)));
+    DLC_REQUIRE(fits, Where() << "the mask " << mask.shape_string() << " must be (T, S) = ("
+                              << T_ << ", " << S_ << ") or (B or 1, H or 1, T, S) with B "
+                              << batch_ << ", H " << H_);
+  }
+
+  Mask MaskOf(const std::vector<Blob*>& bottom) const {
+    if (bottom.size() < 4) return {bottom[0]->data(), 0, 0, 0};
+    const Blob& mask = *bottom[3];
+    if (mask.num_axes() == 2) return {mask.data(), 1, 0, 0};
+    const int plane = T_ * S_;
+    return {mask.data(), 1, mask.shape(0) == 1 ? 0 : mask.shape(1) * plane,
+            mask.shape(1) == 1 ? 0 : plane};
+  }
+
+  // Rows per work-group: 64 where the device allows.
+  size_t Rows() const {
+    return std::min<size_t>(64, std::max<size_t>(1, ctx_->info().max_work_group_size));
+  }
+
+  // Keys (or queries) per tile: up to 32, as many as half the device's local
+  // memory holds for the largest kernel's tiles.
+  int TileRows() const {
+    const uint64_t bytes_per_row = (uint64_t(dk_) + dv_ + 2) * sizeof(float);
+    const uint64_t budget = std::max<uint64_t>(ctx_->info().local_mem_bytes / 2, bytes_per_row);
+    return static_cast<int>(std::min<uint64_t>(32, budget / bytes_per_row));
+  }
+
+  std::string Options() const {
+    return "-DDK=" + std::to_string(dk_) + " -DDV=" + std::to_string(dv_) +
+           " -DROWS=" + std::to_string(Rows()) + " -DKEYS=" + std::to_string(TileRows());
+  }
+
+  int heads_ = 0;
+  bool causal_ = false;
+  int batch_ = 0, H_ = 0, T_ = 0, S_ = 0, dk_ = 0, dv_ = 0;
+  float scale_ = 1.f;
+  Blob lse_{*ctx_};    // per query row: the log of its softmax's denominator
+  Blob delta_{*ctx_};  // per query row: dO . O, for backward
+};
+
+REGISTER_LAYER_CLASS(Attention);
+
+}  // namespace dlcaffe

@@ -1,0 +1,197 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "util/error_of.hpp"
+#include "util/gradient_checker.hpp"
+#include "util/layer_test_util.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+
+namespace {
+
+enum class MaskKind { kNone, kPlane, kPerBatch };
+
+struct Case {
+  int B, H, T, S, dk, dv;
+  bool causal;
+  MaskKind mask;
+  bool heads_in_last_axis;  // (B, T, H*D) with num_heads, else (B, H, T, D)
+};
+
+std::string Describe(const Case& c) {
+  return "B" + std::to_string(c.B) + " H" + std::to_string(c.H) + " T" + std::to_string(c.T) +
+         " S" + std::to_string(c.S) + " Dk" + std::to_string(c.dk) + " Dv" +
+         std::to_string(c.dv) + (c.causal ? " causal" : "") +
+         (c.mask == MaskKind::kPlane ? " mask (T,S)"
+                                     : c.mask == MaskKind::kPerBatch ? " mask (B,1,T,S)" : "") +
+         (c.heads_in_last_axis ? " (B,T,H*D)" : " (B,H,T,D)");
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << Describe(c); }
+
+std::vector<int> Shape(const Case& c, int rows, int d) {
+  if (c.heads_in_last_axis) return {c.B, rows, c.H * d};
+  return {c.B, c.H, rows, d};
+}
+
+// Element (b, h, row, i) of a tensor in the case's layout.
+size_t At(const Case& c, int rows, int d, int b, int h, int row, int i) {
+  if (c.heads_in_last_axis) return ((size_t(b) * rows + row) * c.H + h) * d + i;
+  return ((size_t(b) * c.H + h) * rows + row) * d + i;
+}
+
+std::string LayerText(const Case& c) {
+  return "type: 'Attention' attention_param { causal: " + std::string(c.causal ? "true" : "false") +
+         " num_heads: " + std::to_string(c.heads_in_last_axis ? c.H : 0) + " }";
+}
+
+// A mask with a few -inf entries (never a whole row) and small values.
+void FillMask(const Case& c, Blob* mask) {
+  if (c.mask == MaskKind::kPlane) mask->Reshape({c.T, c.S});
+  if (c.mask == MaskKind::kPerBatch) mask->Reshape({c.B, 1, c.T, c.S});
+  FillUniform(mask, -1.f, 1.f, 99);
+  std::vector<float> values = mask->ReadData();
+  for (size_t i = 0; i < values.size(); ++i)
+    if (i % 7 == 3 && (i % c.S) != 0) values[i] = -std::numeric_limits<float>::infinity();
+  mask->WriteData(values);
+}
+
+// softmax(Q K^T / sqrt(Dk) + mask) V in double; a query that sees no key
+// gives 0.
+std::vector<double> Reference(const Case& c, const std::vector<float>& q,
+                              const std::vector<float>& k, const std::vector<float>& v,
+                              const std::vector<float>& mask) {
+  std::vector<double> out(size_t(c.B) * c.H * c.T * c.dv, 0.0);
+  const double scale = 1.0 / std::sqrt(double(c.dk));
+  for (int b = 0; b < c.B; ++b)
+    for (int h = 0; h < c.H; ++h)
+      for (int t = 0; t < c.T; ++t) {
+        std::vector<double> scores(c.S, -INFINITY);
+        double top = -INFINITY;
+        for (int s = 0; s < c.S; ++s) {
+          if (c.causal && s > t + c.S - c.T) continue;
+          double dot = 0;
+          for (int i = 0; i < c.dk; ++i)
+            dot += double(q[At(c, c.T, c.dk, b, h, t, i)]) * k[At(c, c.S, c.dk, b, h, s, i)];
+          double m = 0;
+          if (c.mask == MaskKind::kPlane) m = mask[size_t(t) * c.S + s];
+          if (c.mask == MaskKind::kPerBatch) m = mask[(size_t(b) * c.T + t) * c.S + s];
+          scores[s] = dot * scale + m;
+          top = std::max(top, scores[s]);
+        }
+        if (top == -INFINITY) continue;
+        double sum = 0;
+        for (int s = 0; s < c.S; ++s) sum += std::exp(scores[s] - top);
+        for (int s = 0; s < c.S; ++s) {
+          const double p = std::exp(scores[s] - top) / sum;
+          for (int i = 0; i < c.dv; ++i)
+            out[At(c, c.T, c.dv, b, h, t, i)] += p * v[At(c, c.S, c.dv, b, h, s, i)];
+        }
+      }
+  return out;
+}
+
+struct Inputs {
+  Blob q{TestContext()}, k{TestContext()}, v{TestContext()}, mask{TestContext()},
+      top{TestContext()};
+  std::vector<Blob*> bottom;
+  explicit Inputs(const Case& c) {
+    q.Reshape(Shape(c, c.T, c.dk));
+    k.Reshape(Shape(c, c.S, c.dk));
+    v.Reshape(Shape(c, c.S, c.dv));
+    FillGaussian(&q, 0.f, 1.f, 1);
+    FillGaussian(&k, 0.f, 1.f, 2);
+    FillGaussian(&v, 0.f, 1.f, 3);
+    bottom = {&q, &k, &v};
+    if (c.mask != MaskKind::kNone) {
+      FillMask(c, &mask);
+      bottom.push_back(&mask);
+    }
+  }
+};
+
+}  // namespace
+
+class AttentionTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AttentionTest, ForwardMatchesReference) {
+  const Case& c = GetParam();
+  Inputs in(c);
+  auto layer = MakeLayer(LayerText(c));
+  layer->SetUp(in.bottom, {&in.top});
+  ASSERT_EQ(in.top.shape(), Shape(c, c.T, c.dv));
+  layer->Forward(in.bottom, {&in.top});
+  const std::vector<double> expected =
+      Reference(c, in.q.ReadData(), in.k.ReadData(), in.v.ReadData(),
+                c.mask == MaskKind::kNone ? std::vector<float>() : in.mask.ReadData());
+  const std::vector<float> out = in.top.ReadData();
+  for (size_t i = 0; i < out.size(); ++i)
+    ASSERT_NEAR(out[i], expected[i], 2e-5 * std::max(1.0, std::fabs(expected[i])))
+        << Describe(c) << ", element " << i;
+}
+
+TEST_P(AttentionTest, GradientMatchesNumeric) {
+  const Case& c = GetParam();
+  Inputs in(c);
+  auto layer = MakeLayer(LayerText(c));
+  layer->SetUp(in.bottom, {&in.top});
+  GradientCheckOptions options;
+  options.max_checks_per_blob = 120;
+  CheckGradient(*layer, in.bottom, {&in.top}, {0, 1, 2}, options);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OddShapes, AttentionTest,
+    ::testing::Values(
+        Case{2, 3, 7, 7, 5, 5, false, MaskKind::kNone, false},
+        Case{1, 2, 13, 13, 16, 8, true, MaskKind::kNone, false},
+        // Cross attention (S != T) with a (T, S) mask holding -inf entries.
+        Case{2, 2, 5, 9, 3, 4, false, MaskKind::kPlane, false},
+        // Causal with S > T: the queries are the last T positions.
+        Case{2, 3, 3, 11, 8, 8, true, MaskKind::kPerBatch, false},
+        Case{2, 2, 9, 9, 6, 6, true, MaskKind::kNone, true},
+        // More rows than a work-group and more keys than a tile.
+        Case{1, 1, 70, 70, 4, 4, true, MaskKind::kNone, false},
+        Case{1, 2, 67, 45, 3, 5, false, MaskKind::kPlane, true},
+        // Causal with T > S: the first queries see no key and give 0.
+        Case{1, 1, 5, 3, 4, 4, true, MaskKind::kNone, false}));
+
+// A query that sees no key has output 0 and passes no gradient (no NaN).
+TEST(Attention, QueriesWithoutKeysGiveZeroAndNoNaN) {
+  const Case c{1, 1, 5, 3, 4, 4, true, MaskKind::kNone, false};
+  Inputs in(c);
+  auto layer = MakeLayer(LayerText(c));
+  layer->SetUp(in.bottom, {&in.top});
+  layer->Forward(in.bottom, {&in.top});
+  const std::vector<float> out = in.top.ReadData();
+  for (int t = 0; t < 2; ++t)  // t + S - T < 0
+    for (int i = 0; i < c.dv; ++i) EXPECT_EQ(out[t * c.dv + i], 0.f) << "row " << t;
+  in.top.SetDiff(1.f);
+  layer->Backward({&in.top}, {true, true, true}, in.bottom);
+  for (Blob* b : in.bottom)
+    for (float g : b->ReadDiff()) ASSERT_TRUE(std::isfinite(g));
+  for (int i = 0; i < 2 * c.dk; ++i) EXPECT_EQ(in.q.ReadDiff()[i], 0.f);
+}
+
+TEST(Attention, ShapesThatDoNotFitAreNamed) {
+  Blob q(TestContext(), {2, 3, 4, 5}), k(TestContext(), {2, 3, 6, 4}),
+      v(TestContext(), {2, 3, 6, 5}), top(TestContext());
+  auto layer = MakeLayer("name: 'att' type: 'Attention'");
+  const std::string what = ErrorOf([&] { layer->SetUp({&q, &k, &v}, {&top}); });
+  EXPECT_NE(what.find("'att'"), std::string::npos) << what;
+  EXPECT_NE(what.find("do not fit"), std::string::npos) << what;
+
+  Blob k2(TestContext(), {2, 3, 6, 5}), mask(TestContext(), {4, 7});
+  auto masked = MakeLayer("name: 'att' type: 'Attention'");
+  const std::string mask_error =
+      ErrorOf([&] { masked->SetUp({&q, &k2, &v, &mask}, {&top}); });
+  EXPECT_NE(mask_error.find("the mask 4 7"), std::string::npos) << mask_error;
+}
+
+}  // namespace test
+}  // namespace dlcaffe
