@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The Attention layer alone against PyTorch's scaled_dot_product_attention,
+# in one command: causal self-attention, B x H heads of head size D, at each
+# sequence length T; forward and forward+backward ms (dlcaffe: `dlcaffe
+# time`'s per-layer averages; PyTorch: CUDA-synchronised wall time, FP32 with
+# TF32 off), and the memory beyond Q, K, V, O and their gradients (dlcaffe:
+# the layer's own buffers, 2 floats per query row; PyTorch: the CUDA
+# allocator's peak above the tensors).
+#
+#   DLCAFFE=.../dlcaffe [TORCH_REF=python3] bench/attention_bench.sh [T ...]
+#
+# B, H, D, ITERS come from the environment (4, 12, 64, 10).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dlcaffe="${DLCAFFE:-$root/build/tools/dlcaffe}"
+B="${B:-4}" H="${H:-12}" D="${D:-64}" ITERS="${ITERS:-10}"
+lengths=("$@")
+[ ${#lengths[@]} -gt 0 ] || lengths=(512 1024 2048 4096 8192)
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+printf "%-6s %12s %12s %14s\n" T "fwd ms" "fwd+bwd ms" "extra MiB"
+for T in "${lengths[@]}"; do
+  cat > "$work/att.prototxt" <<NET
+name: "attention_T$T"
+force_backward: true
+layer { name: "qkv" type: "Input" top: "q" top: "k" top: "v"
+        input_param { shape { dim: $B dim: $H dim: $T dim: $D } shape { dim: $B dim: $H dim: $T dim: $D }
+                      shape { dim: $B dim: $H dim: $T dim: $D } } }
+layer { name: "att" type: "Attention" bottom: "q" bottom: "k" bottom: "v" top: "o"
+        attention_param { causal: true } }
+NET
+  "$dlcaffe" time --model="$work/att.prototxt" --iterations="$ITERS" > "$work/log" 2>&1 ||
+    { tail -n 20 "$work/log"; exit 1; }
+  fwd=$(grep -E ' att\s+forward:' "$work/log" | sed -E 's/.*forward: ([0-9.e+-]+) ms.*/\1/')
+  bwd=$(grep -E ' att\s+backward:' "$work/log" | sed -E 's/.*backward: ([0-9.e+-]+) ms.*/\1/')
+  extra=$(awk -v b="$B" -v h="$H" -v t="$T" 'BEGIN { printf "%.2f", 2 * b * h * t * 4 / 1048576 }')
+  printf "%-6s %12.3f %12.3f %14s   dlcaffe\n" "$T" "$fwd" "$(awk -v a="$fwd" -v b="$bwd" 'BEGIN { print a + b }')" "$extra"
+  if [ -n "${TORCH_REF:-}" ]; then
+    "$TORCH_REF" "$root/bench/attention_ref.py" --batch "$B" --heads "$H" --head_dim "$D" \
+      --length "$T" --iters "$ITERS"
+  fi
+done
