@@ -5,7 +5,9 @@
 
 #include "../../src/passes/net_pass.hpp"
 #include "dlcaffe/error.hpp"
+#include "dlcaffe/net.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -122,6 +124,87 @@ TEST(FusionPasses, InnerProductTakesTheBiasAfterIt) {
 namespace dlcaffe {
 namespace test {
 namespace {
+
+// Attention as the TorchScript exporter spells it: q and K^T each scaled,
+// K^T by a Permute, and a stored additive mask; the mask's values are given
+// as a (1, 1, 5, 6) plane.
+std::string AttentionPattern(const std::string& mask_layers, const std::string& scores) {
+  return R"(
+    layer { name: 'in' type: 'Input' top: 'q' top: 'k' top: 'v'
+            input_param { shape { dim: 1 dim: 2 dim: 5 dim: 4 } shape { dim: 1 dim: 2 dim: 6 dim: 4 }
+                          shape { dim: 1 dim: 2 dim: 6 dim: 3 } } }
+    layer { name: 'qs' type: 'Power' bottom: 'q' top: 'qs' power_param { scale: 0.5 } }
+    layer { name: 'kt' type: 'Permute' bottom: 'k' top: 'kt' permute_param { order: 0 order: 1 order: 3 order: 2 } }
+    layer { name: 'kts' type: 'Power' bottom: 'kt' top: 'kts' power_param { scale: 0.7 } }
+    layer { name: 'qk' type: 'MatMul' bottom: 'qs' bottom: 'kts' top: 's' }
+  )" + mask_layers + R"(
+    layer { name: 'softmax' type: 'Softmax' bottom: ')" + scores + R"(' top: 'p' softmax_param { axis: 3 } }
+    layer { name: 'pv' type: 'MatMul' bottom: 'p' bottom: 'v' top: 'o' })";
+}
+
+std::string PlaneOperand(const std::string& name, const std::string& bottom, const std::string& top,
+                         const char* op, const std::vector<float>& values) {
+  std::string text = "layer { name: '" + name + "' type: 'BinaryOp' bottom: '" + bottom +
+                     "' top: '" + top + "' binary_op_param { operation: " + op +
+                     " operand_shape { dim: 1 dim: 1 dim: 5 dim: 6 } } blobs { shape { dim: 1 "
+                     "dim: 1 dim: 5 dim: 6 }";
+  for (float v : values) text += " data: " + std::to_string(v);
+  return text + " } }";
+}
+
+std::vector<float> ForwardOutput(const caffe::NetParameter& param) {
+  caffe::NetParameter with_state = param;
+  with_state.mutable_state()->set_phase(caffe::TEST);
+  dlcaffe::Net net(with_state, TestContext());
+  for (const char* input : {"q", "k", "v"}) FillGaussian(net.blob_by_name(input).get(), 0.f, 1.f, 5);
+  net.Forward();
+  return net.blob_by_name("o")->ReadData();
+}
+
+TEST(FusionPasses, AttentionWithAStoredMaskBecomesOneLayerWithTheSameOutput) {
+  std::vector<float> mask(30);
+  for (int i = 0; i < 30; ++i) mask[i] = i % 4 == 1 ? -3.4e38f : 0.1f * (i % 5);
+  const caffe::NetParameter unfused =
+      Net(AttentionPattern(PlaneOperand("mask", "s", "sm", "ADD", mask), "sm"));
+  caffe::NetParameter fused = unfused;
+  EXPECT_EQ(RunFusionPasses(&fused, {"q", "k", "v", "o"}), std::vector<std::string>{"Attention"});
+  const caffe::LayerParameter& attention = Layer(fused, "pv");
+  EXPECT_EQ(attention.type(), "Attention");
+  EXPECT_NEAR(attention.attention_param().scale(), 0.35f, 1e-6f);
+  EXPECT_FALSE(attention.attention_param().causal());
+  ASSERT_EQ(attention.bottom_size(), 4);
+  EXPECT_EQ(attention.bottom(0), "q");
+  EXPECT_EQ(attention.bottom(1), "k");  // the identity Permute is gone
+  EXPECT_EQ(attention.bottom(2), "v");
+  EXPECT_EQ(fused.layer_size(), 3);  // Input, the mask's Parameter, Attention
+  const std::vector<float> expected = ForwardOutput(unfused), got = ForwardOutput(fused);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-5f) << i;
+}
+
+TEST(FusionPasses, AttentionWithACausalMaskedFillBecomesCausal) {
+  // masked_fill: scores * kept + fill, kept 1 where s <= t + S - T.
+  std::vector<float> kept(30), fill(30);
+  for (int t = 0; t < 5; ++t)
+    for (int s = 0; s < 6; ++s) {
+      kept[t * 6 + s] = s <= t + 1 ? 1.f : 0.f;
+      fill[t * 6 + s] = s <= t + 1 ? 0.f : -3.4e38f;
+    }
+  const caffe::NetParameter unfused = Net(AttentionPattern(
+      PlaneOperand("kept", "s", "sk", "MUL", kept) + PlaneOperand("fill", "sk", "sf", "ADD", fill),
+      "sf"));
+  caffe::NetParameter fused = unfused;
+  EXPECT_EQ(RunFusionPasses(&fused, {"q", "k", "v", "o"}).size(), 1u);
+  EXPECT_TRUE(Layer(fused, "pv").attention_param().causal());
+  EXPECT_EQ(Layer(fused, "pv").bottom_size(), 3);
+  const std::vector<float> expected = ForwardOutput(unfused), got = ForwardOutput(fused);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-5f) << i;
+}
+
+TEST(FusionPasses, AttentionScoresThatAreAnOutputStay) {
+  caffe::NetParameter net = Net(AttentionPattern("", "s"));
+  EXPECT_TRUE(RunFusionPasses(&net, {"q", "k", "v", "o", "p"}).empty());
+}
 
 TEST(AddClassifierLoss, LabelsAndASoftmaxLossOverTheLastAxisOfTheOutput) {
   caffe::NetParameter net = NetFromText(R"(

@@ -1,0 +1,239 @@
+// Scaled dot-product attention as PyTorch's exporters spell it (for
+// F.scaled_dot_product_attention and nn.MultiheadAttention):
+//   scores = MatMul(q * a, Permute(k, last two axes swapped) * b) * c
+//   [scores = scores * kept + fill]   masked_fill, stored operands
+//   [scores = scores + mask]          a stored additive mask
+//   o = MatMul(Softmax(scores, axis 3), v)
+// (a, b, c: fixed scalar Power or BinaryOp MUL/DIV layers, any of them
+// absent) becomes one Attention layer (src/layers/attention.cpp) of scale
+// a * b * c: a stored mask that is the causal pattern becomes causal: true,
+// any other additive mask a Parameter layer feeding the Attention's fourth
+// bottom. The T x S scores are never stored again.
+#include <cmath>
+#include <limits>
+
+#include "passes/net_pass.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+// Masked positions: -inf, or the large negative values exporters fill with.
+constexpr float kMasked = -1e30f;
+
+// A fixed scalar factor: Power x * scale, or a BinaryOp MUL or DIV by a scalar.
+bool ScalarFactor(const caffe::LayerParameter& l, float* factor) {
+  if (l.type() == "Power" && l.bottom_size() == 1 && l.power_param().power() == 1.f &&
+      l.power_param().shift() == 0.f) {
+    *factor = l.power_param().scale();
+    return true;
+  }
+  float c;
+  if (ScalarOperand(l, caffe::BinaryOpParameter::MUL, &c)) {
+    *factor = c;
+    return true;
+  }
+  if (ScalarOperand(l, caffe::BinaryOpParameter::DIV, &c) && c != 0.f) {
+    *factor = 1.f / c;
+    return true;
+  }
+  return false;
+}
+
+// Whether `blob` may disappear into the fused layer: one reader, not kept.
+bool Internal(const BlobUses& uses, const BlobSet& keep, const std::string& blob) {
+  return uses.SingleReader(blob) >= 0 && !keep.count(blob);
+}
+
+// Walks up from `blob` through scalar factors whose outputs only feed the
+// chain; returns the first blob above them, their product in `factor`.
+std::string SkipScalars(const caffe::NetParameter& net, const BlobUses& uses,
+                        const BlobSet& keep, std::string blob, float* factor,
+                        std::set<int>* removed) {
+  for (;;) {
+    const int p = uses.Producer(blob);
+    float f;
+    if (p < 0 || !Internal(uses, keep, blob) || !ScalarFactor(net.layer(p), &f)) return blob;
+    *factor *= f;
+    removed->insert(p);
+    blob = net.layer(p).bottom(0);
+  }
+}
+
+// A stored (T, S) operand of a one-bottom BinaryOp (leading axes of 1): its
+// values and T, S.
+bool PlaneOperand(const caffe::LayerParameter& l, caffe::BinaryOpParameter::Operation op,
+                  std::vector<float>* values, int* T, int* S) {
+  if (l.type() != "BinaryOp" || l.bottom_size() != 1 || l.blobs_size() != 1) return false;
+  const auto& p = l.binary_op_param();
+  if (p.operation() != op || p.operand_first()) return false;
+  if (l.param_size() > 0 && l.param(0).has_name()) return false;  // learnable
+  const auto& shape = p.operand_shape();
+  const int axes = shape.dim_size();
+  if (axes < 2) return false;
+  for (int i = 0; i + 2 < axes; ++i)
+    if (shape.dim(i) != 1) return false;
+  *T = static_cast<int>(shape.dim(axes - 2));
+  *S = static_cast<int>(shape.dim(axes - 1));
+  if (l.blobs(0).data_size() != *T * *S) return false;
+  values->assign(l.blobs(0).data().begin(), l.blobs(0).data().end());
+  return true;
+}
+
+struct Mask {
+  bool present = false;
+  int T = 0, S = 0;
+  std::vector<float> additive;  // T x S
+};
+
+// Walks up from the softmax's input through an additive mask and a
+// masked_fill (scores * kept + fill, kept 0 or 1, fill where kept is 0 a
+// masked value); returns the blob above them.
+std::string SkipMask(const caffe::NetParameter& net, const BlobUses& uses, const BlobSet& keep,
+                     std::string blob, Mask* mask, std::set<int>* removed, bool* ok) {
+  *ok = true;
+  const int a = uses.Producer(blob);
+  std::vector<float> add;
+  int T, S;
+  if (a < 0 || !Internal(uses, keep, blob) ||
+      !PlaneOperand(net.layer(a), caffe::BinaryOpParameter::ADD, &add, &T, &S))
+    return blob;
+  std::string above = net.layer(a).bottom(0);
+  std::vector<float> kept(add.size(), 1.f);
+  const int m = uses.Producer(above);
+  std::vector<float> mul;
+  int T2, S2;
+  const bool masked_fill = m >= 0 && Internal(uses, keep, above) &&
+                           PlaneOperand(net.layer(m), caffe::BinaryOpParameter::MUL, &mul, &T2,
+                                        &S2) && T2 == T && S2 == S;
+  if (masked_fill) kept = mul;
+  mask->present = true;
+  mask->T = T, mask->S = S;
+  mask->additive.resize(add.size());
+  for (size_t i = 0; i < add.size(); ++i) {
+    if (kept[i] == 1.f) {
+      mask->additive[i] = add[i];
+    } else if (kept[i] == 0.f && add[i] <= kMasked) {
+      mask->additive[i] = -std::numeric_limits<float>::infinity();
+    } else {
+      *ok = false;  // a fill that is a value, not a mask
+      return blob;
+    }
+  }
+  removed->insert(a);
+  if (masked_fill) {
+    removed->insert(m);
+    above = net.layer(m).bottom(0);
+  }
+  return above;
+}
+
+// The causal pattern, queries as the last T of S positions: 0 where
+// s <= t + S - T, masked elsewhere.
+bool IsCausal(const Mask& mask) {
+  for (int t = 0; t < mask.T; ++t)
+    for (int s = 0; s < mask.S; ++s) {
+      const float v = mask.additive[size_t(t) * mask.S + s];
+      if (s <= t + mask.S - mask.T ? v != 0.f : v > kMasked) return false;
+    }
+  return true;
+}
+
+int FuseAttention(caffe::NetParameter* net, const BlobSet& keep) {
+  int fused = 0;
+  for (int sm = 0; sm < net->layer_size(); ++sm) {
+    const caffe::LayerParameter& softmax = net->layer(sm);
+    if (softmax.type() != "Softmax" || softmax.softmax_param().axis() != 3 ||
+        softmax.bottom_size() != 1)
+      continue;
+    const BlobUses uses(*net);
+    // o = MatMul(p, v)
+    const int m2 = uses.SingleReader(softmax.top(0));
+    if (m2 < 0 || keep.count(softmax.top(0))) continue;
+    const caffe::LayerParameter& out = net->layer(m2);
+    if (out.type() != "MatMul" || out.bottom_size() != 2 || out.bottom(0) != softmax.top(0) ||
+        out.matmul_param().transpose_a() || out.matmul_param().transpose_b())
+      continue;
+    std::set<int> removed = {sm};
+    bool ok;
+    Mask mask;
+    float scale = 1.f;
+    std::string scores = SkipMask(*net, uses, keep, softmax.bottom(0), &mask, &removed, &ok);
+    if (!ok) continue;
+    scores = SkipScalars(*net, uses, keep, scores, &scale, &removed);
+    // scores = MatMul(q', kt')
+    const int m1 = uses.Producer(scores);
+    if (m1 < 0 || !Internal(uses, keep, scores)) continue;
+    const caffe::LayerParameter& qk = net->layer(m1);
+    if (qk.type() != "MatMul" || qk.bottom_size() != 2 || qk.matmul_param().transpose_a() ||
+        qk.matmul_param().transpose_b())
+      continue;
+    removed.insert(m1);
+    const std::string q = SkipScalars(*net, uses, keep, qk.bottom(0), &scale, &removed);
+    const std::string kt = SkipScalars(*net, uses, keep, qk.bottom(1), &scale, &removed);
+    // kt = Permute(x, order) with the last two axes of K swapped.
+    const int pk = uses.Producer(kt);
+    if (pk < 0 || !Internal(uses, keep, kt) || net->layer(pk).type() != "Permute" ||
+        net->layer(pk).permute_param().order_size() != 4)
+      continue;
+    std::vector<int> order(net->layer(pk).permute_param().order().begin(),
+                           net->layer(pk).permute_param().order().end());
+    std::swap(order[2], order[3]);
+    const bool identity = order == std::vector<int>{0, 1, 2, 3};
+    const std::string k_source =
+        SkipScalars(*net, uses, keep, net->layer(pk).bottom(0), &scale, &removed);
+    if (!(scale > 0.f) || !std::isfinite(scale)) continue;
+    if (q == kt || q == k_source) continue;  // not the pattern (a Gram matrix)
+
+    std::string k = k_source;
+    if (identity) {
+      removed.insert(pk);
+    } else {  // the Permute now makes K itself, from the scalars' source
+      caffe::LayerParameter* permute = net->mutable_layer(pk);
+      permute->set_bottom(0, k_source);
+      for (int i = 0; i < 4; ++i) permute->mutable_permute_param()->set_order(i, order[i]);
+      k = permute->top(0);
+    }
+
+    caffe::LayerParameter attention;
+    attention.set_name(out.name());
+    attention.set_type("Attention");
+    attention.add_bottom(q);
+    attention.add_bottom(k);
+    attention.add_bottom(out.bottom(1));
+    attention.add_top(out.top(0));
+    attention.mutable_attention_param()->set_scale(scale);
+    if (mask.present && IsCausal(mask)) {
+      attention.mutable_attention_param()->set_causal(true);
+    } else if (mask.present) {
+      // The mask as a blob of a Parameter layer where the softmax was.
+      caffe::LayerParameter parameter;
+      parameter.set_name(out.name() + "/mask");
+      parameter.set_type("Parameter");
+      parameter.add_top(parameter.name());
+      caffe::BlobShape* shape = parameter.mutable_parameter_param()->mutable_shape();
+      shape->add_dim(mask.T);
+      shape->add_dim(mask.S);
+      caffe::BlobProto* blob = parameter.add_blobs();
+      *blob->mutable_shape() = *shape;
+      for (float v : mask.additive) blob->add_data(v);
+      caffe::ParamSpec* spec = parameter.add_param();
+      spec->set_lr_mult(0.f);
+      spec->set_decay_mult(0.f);
+      attention.add_bottom(parameter.name());
+      net->mutable_layer(sm)->Swap(&parameter);
+      removed.erase(sm);
+    }
+    net->mutable_layer(m2)->Swap(&attention);
+    RemoveLayers(net, removed);
+    ++fused;
+    sm = -1;  // indices moved: scan again
+  }
+  return fused;
+}
+
+}  // namespace
+
+REGISTER_FUSION_PASS(Attention, FuseAttention);
+
+}  // namespace dlcaffe
