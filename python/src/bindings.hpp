@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "dlcaffe/blob.hpp"
@@ -15,6 +16,9 @@ namespace py = pybind11;
 // An owner for a blob the caller only has a pointer to: the blob's own
 // shared_ptr where one owns it, else none (the caller keeps it alive).
 std::shared_ptr<dlcaffe::Blob> BlobHandle(dlcaffe::Blob* blob);
+// A str or os.PathLike argument as a path; a TypeError naming `what`
+// (e.g. "caffe.Net: weights") for anything else.
+std::string PathArgument(const py::handle& value, const std::string& what);
 // A Python list of blobs (a layer's bottoms or tops).
 py::list BlobList(const std::vector<dlcaffe::Blob*>& blobs);
 

@@ -18,15 +18,6 @@ using dlcaffe::Net;
 
 namespace {
 
-std::string PathArgument(const py::handle& value, const char* what) {
-  try {
-    return py::module_::import("os").attr("fspath")(value).cast<std::string>();
-  } catch (const py::error_already_set&) {
-    throw py::type_error(std::string("caffe.Net: ") + what + " must be a path, not " +
-                         std::string(py::str(value.get_type())));
-  }
-}
-
 int PhaseArgument(const py::handle& value) {
   if (!py::isinstance<py::int_>(value))
     throw py::type_error("caffe.Net: phase must be caffe.TRAIN or caffe.TEST, not " +
@@ -80,10 +71,11 @@ std::shared_ptr<Net> MakeNet(const py::object& network, const py::args& rest,
     for (const std::string& stage : stage_list) param.mutable_state()->add_stage(stage);
     net = std::make_shared<Net>(param, context);
   } else {
-    net = std::make_shared<Net>(PathArgument(network, "network_file"), net_phase, context,
+    net = std::make_shared<Net>(PathArgument(network, "caffe.Net: network_file"), net_phase,
+                                context,
                                 level.cast<int>(), stage_list);
   }
-  if (!weights.is_none()) net->CopyTrainedLayersFrom(PathArgument(weights, "weights"));
+  if (!weights.is_none()) net->CopyTrainedLayersFrom(PathArgument(weights, "caffe.Net: weights"));
   FlushLog();
   return net;
 }
@@ -200,7 +192,7 @@ current device:
       .def("copy_from", [](Net& n, const py::object& path) {
         {
           DeviceWork work;
-          n.CopyTrainedLayersFrom(PathArgument(path, "weights"));
+          n.CopyTrainedLayersFrom(PathArgument(path, "copy_from: weights"));
         }
         FlushLog();
       }, py::arg("weights"), "Loads weights by layer name (.caffemodel, binary or text, or HDF5).")
@@ -212,17 +204,17 @@ current device:
         DeviceWork work;
         caffe::NetParameter param;
         n.ToProto(&param, write_diff);
-        dlcaffe::WriteProtoToBinaryFile(param, PathArgument(path, "filename"));
+        dlcaffe::WriteProtoToBinaryFile(param, PathArgument(path, "net: filename"));
       }, py::arg("filename"), py::arg("write_diff") = false,
          "Writes the net with its weights as a binary .caffemodel (atomically).")
       .def("save_hdf5", [](const Net& n, const py::object& path, bool write_diff) {
         DeviceWork work;
-        dlcaffe::SaveNetHdf5(n, PathArgument(path, "filename"), write_diff);
+        dlcaffe::SaveNetHdf5(n, PathArgument(path, "net: filename"), write_diff);
       }, py::arg("filename"), py::arg("write_diff") = false,
          "Writes the weights (and with write_diff their diffs) in Caffe's HDF5 layout, atomically.")
       .def("load_hdf5", [](Net& n, const py::object& path) {
         DeviceWork work;
-        dlcaffe::LoadNetHdf5(n, PathArgument(path, "filename"));
+        dlcaffe::LoadNetHdf5(n, PathArgument(path, "net: filename"));
       }, py::arg("filename"), "Loads weights by layer name from Caffe's HDF5 layout.")
       .def("_to_proto_bytes", [](const Net& n, bool write_diff) {
         DeviceWork work;

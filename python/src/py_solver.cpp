@@ -16,10 +16,6 @@ using dlcaffe::Solver;
 
 namespace {
 
-std::string PathArgument(const py::handle& value) {
-  return py::module_::import("os").attr("fspath")(value).cast<std::string>();
-}
-
 // A solver from a solver prototxt path or a caffe_pb2.SolverParameter;
 // `type` (e.g. "SGD" for caffe.SGDSolver) overrides the one it names.
 std::shared_ptr<Solver> MakeSolver(const py::object& source, const std::string& type) {
@@ -28,7 +24,7 @@ std::shared_ptr<Solver> MakeSolver(const py::object& source, const std::string& 
     if (!param.ParseFromString(source.attr("SerializeToString")().cast<std::string>()))
       throw py::value_error("caffe solver: not a SolverParameter");
   } else {
-    param = dlcaffe::ReadSolverParams(PathArgument(source));
+    param = dlcaffe::ReadSolverParams(PathArgument(source, "caffe solver: solver_file"));
   }
   if (!type.empty()) param.set_type(type);
   dlcaffe::Context& context = CurrentContext();
@@ -83,7 +79,7 @@ std::shared_ptr<dlcaffe::Net> NetOf(const std::shared_ptr<Solver>& solver, dlcaf
 
 void BindSolver(py::module_& m) {
   m.def("_solver_type", [](const py::object& path) {
-    return dlcaffe::ReadSolverParams(PathArgument(path)).type();
+    return dlcaffe::ReadSolverParams(PathArgument(path, "get_solver: solver_file")).type();
   });
   py::class_<Solver, std::shared_ptr<Solver>>(m, "Solver", R"doc(
 A solver from a solver prototxt (or a caffe_pb2.SolverParameter) on the
@@ -108,11 +104,12 @@ caffe.get_solver(path) takes the type the file names.)doc")
       .def("step", [](Solver& s, int iters) { RunTraining([&] { s.Step(iters); }); },
            py::arg("iters"), "Runs `iters` training iterations (tests and snapshots as the solver says).")
       .def("solve", [](Solver& s, py::object resume_file) {
-        const std::string resume = resume_file.is_none() ? "" : PathArgument(resume_file);
+        const std::string resume =
+            resume_file.is_none() ? "" : PathArgument(resume_file, "solve: resume_file");
         RunTraining([&] { s.Solve(resume); });
       }, py::arg("resume_file") = py::none(), "Trains to max_iter (resuming from a .solverstate if given).")
       .def("restore", [](Solver& s, const py::object& state) {
-        RunTraining([&] { s.Restore(PathArgument(state)); });
+        RunTraining([&] { s.Restore(PathArgument(state, "restore: state_file")); });
       }, py::arg("state_file"), "Restores iteration, weights and history from a .solverstate.")
       .def("snapshot", [](Solver& s) { RunTraining([&] { s.Snapshot(); }); },
            "Writes <prefix>_iter_N.caffemodel and .solverstate now.")
