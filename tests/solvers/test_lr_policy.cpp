@@ -86,13 +86,37 @@ TEST(LrPolicy, Sigmoid) {
   EXPECT_NEAR(At(p, 10), 0.05, 1e-7);
 }
 
+TEST(LrPolicy, CosineFromBaseToMinLr) {
+  auto p = Policy("cosine");
+  p.set_min_lr(0.01f);
+  for (int it : {0, 13, 50, 77, 100})
+    EXPECT_NEAR(At(p, it), 0.01 + 0.09 * 0.5 * (1 + std::cos(M_PI * it / 100.0)), 1e-7);
+  EXPECT_NEAR(At(p, 50), 0.055, 1e-7);
+  EXPECT_NEAR(At(p, 250), 0.01, 1e-9);  // past max_iter it stays at min_lr
+}
+
+TEST(LrPolicy, WarmupRampsAnyPolicyLinearly) {
+  auto p = Policy("cosine");
+  p.set_warmup_iter(20);
+  for (int it : {0, 9, 19})
+    EXPECT_NEAR(At(p, it), (it + 1) / 20.0 * 0.1 * 0.5 * (1 + std::cos(M_PI * it / 100.0)), 1e-7);
+  EXPECT_NEAR(At(p, 20), 0.1 * 0.5 * (1 + std::cos(M_PI * 0.2)), 1e-7);
+  auto step = Policy("step");
+  step.set_warmup_iter(4);
+  EXPECT_NEAR(At(step, 1), 0.05, 1e-8);
+  EXPECT_FLOAT_EQ(At(step, 4), 0.1f);
+  step.set_warmup_iter(-1);
+  EXPECT_THROW(At(step, 0), Error);
+}
+
 TEST(LrPolicy, UnknownPolicyListsTheKnownOnes) {
   try {
-    At(Policy("cosine"), 0);
+    At(Policy("cosin"), 0);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'cosine'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("'cosin'"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("multistep"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cosine"), std::string::npos);
   }
 }
 
