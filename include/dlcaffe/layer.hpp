@@ -9,6 +9,7 @@
 #include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/blob.hpp"
 #include "dlcaffe/context.hpp"
+#include "dlcaffe/decode_state.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/layer_epilogue.hpp"
 
@@ -45,6 +46,15 @@ class Layer {
   // back; Forward calls it first, and Net::Forward after reading the loss, so
   // that a single pass (dlcaffe test --iterations=1) reports it too.
   virtual void ThrowLateErrors() {}
+  // Incremental decoding (decode_state.hpp), set by Net::SetDecodeState
+  // before the next pass. Only layers that see other positions than a row's
+  // own, or absolute positions, act on it; a layer that mixes positions
+  // without following it says so in DecodesIncrementally.
+  virtual void SetDecodeState(const DecodeState& state) {}
+  // False for layers whose output at a position depends on other positions
+  // and that keep no cache of them: a net holding one cannot decode
+  // incrementally (its output would silently differ).
+  virtual bool DecodesIncrementally() const { return true; }
 
   virtual const char* type() const = 0;
   const std::string& name() const { return param_.name(); }

@@ -11,7 +11,8 @@
 
 #include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/blob.hpp"
-#include "dlcaffe/caffe_legacy_upgrade.hpp"  // UpgradeNetAsNeeded (V0/V1 nets, inputs)
+#include "dlcaffe/caffe_legacy_upgrade.hpp"
+#include "dlcaffe/decode_state.hpp"  // UpgradeNetAsNeeded (V0/V1 nets, inputs)
 #include "dlcaffe/layer.hpp"
 
 namespace dlcaffe {
@@ -95,6 +96,13 @@ class Net {
   // The numbers of the last (re)plan.
   const ActivationMemory& activation_memory() const { return activation_memory_; }
 
+  // Incremental decoding (decode_state.hpp; `dlcaffe generate`): sets the
+  // state on every layer for the next passes. Throws naming the first layer
+  // that cannot follow it (DecodesIncrementally), or when the net follows
+  // its inputs' shapes (a rebuild would lose the caches). Passes with it on
+  // run forward only.
+  void SetDecodeState(const DecodeState& state);
+  const DecodeState& decode_state() const { return decode_state_; }
   // Caffe's debug_info: after each layer, log the mean absolute value of its
   // tops and parameters (forward) or of the diffs it wrote (backward). Reads
   // to the host, so only for debugging.
@@ -225,6 +233,7 @@ class Net {
   std::vector<float> params_weight_decay_;
   std::vector<bool> has_params_decay_;
   bool debug_info_ = false;
+  DecodeState decode_state_;
   std::function<void(int)> after_backward_;
   std::unique_ptr<ExecutionPlan> plan_;
   std::unique_ptr<InferenceMemoryPlan> memory_plan_;

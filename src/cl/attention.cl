@@ -234,3 +234,16 @@ __kernel void attention_backward_dkv(
     for (int d = 0; d < DV; ++d) dv[o + d] = grad_v[d];
   }
 }
+
+// Incremental decoding: copies the new positions' keys or values (slices of
+// `rows` rows of `width` floats) into a cache of `capacity` rows per slice,
+// from row `position` on.
+__kernel void attention_cache_append(int count, int rows, int width, int capacity, int position,
+                                     __global const float* src, __global float* cache) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int w = i % width;
+  const int row = (i / width) % rows;
+  const int slice = i / (width * rows);
+  cache[((size_t)slice * capacity + position + row) * width + w] = src[i];
+}

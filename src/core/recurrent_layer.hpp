@@ -42,6 +42,8 @@ class RecurrentLayer : public Layer {
 
   int MinBottomBlobs() const override;
   int MaxBottomBlobs() const override { return MinBottomBlobs() + 1; }
+  // The hidden state would have to carry over between passes.
+  bool DecodesIncrementally() const override { return false; }
   int ExactNumTopBlobs() const override;
   // The sequence continuation indicators take no gradient.
   bool AllowForceBackward(int bottom_index) const override { return bottom_index != 1; }

@@ -8,6 +8,11 @@
 // the heads side by side in (B, T, H*D). causal lets query t see keys
 // s <= t + S - T. The mask takes no gradient (it is an input, as labels).
 //
+// Incremental decoding (decode_state.hpp): the layer keeps the keys and
+// values of every position so far in a cache of the state's capacity; each
+// pass appends the new positions' K and V (which must be as many as the
+// queries) and attends over the cache, so a new token costs one row's work.
+//
 // Tiles: a work-group of query (or key) rows, the keys (or queries) of a tile
 // in __local memory; the tile's length follows the device's local memory, the
 // group's size its work-group limit.
@@ -27,6 +32,11 @@ class AttentionLayer : public Layer {
   int MaxBottomBlobs() const override { return 4; }
   int ExactNumTopBlobs() const override { return 1; }
   bool AllowForceBackward(int bottom_index) const override { return bottom_index < 3; }
+
+  void SetDecodeState(const DecodeState& state) override {
+    if (!state.incremental || state.capacity != decode_.capacity) cached_ = 0;
+    decode_ = state;
+  }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::AttentionParameter& p = param_.attention_param();
@@ -75,6 +85,7 @@ class AttentionLayer : public Layer {
     DLC_REQUIRE(dk_ > 0 && dv_ > 0 && dk_ <= kMaxHeadSize && dv_ <= kMaxHeadSize,
                 Where() << "head sizes Dk " << dk_ << " and Dv " << dv_ << " must be 1 to "
                         << kMaxHeadSize);
+    if (decode_.incremental) ReshapeCache(bottom);
     if (bottom.size() == 4) CheckMask(*bottom[3]);
     scale_ = param_.attention_param().scale() > 0.f ? param_.attention_param().scale()
                                                     : 1.f / std::sqrt(static_cast<float>(dk_));
@@ -84,18 +95,26 @@ class AttentionLayer : public Layer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     if (top[0]->count() == 0) return;
-    const Strides q = StridesOf(dk_, T_), k = StridesOf(dk_, S_), v = StridesOf(dv_, S_),
-                  o = StridesOf(dv_, T_);
+    const bool cached = decode_.incremental;
+    if (cached) AppendToCache(bottom);
+    // Cached keys and values: the cache's rows, of which the first S_ count.
+    const int kv_rows = cached ? decode_.capacity : S_;
+    const Strides q = StridesOf(dk_, T_), k = StridesOf(dk_, kv_rows),
+                  v = StridesOf(dv_, kv_rows), o = StridesOf(dv_, T_);
+    const cl_mem k_data = cached ? k_cache_.data() : bottom[1]->data();
+    const cl_mem v_data = cached ? v_cache_.data() : bottom[2]->data();
     const Mask mask = MaskOf(bottom);
     ctx_->Launch(ctx_->Kernel("attention.cl", Options(), "attention_forward"),
                  NDRange(RoundUp(T_, Rows()), size_t(batch_) * H_), NDRange(Rows(), 1), T_, S_,
-                 H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
-                 k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.present,
-                 mask.b, mask.h, top[0]->data(), o.b, o.h, o.t, lse_.data());
+                 H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, k_data, k.b, k.h,
+                 k.t, v_data, v.b, v.h, v.t, mask.data, mask.present, mask.b, mask.h,
+                 top[0]->data(), o.b, o.h, o.t, lse_.data());
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
+    DLC_REQUIRE(!decode_.incremental,
+                Where() << "cannot run backward while the net decodes incrementally");
     if (top[0]->count() == 0) return;
     const bool want_dq = propagate_down[0], want_dk = propagate_down[1],
                want_dv = propagate_down[2];
@@ -131,6 +150,49 @@ class AttentionLayer : public Layer {
   }
 
  private:
+  // Incremental decoding: S_ becomes every position so far; the caches are
+  // (re)made for the state's capacity in this layer's layout.
+  void ReshapeCache(const std::vector<Blob*>& bottom) {
+    DLC_REQUIRE(bottom.size() == 3,
+                Where() << "cannot decode incrementally with a mask bottom (use causal)");
+    DLC_REQUIRE(S_ == T_, Where() << "while decoding incrementally K and V must hold the new "
+                                     "positions only, as many as the queries (" << T_
+                                  << "), got " << S_);
+    DLC_REQUIRE(decode_.position <= cached_,
+                Where() << "decoding from position " << decode_.position << ", but the cache "
+                           "holds " << cached_ << " positions only (positions run in order)");
+    DLC_REQUIRE(decode_.position + T_ <= decode_.capacity,
+                Where() << "positions " << decode_.position << " to " << decode_.position + T_ - 1
+                        << " pass the key/value cache's capacity " << decode_.capacity);
+    S_ = decode_.position + T_;
+    const std::vector<int> k_shape = CacheShape(dk_), v_shape = CacheShape(dv_);
+    if (k_cache_.shape() != k_shape || v_cache_.shape() != v_shape) {
+      k_cache_.Reshape(k_shape);
+      v_cache_.Reshape(v_shape);
+      cached_ = 0;
+      DLC_REQUIRE(decode_.position == 0,
+                  Where() << "the key/value cache is empty: decoding must start at position 0, "
+                             "got " << decode_.position);
+    }
+  }
+
+  std::vector<int> CacheShape(int d) const {
+    if (heads_ == 0) return {batch_, H_, decode_.capacity, d};
+    return {batch_, decode_.capacity, H_ * d};
+  }
+
+  void AppendToCache(const std::vector<Blob*>& bottom) {
+    const int slices = heads_ == 0 ? batch_ * H_ : batch_;
+    const int k_width = heads_ == 0 ? dk_ : H_ * dk_, v_width = heads_ == 0 ? dv_ : H_ * dv_;
+    const auto kernel = ctx_->Kernel("attention.cl", Options(), "attention_cache_append");
+    const int k_count = slices * T_ * k_width, v_count = slices * T_ * v_width;
+    ctx_->Launch1D(kernel, k_count, k_count, T_, k_width, decode_.capacity, decode_.position,
+                   bottom[1]->data(), k_cache_.data());
+    ctx_->Launch1D(kernel, v_count, v_count, T_, v_width, decode_.capacity, decode_.position,
+                   bottom[2]->data(), v_cache_.data());
+    cached_ = decode_.position + T_;
+  }
+
   // Registers hold a row of each head size: beyond this the kernels spill.
   static constexpr int kMaxHeadSize = 256;
 
@@ -192,6 +254,9 @@ class AttentionLayer : public Layer {
   float scale_ = 1.f;
   Blob lse_{*ctx_};    // per query row: the log of its softmax's denominator
   Blob delta_{*ctx_};  // per query row: dO . O, for backward
+  DecodeState decode_;
+  Blob k_cache_{*ctx_}, v_cache_{*ctx_};  // incremental decoding's keys and values
+  int cached_ = 0;                       // positions the caches hold
 };
 
 REGISTER_LAYER_CLASS(Attention);

@@ -18,6 +18,7 @@ class CausalMaskLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "CausalMask"; }
+  bool DecodesIncrementally() const override { return false; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 

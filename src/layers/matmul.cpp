@@ -111,9 +111,12 @@ class MatMulLayer : public Layer {
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
+  // Two activations multiplied (Q K^T, scores V) mix positions.
+  bool DecodesIncrementally() const override { return !two_operands_; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::MatMulParameter& p = param_.matmul_param();
+    two_operands_ = bottom.size() == 2;
     if (bottom.size() == 2) {
       DLC_REQUIRE(!p.has_operand_shape() && !p.operand_first(),
                   Where() << "operand_shape and operand_first are for one bottom; this layer "
@@ -325,6 +328,7 @@ class MatMulLayer : public Layer {
   std::vector<int> batch_;  // the broadcast batch axes
   int batch_count_ = 1;
   BatchStrides strides_;
+  bool two_operands_ = false;
 };
 
 REGISTER_LAYER_CLASS(MatMul);

@@ -1,6 +1,7 @@
 // RotaryEmbedding (dlcaffe "RotaryEmbedding", rotary_embedding_param): RoPE on
 // a ... x T x D blob, as Hugging Face's apply_rotary_pos_emb. The row at index
-// t along axis -2 sits at position p = t + position_offset; pair i of its
+// t along axis -2 sits at position p = t + position_offset (+ the decode
+// state's position while a net decodes incrementally); pair i of its
 // first rotary_dim features (0: all D) turns by the angle
 // p * base^(-2i / rotary_dim):
 //   y_a = x_a cos - x_b sin,  y_b = x_b cos + x_a sin,
@@ -36,6 +37,11 @@ class RotaryEmbeddingLayer : public Layer {
     offset_ = static_cast<int>(p.position_offset());
   }
 
+  // While decoding incrementally the rows start at the state's position.
+  void SetDecodeState(const DecodeState& state) override {
+    decode_position_ = state.incremental ? state.position : 0;
+  }
+
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const Blob& x = *bottom[0];
     DLC_REQUIRE(x.num_axes() >= 2,
@@ -52,7 +58,7 @@ class RotaryEmbeddingLayer : public Layer {
                         << (p.rotary_dim() == 0 ? " (0: all of the last axis)" : "")
                         << " must be even and at most the last axis, " << dim_
                         << ", of the input " << x.shape_string());
-    DLC_REQUIRE(seq_ <= INT_MAX - offset_,
+    DLC_REQUIRE(seq_ <= INT_MAX - offset_ - decode_position_,
                 Where() << "position_offset " << offset_ << " plus " << seq_
                         << " positions pass the largest int");
     rows_ = x.count() / std::max(1, dim_);
@@ -82,10 +88,11 @@ class RotaryEmbeddingLayer : public Layer {
     const float coef = static_cast<float>(-2.0 * std::log2(double(p.base())) / rotary_dim_);
     const std::string options = std::string("-DINTERLEAVED=") + (p.interleaved() ? "1" : "0");
     ctx_->Launch1D(ctx_->Kernel("rotary_embedding.cl", options, "rotary_embedding"), n, n,
-                   items, half, dim_, rotary_dim_, seq_, offset_, coef, sign, in, out);
+                   items, half, dim_, rotary_dim_, seq_, offset_ + decode_position_, coef, sign, in, out);
   }
 
   int offset_ = 0, seq_ = 0, dim_ = 0, rotary_dim_ = 0, rows_ = 0;
+  int decode_position_ = 0;
 };
 
 REGISTER_LAYER_CLASS(RotaryEmbedding);

@@ -178,6 +178,78 @@ TEST(Attention, QueriesWithoutKeysGiveZeroAndNoNaN) {
   for (int i = 0; i < 2 * c.dk; ++i) EXPECT_EQ(in.q.ReadDiff()[i], 0.f);
 }
 
+// Rows [first, first + n) of a (B, H, rows, d) or (B, rows, H*d) tensor.
+void CopyRows(const Case& c, const std::vector<float>& all, int rows, int d, int first, int n,
+              Blob* part) {
+  part->Reshape(Shape(c, n, d));
+  std::vector<float> values(part->count());
+  for (int b = 0; b < c.B; ++b)
+    for (int h = 0; h < c.H; ++h)
+      for (int t = 0; t < n; ++t)
+        for (int i = 0; i < d; ++i)
+          values[At(c, n, d, b, h, t, i)] = all[At(c, rows, d, b, h, first + t, i)];
+  part->WriteData(values);
+}
+
+// Incremental decoding: fed the positions in chunks (a prompt, then single
+// tokens), the layer's key/value cache gives each chunk's rows what causal
+// attention over the whole sequence gives them.
+TEST(Attention, KeyValueCacheGivesTheRowsOfTheWholeSequence) {
+  for (bool heads_in_last_axis : {false, true}) {
+    const Case c{2, 3, 9, 9, 5, 4, true, MaskKind::kNone, heads_in_last_axis};
+    SCOPED_TRACE(Describe(c));
+    Inputs whole(c);
+    auto full = MakeLayer(LayerText(c));
+    full->SetUp(whole.bottom, {&whole.top});
+    full->Forward(whole.bottom, {&whole.top});
+    const std::vector<float> expected = whole.top.ReadData(), q = whole.q.ReadData(),
+                             k = whole.k.ReadData(), v = whole.v.ReadData();
+
+    auto cached = MakeLayer(LayerText(c));
+    Blob q_part(TestContext()), k_part(TestContext()), v_part(TestContext()), out(TestContext());
+    DecodeState state;
+    state.incremental = true;
+    state.capacity = 11;
+    for (const auto& [first, n] : std::vector<std::pair<int, int>>{{0, 4}, {4, 1}, {5, 3}, {8, 1}}) {
+      CopyRows(c, q, c.T, c.dk, first, n, &q_part);
+      CopyRows(c, k, c.S, c.dk, first, n, &k_part);
+      CopyRows(c, v, c.S, c.dv, first, n, &v_part);
+      state.position = first;
+      cached->SetDecodeState(state);
+      if (first == 0) cached->SetUp({&q_part, &k_part, &v_part}, {&out});
+      cached->Reshape({&q_part, &k_part, &v_part}, {&out});
+      ASSERT_EQ(out.shape(), Shape(c, n, c.dv));
+      cached->Forward({&q_part, &k_part, &v_part}, {&out});
+      const std::vector<float> got = out.ReadData();
+      for (int b = 0; b < c.B; ++b)
+        for (int h = 0; h < c.H; ++h)
+          for (int t = 0; t < n; ++t)
+            for (int i = 0; i < c.dv; ++i)
+              ASSERT_NEAR(got[At(c, n, c.dv, b, h, t, i)],
+                          expected[At(c, c.T, c.dv, b, h, first + t, i)], 1e-5)
+                  << "position " << first + t << ", b " << b << ", h " << h << ", " << i;
+    }
+    // Past the capacity, skipping positions, or K and V of another length
+    // than Q: errors naming the layer's reason.
+    const auto reshape_error = [&](int position, int q_rows, int kv_rows) {
+      q_part.Reshape(Shape(c, q_rows, c.dk));
+      k_part.Reshape(Shape(c, kv_rows, c.dk));
+      v_part.Reshape(Shape(c, kv_rows, c.dv));
+      state.position = position;
+      cached->SetDecodeState(state);
+      return ErrorOf([&] { cached->Reshape({&q_part, &k_part, &v_part}, {&out}); });
+    };
+    EXPECT_NE(reshape_error(9, 3, 3).find("pass the key/value cache's capacity 11"),
+              std::string::npos);
+    EXPECT_NE(reshape_error(10, 1, 1).find("the cache holds 9 positions only"), std::string::npos);
+    EXPECT_NE(reshape_error(9, 1, 2).find("as many as the queries"), std::string::npos);
+    EXPECT_NE(ErrorOf([&] { cached->Backward({&out}, {true, true, true},
+                                             {&q_part, &k_part, &v_part}); })
+                  .find("incrementally"),
+              std::string::npos);
+  }
+}
+
 TEST(Attention, ShapesThatDoNotFitAreNamed) {
   Blob q(TestContext(), {2, 3, 4, 5}), k(TestContext(), {2, 3, 6, 4}),
       v(TestContext(), {2, 3, 6, 5}), top(TestContext());

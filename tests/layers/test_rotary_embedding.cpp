@@ -145,6 +145,29 @@ TEST(RotaryEmbedding, PairsAsHuggingFaceAndGptJ) {
   }
 }
 
+// While a net decodes incrementally, the decode position adds to
+// position_offset: the same as a layer whose offset holds both.
+TEST(RotaryEmbedding, DecodeStatePositionAddsToTheOffset) {
+  Blob bottom(TestContext(), {2, 3, 1, 8}), top(TestContext()), expected(TestContext());
+  FillGaussian(&bottom, 0.f, 1.f, 17);
+  auto decoding = MakeLayer("type: 'RotaryEmbedding' rotary_embedding_param { position_offset: 2 }");
+  auto shifted = MakeLayer("type: 'RotaryEmbedding' rotary_embedding_param { position_offset: 39 }");
+  decoding->SetUp({&bottom}, {&top});
+  shifted->SetUp({&bottom}, {&expected});
+  DecodeState state;
+  state.incremental = true;
+  state.position = 37;
+  state.capacity = 64;
+  decoding->SetDecodeState(state);
+  decoding->Reshape({&bottom}, {&top});
+  decoding->Forward({&bottom}, {&top});
+  shifted->Forward({&bottom}, {&expected});
+  EXPECT_EQ(top.ReadData(), expected.ReadData());
+  decoding->SetDecodeState(DecodeState());  // off again: position 2 only
+  decoding->Forward({&bottom}, {&top});
+  EXPECT_NE(top.ReadData(), expected.ReadData());
+}
+
 TEST(RotaryEmbedding, InPlaceMatchesOutOfPlace) {
   for (const char* text : {"type: 'RotaryEmbedding' rotary_embedding_param { rotary_dim: 6 }",
                            "type: 'RotaryEmbedding' rotary_embedding_param { interleaved: true "
