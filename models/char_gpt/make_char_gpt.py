@@ -117,6 +117,25 @@ def deploy(a):
     return str(net)
 
 
+def bench_nets(a):
+    """Nets fed by Input layers (random tokens in `dlcaffe bench`): a training
+    net of --batch sequences and a forward net of the same batch."""
+    train = caffe.NetSpec()
+    train.tokens = L.Input(shape=dict(dim=[a.batch, a.window]))
+    train.targets = L.Input(shape=dict(dim=[a.batch, a.window]))
+    logits = decoder(train, train.tokens, a)
+    train.loss = L.SoftmaxWithLoss(logits, train.targets, softmax_param=dict(axis=2))
+    forward = caffe.NetSpec()
+    forward.tokens = L.Input(shape=dict(dim=[a.batch, a.window]))
+    decoder(forward, forward.tokens, a)
+    nets = []
+    for spec in (train, forward):
+        net = spec.to_proto()
+        net.name = 'gpt_L%d_D%d_T%d_B%d' % (a.layers, a.width, a.window, a.batch)
+        nets.append(str(net))
+    return nets
+
+
 def solver(a):
     return '\n'.join([
         '# char_gpt on convert_text windows: AdamW, a linear warm-up, cosine decay.',
@@ -160,6 +179,9 @@ def main():
     parser.add_argument('--display', type=int, default=50)
     parser.add_argument('--test_interval', type=int, default=500)
     parser.add_argument('--test_iter', type=int, default=20)
+    parser.add_argument('--bench', action='store_true',
+                        help='write bench_train.prototxt and bench_forward.prototxt only '
+                        '(Input layers; for dlcaffe bench)')
     a = parser.parse_args()
     if a.vocab:
         a.vocab_size = vocabulary_size(a.vocab)
@@ -168,6 +190,12 @@ def main():
     if a.width % a.heads:
         parser.error('--width must split into --heads')
     os.makedirs(a.out, exist_ok=True)
+    if a.bench:
+        train, forward = bench_nets(a)
+        for name, text in (('bench_train.prototxt', train), ('bench_forward.prototxt', forward)):
+            with open(os.path.join(a.out, name), 'w') as f:
+                f.write(text)
+        return
     for name, text in (('train_val.prototxt', train_val(a)), ('deploy.prototxt', deploy(a)),
                        ('solver.prototxt', solver(a))):
         with open(os.path.join(a.out, name), 'w') as f:
