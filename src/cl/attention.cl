@@ -12,9 +12,59 @@
 // Compile-time: DK, DV (head sizes), ROWS (work-group size), KEYS (keys or
 // queries per tile). Tensors are addressed as base + b * sb + h * sh + t * st
 // + d, which covers (B, H, T, D) and heads side by side in (B, T, H*D).
+//
+// Tiles in local memory are rows of float4 (head sizes padded with zeros to
+// DKP, DVP): a work-item reads four features per load, aligned, while all
+// the group reads the same row (a broadcast), so the loads no longer bound
+// the multiply-adds; rows held in registers are padded likewise.
+
+#define DKP ((DK + 3) / 4 * 4)
+#define DVP ((DV + 3) / 4 * 4)
 
 inline int RowOffset(int b, int h, int t, int sb, int sh, int st) {
   return b * sb + h * sh + t * st;
+}
+
+// Rows [r0, r0 + n) of a tensor (head size D) into `tile` (rows of DP floats,
+// the padding zero), scaled by `scale`, by the group's ROWS work-items.
+inline void LoadTile(__local float4* tile, __global const float* x, int b, int h, int r0, int n,
+                     int sb, int sh, int st, int D, int DP, float scale, int lid) {
+  __local float* flat = (__local float*)tile;
+  for (int i = lid; i < n * DP; i += ROWS) {
+    const int row = i / DP, d = i % DP;
+    flat[i] = d < D ? x[RowOffset(b, h, r0 + row, sb, sh, st) + d] * scale : 0.f;
+  }
+}
+
+// A row held in registers (DP floats) times a tile's row of float4s.
+inline float DotTileRow(const float* x, __local const float4* row, int DP) {
+  float sum = 0.f;
+#pragma unroll
+  for (int d4 = 0; d4 < DP / 4; ++d4) {
+    const float4 y = row[d4];
+    sum += x[4 * d4] * y.x + x[4 * d4 + 1] * y.y + x[4 * d4 + 2] * y.z + x[4 * d4 + 3] * y.w;
+  }
+  return sum;
+}
+
+// acc += a * a tile's row of float4s.
+inline void AddScaledTileRow(float* acc, float a, __local const float4* row, int DP) {
+#pragma unroll
+  for (int d4 = 0; d4 < DP / 4; ++d4) {
+    const float4 y = row[d4];
+    acc[4 * d4] += a * y.x;
+    acc[4 * d4 + 1] += a * y.y;
+    acc[4 * d4 + 2] += a * y.z;
+    acc[4 * d4 + 3] += a * y.w;
+  }
+}
+
+// A row of a tensor into registers (DP floats, the padding zero); zeros for
+// a row past the end.
+inline void LoadRow(float* row, __global const float* x, int offset, int D, int DP, float scale,
+                    bool valid) {
+#pragma unroll
+  for (int d = 0; d < DP; ++d) row[d] = valid && d < D ? x[offset + d] * scale : 0.f;
 }
 
 // The additive mask at (b, h, t, s), 0 without one.
@@ -31,8 +81,8 @@ __kernel void attention_forward(
     __global const float* mask, int has_mask, int mask_sb, int mask_sh,
     __global float* out, int o_sb, int o_sh, int o_st,
     __global float* lse) {
-  __local float k_tile[KEYS * DK];
-  __local float v_tile[KEYS * DV];
+  __local float4 k_tile[KEYS * DKP / 4];
+  __local float4 v_tile[KEYS * DVP / 4];
   const int lid = get_local_id(0);
   const int t = get_global_id(0);
   const int bh = get_global_id(1);
@@ -40,11 +90,10 @@ __kernel void attention_forward(
   const bool valid = t < T;
   const int shift = S - T;  // query t sees keys s <= t + shift when causal
 
-  float qv[DK];
-  float acc[DV];
-  for (int d = 0; d < DK; ++d)
-    qv[d] = valid ? q[RowOffset(b, h, t, q_sb, q_sh, q_st) + d] * scale : 0.f;
-  for (int d = 0; d < DV; ++d) acc[d] = 0.f;
+  float qv[DKP];
+  float acc[DVP];
+  LoadRow(qv, q, RowOffset(b, h, t, q_sb, q_sh, q_st), DK, DKP, scale, valid);
+  for (int d = 0; d < DVP; ++d) acc[d] = 0.f;
   float m = -INFINITY, l = 0.f;
 
   // The group's last row bounds the keys any of its rows sees.
@@ -52,30 +101,27 @@ __kernel void attention_forward(
   const int s_end = causal ? clamp(group_last + shift + 1, 0, S) : S;
   for (int s0 = 0; s0 < s_end; s0 += KEYS) {
     const int n = min(KEYS, S - s0);
-    for (int i = lid; i < n * DK; i += ROWS)
-      k_tile[i] = k[RowOffset(b, h, s0 + i / DK, k_sb, k_sh, k_st) + i % DK];
-    for (int i = lid; i < n * DV; i += ROWS)
-      v_tile[i] = v[RowOffset(b, h, s0 + i / DV, v_sb, v_sh, v_st) + i % DV];
+    LoadTile(k_tile, k, b, h, s0, n, k_sb, k_sh, k_st, DK, DKP, 1.f, lid);
+    LoadTile(v_tile, v, b, h, s0, n, v_sb, v_sh, v_st, DV, DVP, 1.f, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (valid) {
       const int visible = causal ? clamp(t + shift + 1 - s0, 0, n) : n;
       float scores[KEYS];
       float tile_max = -INFINITY;
       for (int j = 0; j < visible; ++j) {
-        float dot = 0.f;
-        for (int d = 0; d < DK; ++d) dot += qv[d] * k_tile[j * DK + d];
-        scores[j] = dot + MaskAt(mask, has_mask, mask_sb, mask_sh, S, b, h, t, s0 + j);
+        scores[j] = DotTileRow(qv, k_tile + j * (DKP / 4), DKP) +
+                    MaskAt(mask, has_mask, mask_sb, mask_sh, S, b, h, t, s0 + j);
         tile_max = fmax(tile_max, scores[j]);
       }
       const float m_new = fmax(m, tile_max);
       if (m_new > -INFINITY) {  // else every score so far is -inf: nothing to add
         const float correction = exp(m - m_new);
         l *= correction;
-        for (int d = 0; d < DV; ++d) acc[d] *= correction;
+        for (int d = 0; d < DVP; ++d) acc[d] *= correction;
         for (int j = 0; j < visible; ++j) {
           const float p = exp(scores[j] - m_new);
           l += p;
-          for (int d = 0; d < DV; ++d) acc[d] += p * v_tile[j * DV + d];
+          AddScaledTileRow(acc, p, v_tile + j * (DVP / 4), DVP);
         }
         m = m_new;
       }
@@ -115,8 +161,8 @@ __kernel void attention_backward_dq(
     __global const float* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global float* dq) {
-  __local float k_tile[KEYS * DK];
-  __local float v_tile[KEYS * DV];
+  __local float4 k_tile[KEYS * DKP / 4];
+  __local float4 v_tile[KEYS * DVP / 4];
   const int lid = get_local_id(0);
   const int t = get_global_id(0);
   const int bh = get_global_id(1);
@@ -124,12 +170,10 @@ __kernel void attention_backward_dq(
   const bool valid = t < T;
   const int shift = S - T;
 
-  float qv[DK], dov[DV], grad[DK];
-  for (int d = 0; d < DK; ++d) {
-    qv[d] = valid ? q[RowOffset(b, h, t, q_sb, q_sh, q_st) + d] * scale : 0.f;
-    grad[d] = 0.f;
-  }
-  for (int d = 0; d < DV; ++d) dov[d] = valid ? dout[RowOffset(b, h, t, o_sb, o_sh, o_st) + d] : 0.f;
+  float qv[DKP], dov[DVP], grad[DKP];
+  LoadRow(qv, q, RowOffset(b, h, t, q_sb, q_sh, q_st), DK, DKP, scale, valid);
+  LoadRow(dov, dout, RowOffset(b, h, t, o_sb, o_sh, o_st), DV, DVP, 1.f, valid);
+  for (int d = 0; d < DKP; ++d) grad[d] = 0.f;
   const float row_lse = valid ? lse[bh * T + t] : INFINITY;
   const float row_delta = valid ? delta[bh * T + t] : 0.f;
 
@@ -137,20 +181,17 @@ __kernel void attention_backward_dq(
   const int s_end = causal ? clamp(group_last + shift + 1, 0, S) : S;
   for (int s0 = 0; s0 < s_end; s0 += KEYS) {
     const int n = min(KEYS, S - s0);
-    for (int i = lid; i < n * DK; i += ROWS)
-      k_tile[i] = k[RowOffset(b, h, s0 + i / DK, k_sb, k_sh, k_st) + i % DK];
-    for (int i = lid; i < n * DV; i += ROWS)
-      v_tile[i] = v[RowOffset(b, h, s0 + i / DV, v_sb, v_sh, v_st) + i % DV];
+    LoadTile(k_tile, k, b, h, s0, n, k_sb, k_sh, k_st, DK, DKP, 1.f, lid);
+    LoadTile(v_tile, v, b, h, s0, n, v_sb, v_sh, v_st, DV, DVP, 1.f, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (valid) {
       const int visible = causal ? clamp(t + shift + 1 - s0, 0, n) : n;
       for (int j = 0; j < visible; ++j) {
-        float dot = 0.f, dp = 0.f;
-        for (int d = 0; d < DK; ++d) dot += qv[d] * k_tile[j * DK + d];
-        for (int d = 0; d < DV; ++d) dp += dov[d] * v_tile[j * DV + d];
+        const float dot = DotTileRow(qv, k_tile + j * (DKP / 4), DKP);
+        const float dp = DotTileRow(dov, v_tile + j * (DVP / 4), DVP);
         const float score = dot + MaskAt(mask, has_mask, mask_sb, mask_sh, S, b, h, t, s0 + j);
         const float ds = exp(score - row_lse) * (dp - row_delta);
-        for (int d = 0; d < DK; ++d) grad[d] += ds * k_tile[j * DK + d];
+        AddScaledTileRow(grad, ds, k_tile + j * (DKP / 4), DKP);
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -172,8 +213,8 @@ __kernel void attention_backward_dkv(
     __global const float* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global float* dk, __global float* dv, int want_dk, int want_dv) {
-  __local float q_tile[KEYS * DK];
-  __local float do_tile[KEYS * DV];
+  __local float4 q_tile[KEYS * DKP / 4];
+  __local float4 do_tile[KEYS * DVP / 4];
   __local float lse_tile[KEYS];
   __local float delta_tile[KEYS];
   const int lid = get_local_id(0);
@@ -183,43 +224,35 @@ __kernel void attention_backward_dkv(
   const bool valid = s < S;
   const int shift = S - T;
 
-  float kv[DK], vv[DV], grad_k[DK], grad_v[DV];
-  for (int d = 0; d < DK; ++d) {
-    kv[d] = valid ? k[RowOffset(b, h, s, k_sb, k_sh, k_st) + d] : 0.f;
-    grad_k[d] = 0.f;
-  }
-  for (int d = 0; d < DV; ++d) {
-    vv[d] = valid ? v[RowOffset(b, h, s, v_sb, v_sh, v_st) + d] : 0.f;
-    grad_v[d] = 0.f;
-  }
+  float kv[DKP], vv[DVP], grad_k[DKP], grad_v[DVP];
+  LoadRow(kv, k, RowOffset(b, h, s, k_sb, k_sh, k_st), DK, DKP, 1.f, valid);
+  LoadRow(vv, v, RowOffset(b, h, s, v_sb, v_sh, v_st), DV, DVP, 1.f, valid);
+  for (int d = 0; d < DKP; ++d) grad_k[d] = 0.f;
+  for (int d = 0; d < DVP; ++d) grad_v[d] = 0.f;
   // Causal: key s is seen by the queries t >= s - shift; the group's first
   // key bounds where its queries start.
   const int group_first = get_group_id(0) * ROWS;
   const int t_begin = causal ? clamp(group_first - shift, 0, T) : 0;
   for (int t0 = t_begin - t_begin % KEYS; t0 < T; t0 += KEYS) {
     const int n = min(KEYS, T - t0);
-    for (int i = lid; i < n * DK; i += ROWS)
-      q_tile[i] = q[RowOffset(b, h, t0 + i / DK, q_sb, q_sh, q_st) + i % DK] * scale;
-    for (int i = lid; i < n * DV; i += ROWS)
-      do_tile[i] = dout[RowOffset(b, h, t0 + i / DV, o_sb, o_sh, o_st) + i % DV];
+    // Q * scale: ds * (scale * Q) is dK's term.
+    LoadTile(q_tile, q, b, h, t0, n, q_sb, q_sh, q_st, DK, DKP, scale, lid);
+    LoadTile(do_tile, dout, b, h, t0, n, o_sb, o_sh, o_st, DV, DVP, 1.f, lid);
     for (int i = lid; i < n; i += ROWS) {
       lse_tile[i] = lse[bh * T + t0 + i];
       delta_tile[i] = delta[bh * T + t0 + i];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (valid) {
-      for (int i = 0; i < n; ++i) {
+      for (int i = causal ? clamp(s - shift - t0, 0, n) : 0; i < n; ++i) {
         const int t = t0 + i;
-        if (causal && s > t + shift) continue;
-        float dot = 0.f, dp = 0.f;
-        for (int d = 0; d < DK; ++d) dot += q_tile[i * DK + d] * kv[d];
-        for (int d = 0; d < DV; ++d) dp += do_tile[i * DV + d] * vv[d];
+        const float dot = DotTileRow(kv, q_tile + i * (DKP / 4), DKP);
+        const float dp = DotTileRow(vv, do_tile + i * (DVP / 4), DVP);
         const float score = dot + MaskAt(mask, has_mask, mask_sb, mask_sh, S, b, h, t, s);
         const float p = exp(score - lse_tile[i]);
         const float ds = p * (dp - delta_tile[i]);
-        for (int d = 0; d < DV; ++d) grad_v[d] += p * do_tile[i * DV + d];
-        // q_tile holds Q * scale: ds * (scale * Q) is dK's term.
-        for (int d = 0; d < DK; ++d) grad_k[d] += ds * q_tile[i * DK + d];
+        AddScaledTileRow(grad_v, p, do_tile + i * (DVP / 4), DVP);
+        AddScaledTileRow(grad_k, ds, q_tile + i * (DKP / 4), DKP);
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -238,7 +238,9 @@ class AttentionLayer : public Layer {
   // Keys (or queries) per tile: up to 32, as many as half the device's local
   // memory holds for the largest kernel's tiles.
   int TileRows() const {
-    const uint64_t bytes_per_row = (uint64_t(dk_) + dv_ + 2) * sizeof(float);
+    // The kernels pad head sizes to multiples of 4 (float4 rows).
+    const auto padded = [](int d) { return uint64_t(d + 3) / 4 * 4; };
+    const uint64_t bytes_per_row = (padded(dk_) + padded(dv_) + 2) * sizeof(float);
     const uint64_t budget = std::max<uint64_t>(ctx_->info().local_mem_bytes / 2, bytes_per_row);
     return static_cast<int>(std::min<uint64_t>(32, budget / bytes_per_row));
   }
