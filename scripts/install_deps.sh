@@ -19,6 +19,7 @@ packages=(
   clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   ca-certificates wget
+  fortunes  # English text for the language model (tools/convert_text, models/char_gpt)
 )
 
 missing=()

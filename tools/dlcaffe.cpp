@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -26,6 +27,8 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
 #include "dlcaffe/solver.hpp"
+#include "dlcaffe/text_generator.hpp"
+#include "dlcaffe/data/vocabulary.hpp"
 
 DEFINE_string(device, "",
               "OpenCL device: ocl:P:D, or a flat index from device_query; "
@@ -67,6 +70,16 @@ DEFINE_string(mode, "forward", "bench: 'forward' (copy in + forward + result bac
 DEFINE_bool(memory_plan, false, "bench --mode=forward: let activation blobs whose lifetimes "
                                 "do not overlap share device storage (the inference memory "
                                 "plan) before timing; logs the bytes without and with it.");
+DEFINE_string(prompt, "", "generate: the text the model continues (at least one token).");
+DEFINE_int32(tokens, 200, "generate: how many tokens to sample.");
+DEFINE_double(temperature, 1.0, "generate: logits are divided by it before sampling; 0 takes "
+              "the most likely token.");
+DEFINE_int32(top_k, 0, "generate: sample from the k most likely tokens only (0: all).");
+DEFINE_uint64(seed, 0, "generate: the sampler's seed (the same seed, the same text).");
+DEFINE_string(vocab, "", "generate: convert_text's vocab.txt (default: vocab.txt beside "
+              "--weights, else beside --model).");
+DEFINE_bool(kv_cache, true, "generate: keep the keys and values of earlier positions, so a "
+            "token costs one position's work; false reruns the whole context per token.");
 DEFINE_string(sigint_effect, "stop", "Optional; action to take when a SIGINT signal is "
                                      "received: snapshot, stop or none.");
 DEFINE_string(sighup_effect, "snapshot", "Optional; action to take when a SIGHUP signal is "
@@ -477,6 +490,13 @@ int Bench() {
   std::cout << "bench " << net.name() << " " << FLAGS_mode << " " << ms << " ms/iter ("
             << net.input_blobs()[0]->shape_string() << ", " << FLAGS_iterations
             << " iterations after " << FLAGS_warmup << " warm-up)" << std::endl;
+  // What the run took of the device: every buffer the pool holds (in use or
+  // kept for reuse) — the counterpart of PyTorch's allocator peak.
+  const BufferPool& pool = ctx->pool();
+  std::cout << "bench " << net.name() << " device memory " << std::fixed << std::setprecision(1)
+            << (pool.bytes_in_use() + pool.bytes_idle()) / 1048576.0 << " MiB (in use "
+            << pool.bytes_in_use() / 1048576.0 << ", idle " << pool.bytes_idle() / 1048576.0
+            << ")" << std::endl;
   return 0;
 }
 
@@ -520,6 +540,60 @@ int Tune() {
   return 0;
 }
 
+// The vocabulary for generate: --vocab, else vocab.txt beside the weights
+// or the model.
+std::string VocabularyPath() {
+  if (!FLAGS_vocab.empty()) return FLAGS_vocab;
+  for (const std::string& beside : {FLAGS_weights, FLAGS_model}) {
+    const size_t slash = beside.find_last_of('/');
+    const std::string candidate =
+        (slash == std::string::npos ? std::string() : beside.substr(0, slash + 1)) + "vocab.txt";
+    if (!beside.empty() && std::ifstream(candidate).good()) return candidate;
+  }
+  DLC_FAIL("generate needs --vocab=vocab.txt (convert_text writes it beside the databases); "
+           "none was found beside --weights or --model");
+}
+
+int Generate() {
+  DLC_REQUIRE(!FLAGS_model.empty(), "generate needs --model=deploy.prototxt");
+  DLC_REQUIRE(!FLAGS_weights.empty(), "generate needs --weights=model.caffemodel");
+  DLC_REQUIRE(!FLAGS_prompt.empty(), "generate needs --prompt=\"...\" (at least one token)");
+  DLC_REQUIRE(FLAGS_tokens >= 0, "--tokens must be >= 0, got " << FLAGS_tokens);
+  const Vocabulary vocabulary = Vocabulary::Load(VocabularyPath());
+  auto ctx = MakeContext();
+  Net net(FLAGS_model, caffe::TEST, *ctx);
+  net.CopyTrainedLayersFrom(FLAGS_weights);
+  TextGenerator generator(net, FLAGS_kv_cache);
+  DLC_REQUIRE(generator.vocabulary() == vocabulary.size(),
+              FLAGS_model << " gives logits for " << generator.vocabulary()
+                          << " tokens, but the vocabulary " << VocabularyPath() << " has "
+                          << vocabulary.size());
+  SamplingOptions options;
+  options.temperature = static_cast<float>(FLAGS_temperature);
+  options.top_k = FLAGS_top_k;
+  std::mt19937_64 rng(FLAGS_seed);
+  const std::vector<int> prompt = vocabulary.Encode(FLAGS_prompt);
+  std::cout << FLAGS_prompt << std::flush;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point first_token = start;
+  int count = 0;
+  generator.Generate(prompt, FLAGS_tokens, options, rng, [&](int id) {
+    if (count++ == 0) first_token = Clock::now();
+    std::cout << vocabulary.Decode(id) << std::flush;
+  });
+  ctx->Finish();
+  const Clock::time_point end = Clock::now();
+  std::cout << std::endl;
+  const double prompt_ms = std::chrono::duration<double, std::milli>(first_token - start).count();
+  const double rest_s = std::chrono::duration<double>(end - first_token).count();
+  LOG(INFO) << "Prompt: " << prompt.size() << " tokens, first token after " << prompt_ms
+            << " ms; then " << std::max(0, count - 1) << " tokens in " << rest_s << " s ("
+            << (count > 1 && rest_s > 0 ? (count - 1) / rest_s : 0.0) << " tokens/s"
+            << (FLAGS_kv_cache ? ", key/value cache" : ", no cache") << ")";
+  return 0;
+}
+
 int DeviceQuery() {
   const auto devices = ListDevices();
   DLC_REQUIRE(!devices.empty(), "no OpenCL device found; install an OpenCL driver, "
@@ -554,6 +628,8 @@ int main(int argc, char** argv) {
       "  test            score a model\n"
       "  device_query    show OpenCL devices\n"
       "  time            benchmark model execution time\n"
+      "  generate        sample text from a language model: --model=deploy.prototxt\n"
+      "                  --weights --prompt --tokens --temperature --top_k --seed\n"
       "  bench           time whole steps: --mode=forward|train (for comparisons)\n"
       "  tune            measure the GEMM kernels for --model's shapes on this device\n"
       "                  and keep the fastest (DLCAFFE_TUNING_CACHE=dir|off)");
@@ -566,11 +642,11 @@ int main(int argc, char** argv) {
   }
   const std::map<std::string, int (*)()> commands = {
       {"train", Train}, {"test", Test}, {"time", Time}, {"bench", Bench},
-      {"tune", Tune},   {"device_query", DeviceQuery}};
+      {"tune", Tune},   {"generate", Generate}, {"device_query", DeviceQuery}};
   auto it = commands.find(argv[1]);
   if (it == commands.end()) {
     std::cerr << "dlcaffe: unknown command '" << argv[1]
-              << "' (commands: train, test, time, bench, tune, device_query)\n";
+              << "' (commands: train, test, time, bench, tune, generate, device_query)\n";
     return 1;
   }
   try {
