@@ -61,10 +61,16 @@ run_logged() {
 
 shape=(--vocab_size "$VOCAB" --layers "$LAYERS" --width "$WIDTH" --heads "$HEADS"
        --window "$WINDOW" --batch "$BATCH")
-run_logged make_bench "$python" "$root/models/char_gpt/make_char_gpt.py" --bench "${shape[@]}" \
-  --out "$work/bench"
-run_logged make_deploy "$python" "$root/models/char_gpt/make_char_gpt.py" "${shape[@]}" \
-  --out "$work/deploy"
+if [ -n "${NET_DIR:-}" ]; then
+  # Prototxts written elsewhere (a GPU host without our Python package):
+  # NET_DIR/bench/bench_{train,forward}.prototxt and NET_DIR/deploy/deploy.prototxt.
+  cp -r "$NET_DIR/bench" "$NET_DIR/deploy" "$work/"
+else
+  run_logged make_bench "$python" "$root/models/char_gpt/make_char_gpt.py" --bench "${shape[@]}" \
+    --out "$work/bench"
+  run_logged make_deploy "$python" "$root/models/char_gpt/make_char_gpt.py" "${shape[@]}" \
+    --out "$work/deploy"
+fi
 
 # Parameters as the shapes give them (tied head once): V*D + T*D (positions),
 # per block 12 D^2 + 13 D, the final LayerNorm 2 D.
@@ -125,6 +131,22 @@ if [ "$weights_rc" -ne 0 ]; then
     why="$why $(head -n 1 "$work/weights.log" | cut -c1-120)"
   else
     why="$(tail -n 1 "$work/weights.log")"
+  fi
+fi
+if [ ! -f "$work/weights.caffemodel" ]; then
+  # Without the Python package: the weights a training run of no iterations
+  # snapshots (the fillers' values; the deploy net has the same layer names).
+  cat > "$work/zero_solver.prototxt" <<SOLVER
+net: "$work/bench/bench_train.prototxt"
+base_lr: 0
+max_iter: 0
+snapshot_prefix: "$work/random"
+SOLVER
+  if "$dlcaffe" train --solver="$work/zero_solver.prototxt" > "$work/zero_train.log" 2>&1 &&
+     [ -f "$work/random_iter_0.caffemodel" ]; then
+    mv "$work/random_iter_0.caffemodel" "$work/weights.caffemodel"
+  else
+    why="$why; dlcaffe train --max_iter=0 failed: $(tail -n 1 "$work/zero_train.log")"
   fi
 fi
 ours_params=$(sed -n 's/^dlcaffe parameters //p' "$work/weights.log")
