@@ -62,8 +62,8 @@ std::string ReadFile(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// The text files of INPUT, in path order.
-std::vector<TextFile> ReadInput(const std::string& input) {
+// The text files of INPUT, in path order; counts the files skipped.
+std::vector<TextFile> ReadInput(const std::string& input, size_t* binary, size_t* duplicates) {
   DLC_REQUIRE(fs::exists(input), "the input " << input << " does not exist");
   std::vector<TextFile> files;
   if (!fs::is_directory(input)) {
@@ -79,11 +79,13 @@ std::vector<TextFile> ReadInput(const std::string& input) {
   for (const fs::path& path : paths) {
     if (!seen.insert(fs::canonical(path)).second) {
       LOG(INFO) << "Skipping " << path.string() << ": the same file as one read already";
+      ++*duplicates;
       continue;
     }
     std::string text = ReadFile(path);
     if (text.find('\0') != std::string::npos) {
       LOG(INFO) << "Skipping " << path.string() << ": binary (it holds a NUL byte)";
+      ++*binary;
       continue;
     }
     files.push_back({path.string(), std::move(text)});
@@ -159,16 +161,27 @@ void ConvertText(const std::vector<std::string>& args) {
               "the databases in " << out.string() << " exist already (train_lmdb, test_lmdb); "
                                      "remove them or choose another folder");
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<TextFile> files = ReadInput(input);
+  size_t binary = 0, duplicates = 0;
+  const std::vector<TextFile> files = ReadInput(input, &binary, &duplicates);
   const Vocabulary::Level level =
       FLAGS_level == "byte" ? Vocabulary::Level::kByte : Vocabulary::Level::kChar;
   std::string all;
   for (const TextFile& file : files) {
-    if (level == Vocabulary::Level::kChar) DecodeUtf8(file.text, file.path);  // names the file
+    if (level == Vocabulary::Level::kChar) {
+      try {
+        DecodeUtf8(file.text, file.path);  // names the file
+      } catch (const Error& e) {
+        DLC_FAIL(e.what() << " (--level=byte takes text that is not UTF-8)");
+      }
+    }
     all += file.text;
   }
   const Vocabulary vocabulary = Vocabulary::FromText(level, all);
-  LOG(INFO) << "Read " << files.size() << " files, " << all.size() << " bytes";
+  LOG(INFO) << "Read " << files.size() << " files, " << all.size() << " bytes"
+            << (binary + duplicates > 0
+                    ? "; skipped " + std::to_string(binary) + " binary and " +
+                          std::to_string(duplicates) + " reached again through a link"
+                    : std::string());
   LOG(INFO) << "Vocabulary: " << vocabulary.size() << " tokens (" << FLAGS_level << " level)";
 
   std::vector<int> train, test;

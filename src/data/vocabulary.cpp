@@ -32,8 +32,7 @@ std::vector<uint32_t> DecodeUtf8(const std::string& text, const std::string& whe
       point = (point << 6) | (text[i + k] & 0x3F);
     }
     ok = ok && point >= least && point <= 0x10FFFF && !(point >= 0xD800 && point <= 0xDFFF);
-    DLC_REQUIRE(ok, where << ": invalid UTF-8 at byte offset " << i
-                          << " (use --level=byte for text that is not UTF-8)");
+    DLC_REQUIRE(ok, where << ": invalid UTF-8 at byte offset " << i);
     points.push_back(point);
     i += extra + 1;
   }
@@ -63,6 +62,27 @@ std::string EncodeUtf8(uint32_t c) {
 namespace {
 
 const char kHeader[] = "# dlcaffe vocabulary:";
+// More tokens than Unicode has code points cannot be a vocabulary.
+constexpr long kMaxTokens = 0x110000;
+
+// One line of vocab.txt without its end: a file edited on Windows ends lines
+// in "\r\n" (a token's own \r is always escaped, never literal).
+bool ReadLine(std::istream& in, std::string* line) {
+  if (!std::getline(in, *line)) return false;
+  if (!line->empty() && line->back() == '\r') line->pop_back();
+  return true;
+}
+
+// "size=N" with N a whole number in [1, kMaxTokens]; -1 otherwise.
+long ParseSize(const std::string& field) {
+  if (field.rfind("size=", 0) != 0 || field.size() == 5 || field.size() > 5 + 7) return -1;
+  long size = 0;
+  for (size_t i = 5; i < field.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(field[i]))) return -1;
+    size = size * 10 + (field[i] - '0');
+  }
+  return size >= 1 && size <= kMaxTokens ? size : -1;
+}
 
 // A token as one line of vocab.txt.
 std::string Escape(const std::string& token, Vocabulary::Level level) {
@@ -107,6 +127,13 @@ std::string Unescape(const std::string& line, const std::string& where) {
   return token;
 }
 
+// Unicode's name for a code point: U+ and at least four upper-case hex digits.
+std::string CodePointName(uint32_t c) {
+  char name[16];
+  std::snprintf(name, sizeof name, "U+%04X", static_cast<unsigned>(c));
+  return name;
+}
+
 }  // namespace
 
 Vocabulary Vocabulary::FromText(Level level, const std::string& text) {
@@ -127,22 +154,25 @@ Vocabulary Vocabulary::Load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   DLC_REQUIRE(in, "cannot open the vocabulary " << path);
   std::string header;
-  std::getline(in, header);
+  ReadLine(in, &header);
   std::istringstream fields(header.substr(std::min(header.size(), sizeof(kHeader) - 1)));
-  std::string level_field, size_field;
-  fields >> level_field >> size_field;
-  int size = -1;
-  if (size_field.rfind("size=", 0) == 0) size = std::atoi(size_field.c_str() + 5);
+  std::string level_field, size_field, extra;
+  fields >> level_field >> size_field >> extra;
+  const long size = ParseSize(size_field);
   DLC_REQUIRE(header.rfind(kHeader, 0) == 0 &&
-                  (level_field == "level=char" || level_field == "level=byte") && size > 0,
+                  (level_field == "level=char" || level_field == "level=byte") && size > 0 &&
+                  extra.empty(),
               path << ":1: not a dlcaffe vocabulary header (want '" << kHeader
                    << " level=char|byte size=N'), got '" << header << "'");
   Vocabulary v;
   v.level_ = level_field == "level=byte" ? Level::kByte : Level::kChar;
+  DLC_REQUIRE(v.level_ == Level::kChar || size == 256,
+              path << ":1: a byte-level vocabulary has the 256 byte values, the header says size="
+                   << size);
   std::string line;
   for (int id = 0; id < size; ++id) {
     const std::string where = path + ":" + std::to_string(id + 2);
-    DLC_REQUIRE(std::getline(in, line),
+    DLC_REQUIRE(ReadLine(in, &line),
                 path << ": the header says " << size << " tokens, the file ends after " << id);
     const std::string token = Unescape(line, where);
     if (v.level_ == Level::kByte) {
@@ -158,8 +188,10 @@ Vocabulary Vocabulary::Load(const std::string& path) {
     }
     v.tokens_.push_back(token);
   }
-  DLC_REQUIRE(!std::getline(in, line) || line.empty(),
-              path << ": more lines than the header's " << size << " tokens");
+  // Blank lines may follow the tokens; anything else means a wrong count.
+  for (int number = size + 2; ReadLine(in, &line); ++number)
+    DLC_REQUIRE(line.empty(), path << ":" << number << ": more lines than the header's " << size
+                                   << " tokens");
   return v;
 }
 
@@ -189,8 +221,8 @@ std::vector<int> Vocabulary::Encode(const std::string& text) const {
   for (uint32_t c : points) {
     const auto it = std::lower_bound(code_points_.begin(), code_points_.end(), c);
     DLC_REQUIRE(it != code_points_.end() && *it == c,
-                "the character '" << Escape(EncodeUtf8(c), level_) << "' (U+" << std::hex << c
-                                  << std::dec << ") at byte offset " << offset
+                "the character '" << Escape(EncodeUtf8(c), level_) << "' (" << CodePointName(c)
+                                  << ") at byte offset " << offset
                                   << " of the text is not in the vocabulary");
     ids.push_back(static_cast<int>(it - code_points_.begin()));
     offset += EncodeUtf8(c).size();

@@ -81,6 +81,9 @@ TEST(ConvertText, WindowsOfEachSplitMatchTheTextCutHere) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "index.dat: binary")) << r.output;
   EXPECT_TRUE(Contains(r.output, "the same file as one read already")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "Read 2 files")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "skipped 1 binary and 1 reached again through a link"))
+      << r.output;
 
   // The vocabulary: the distinct code points, in order.
   const Vocabulary vocab = Vocabulary::Load((dir / "out/vocab.txt").string());
@@ -158,10 +161,16 @@ TEST(Vocabulary, FileEscapesRoundTripAndBadFilesAreNamed) {
   const Vocabulary loaded = Vocabulary::Load((dir / "v.txt").string());
   EXPECT_EQ(loaded.Encode(text), vocab.Encode(text));
   EXPECT_EQ(loaded.Decode(loaded.Encode(text)), text);
-  EXPECT_NE(ErrorOf([&] { vocab.Encode("z"); }).find("'z' (U+7a) at byte offset 0"),
+  EXPECT_NE(ErrorOf([&] { vocab.Encode("z"); }).find("'z' (U+007A) at byte offset 0"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { vocab.Encode("a\xC3"); }).find("invalid UTF-8 at byte offset 1"),
+  EXPECT_NE(ErrorOf([&] { vocab.Encode("a\xE2\x82\xAC"); })
+                .find("'\xE2\x82\xAC' (U+20AC) at byte offset 1"),
             std::string::npos);
+  // The library's message is for any caller (dlcaffe generate's prompt too):
+  // no convert_text flag in it.
+  const std::string invalid = ErrorOf([&] { vocab.Encode("a\xC3"); });
+  EXPECT_NE(invalid.find("invalid UTF-8 at byte offset 1"), std::string::npos) << invalid;
+  EXPECT_EQ(invalid.find("--level"), std::string::npos) << invalid;
   EXPECT_THROW(vocab.Decode(10), Error);
 
   Write(dir / "bad_header.txt", "# something else\na\n");
@@ -180,6 +189,58 @@ TEST(Vocabulary, FileEscapesRoundTripAndBadFilesAreNamed) {
   EXPECT_NE(ErrorOf([&] { Vocabulary::Load((dir / "escape.txt").string()); })
                 .find("escape.txt:2: unknown escape"),
             std::string::npos);
+  const auto load_error = [&](const std::string& name, const std::string& text) {
+    Write(dir / name, text);
+    return ErrorOf([&] { Vocabulary::Load((dir / name).string()); });
+  };
+  for (const char* size : {"size=2abc", "size=99999999999", "size=-2", "size=", "size=2 x"})
+    EXPECT_NE(load_error("size.txt", std::string("# dlcaffe vocabulary: level=char ") + size +
+                                         "\na\nb\n")
+                  .find("size.txt:1: not a dlcaffe vocabulary header"),
+              std::string::npos)
+        << size;
+  EXPECT_NE(load_error("bytes.txt", "# dlcaffe vocabulary: level=byte size=2\n\\x00\n\\x01\n")
+                .find("bytes.txt:1: a byte-level vocabulary has the 256 byte values"),
+            std::string::npos);
+  EXPECT_NE(load_error("dup.txt", "# dlcaffe vocabulary: level=char size=2\na\na\n")
+                .find("dup.txt:3: tokens must be distinct"),
+            std::string::npos);
+  EXPECT_NE(load_error("long.txt", "# dlcaffe vocabulary: level=char size=1\na\n\nb\n")
+                .find("long.txt:4: more lines than the header's 1 tokens"),
+            std::string::npos);
+  // Lines ended "\r\n" (the file edited on Windows) read as the same tokens.
+  Write(dir / "crlf.txt", "# dlcaffe vocabulary: level=char size=3\r\n\\r\r\n \r\na\r\n");
+  const Vocabulary crlf = Vocabulary::Load((dir / "crlf.txt").string());
+  EXPECT_EQ(crlf.Decode({0, 1, 2}), "\r a");
+}
+
+TEST(Vocabulary, ByteLevelSavesEveryByteEscapedAndLoadsItBack) {
+  const fs::path dir = TempDir();
+  const Vocabulary vocab = Vocabulary::FromText(Vocabulary::Level::kByte, "");
+  ASSERT_EQ(vocab.size(), 256);
+  vocab.Save((dir / "v.txt").string());
+  std::ifstream in(dir / "v.txt", std::ios::binary);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 257u);
+  EXPECT_EQ(lines[0], "# dlcaffe vocabulary: level=byte size=256");
+  EXPECT_EQ(lines[1 + 0x00], "\\x00");
+  EXPECT_EQ(lines[1 + '\n'], "\\n");
+  EXPECT_EQ(lines[1 + ' '], " ");
+  EXPECT_EQ(lines[1 + 'A'], "A");
+  EXPECT_EQ(lines[1 + 0x7F], "\\x7f");
+  EXPECT_EQ(lines[1 + 0xC3], "\\xc3");
+  const Vocabulary loaded = Vocabulary::Load((dir / "v.txt").string());
+  EXPECT_EQ(loaded.level(), Vocabulary::Level::kByte);
+  std::string all;
+  std::vector<int> ids;
+  for (int b = 0; b < 256; ++b) {
+    all += static_cast<char>(b);
+    ids.push_back(b);
+    EXPECT_EQ(loaded.Decode(b), std::string(1, static_cast<char>(b)));
+  }
+  EXPECT_EQ(loaded.Encode(all), ids);
+  EXPECT_EQ(loaded.Decode(ids), all);
 }
 
 TEST(ConvertText, MistakesEndInOneMessage) {
@@ -194,7 +255,7 @@ TEST(ConvertText, MistakesEndInOneMessage) {
   ExpectCleanToolError(run("'" + (dir / "empty").string() + "'" + out), "convert_text",
                        "holds no text file");
   ExpectCleanToolError(run("'" + (dir / "latin1.txt").string() + "'" + out), "convert_text",
-                       "latin1.txt: invalid UTF-8 at byte offset 3");
+                       "latin1.txt: invalid UTF-8 at byte offset 3 (--level=byte takes");
   ExpectCleanToolError(run("--window=0 '" + (dir / "short.txt").string() + "'" + out),
                        "convert_text", "--window must be at least 1");
   ExpectCleanToolError(run("--holdout=1 '" + (dir / "short.txt").string() + "'" + out),
