@@ -44,6 +44,9 @@ const SoftmaxCase kCases[] = {
     {{2, 10, 2, 3}, 1, 1},  // Caffe's test shape
     {{3, 2, 7, 5}, 0, 0},   {{3, 2, 7, 5}, 2, 2},   {{3, 2, 7, 5}, -1, 3},
     {{127, 10}, 1, 1},      {{1, 3, 13, 13}, 1, 1}, {{5, 1}, 1, 1},  // one class
+    // Rows of many channels: a work-group per row (more channels than it
+    // has work-items, and not a multiple of them).
+    {{3, 2, 700}, 2, 2},    {{2, 259}, -1, 1},
 };
 
 }  // namespace
