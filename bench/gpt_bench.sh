@@ -17,7 +17,7 @@
 #
 # Memory: dlcaffe's is every device buffer its pool holds after the run (in
 # use or kept for reuse; `bench`'s "device memory" line, n/a where the binary
-# does not print it); PyTorch's is the CUDA allocator's peak
+# does not print it; the forward run uses the inference memory plan); PyTorch's is the CUDA allocator's peak
 # (max_memory_allocated after reset_peak_memory_stats). Both include the
 # weights (and for train the gradients and Adam's two moments).
 #
@@ -164,9 +164,19 @@ value() {  # sed expression, log -> the value or n/a
   v=$(sed -nE "$1" "$2" | tail -n 1)
   echo "${v:-n/a}"
 }
+# Forward runs under the inference memory plan (activations whose lifetimes
+# do not overlap share storage), as PyTorch's no_grad forward frees its
+# intermediates. With TUNE=1, `dlcaffe tune` first measures the training
+# net's GEMM shapes on this device and keeps the fastest kernels.
+if [ "${TUNE:-0}" = 1 ]; then
+  run_logged tune "$dlcaffe" tune --model="$work/bench/bench_train.prototxt"
+  grep -E 'tuned|forward \+ backward pass' "$work/tune.log" | sed 's/^.*\] //' | tail -n 3
+fi
 for mode in forward train; do
+  plan=()
+  [ "$mode" = forward ] && plan=(--memory_plan)
   run_logged "bench_$mode" "$dlcaffe" bench --model="$work/bench/bench_$mode.prototxt" \
-    --mode="$mode" --iterations="$ITERS" --warmup="$WARMUP"
+    --mode="$mode" --iterations="$ITERS" --warmup="$WARMUP" "${plan[@]}"
   grep -E '^bench ' "$work/bench_$mode.log" | sed 's/^/dlcaffe /'
 done
 our_fwd=$(value 's/^bench .* forward ([0-9.e+-]+) ms\/iter.*/\1/p' "$work/bench_forward.log")
