@@ -4,7 +4,8 @@
 //
 //   convert_text [FLAGS] INPUT OUTPUT_DIR
 //
-// Writes OUTPUT_DIR/train_lmdb, OUTPUT_DIR/test_lmdb and OUTPUT_DIR/vocab.txt.
+// Writes OUTPUT_DIR/train_lmdb, OUTPUT_DIR/test_lmdb (not with --holdout=0)
+// and OUTPUT_DIR/vocab.txt.
 // Tokens are characters (Unicode code points of UTF-8 text) or bytes. From
 // each file, its last --holdout share of tokens goes to the held-out text,
 // the rest to the training text; each is the files' parts in path order.
@@ -204,14 +205,17 @@ void ConvertText(const std::vector<std::string>& args) {
   const bool as_bytes = vocabulary.size() <= 256;
   const size_t train_windows =
       WriteWindows(train, train_path, window, stride, as_bytes, FLAGS_shuffle);
-  const size_t test_windows = WriteWindows(test, test_path, window, stride, as_bytes, false);
+  // No held-out text, no test database (an empty LMDB could not be read).
+  const size_t test_windows =
+      FLAGS_holdout > 0 ? WriteWindows(test, test_path, window, stride, as_bytes, false) : 0;
   vocabulary.Save((out / "vocab.txt").string());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   LOG(INFO) << "Training windows: " << train_windows << ", held-out windows: " << test_windows
             << " (2 x 1 x " << window << ", ids as " << (as_bytes ? "bytes" : "floats")
             << "), in " << seconds << " s";
-  LOG(INFO) << "Wrote " << train_path << ", " << test_path << " and "
+  LOG(INFO) << "Wrote " << train_path << ", "
+            << (FLAGS_holdout > 0 ? test_path : "no test_lmdb (--holdout=0)") << " and "
             << (out / "vocab.txt").string();
 }
 
@@ -225,6 +229,7 @@ int main(int argc, char** argv) {
       "for a language model, with the vocabulary.\n"
       "Usage:\n"
       "    convert_text [FLAGS] INPUT OUTPUT_DIR\n"
-      "Writes OUTPUT_DIR/train_lmdb, OUTPUT_DIR/test_lmdb and OUTPUT_DIR/vocab.txt.",
+      "Writes OUTPUT_DIR/train_lmdb, OUTPUT_DIR/test_lmdb (unless --holdout=0) and\n"
+      "OUTPUT_DIR/vocab.txt.",
       2, 2, dlcaffe::ConvertText);
 }

@@ -132,6 +132,8 @@ TEST(ConvertText, ByteLevelAndFloatIdsPastTwoHundredFiftySixTokens) {
   for (int i = 0; i < 300; ++i) ids[i] = i;
   EXPECT_EQ(ReadWindows((dir / "wide/train_lmdb").string(), 5, &as_bytes), Cut(ids, 5, 5));
   EXPECT_FALSE(as_bytes);
+  EXPECT_FALSE(fs::exists(dir / "wide/test_lmdb"));  // --holdout=0: nothing held out
+  EXPECT_TRUE(Contains(r.output, "no test_lmdb (--holdout=0)")) << r.output;
 
   const std::string bytes = std::string("A\xFF\x80 b\n", 6) + "\x01z";
   Write(dir / "bytes.bin", bytes + bytes);
