@@ -73,6 +73,15 @@ const std::map<std::string, DeployFigures>& ExpectedDeployFigures() {
       // the 64 biases of conv1 that Kaiming He's Caffe model has: 25,557,096. Frozen: the
       // 53 BatchNorm layers' mean and variance (2 x 26,560) and scale factor (53).
       {"models/resnet50/deploy.prototxt", {{1, 1000}, 25557096, 53173}},
+      // char_gpt (vocabulary V 113, width D 128, 128 positions, 4 blocks), logits for
+      // every position: token table V x D = 14,464 (the head shares it); positions
+      // 128 x D = 16,384; per block 2 LayerNorms 4D, QKV 3D^2 + 3D, projection
+      // D^2 + D, MLP 8D^2 + 5D: 12D^2 + 13D = 198,272; final LayerNorm 2D = 256.
+      {"models/char_gpt/deploy.prototxt", {{1, 128, 113}, 824192, 0}},
+      // vit_mnist, a 24 x 24 crop: stem 3x3x1x16 + 16 = 160; patches 6x6x16x64 + 64 =
+      // 36,928; positions 9 x 64 = 576; per block 12 x 64^2 + 13 x 64 = 49,984 (its MLP
+      // is 4x wide); final LayerNorm 128; head 64 x 10 + 10 = 650.
+      {"models/vit_mnist/deploy.prototxt", {{1, 10}, 138410, 0}},
   };
   return figures;
 }
@@ -295,14 +304,23 @@ TEST(ModelZoo, TrainingNetsBuildWithTheirDeployTwinsParameterShapes) {
     caffe::NetParameter train_param = ReadNet(path);
     for (auto& layer : *train_param.mutable_layer()) {
       if (layer.type() != "Data") continue;
-      ASSERT_EQ(layer.top_size(), 2) << "data layer '" << layer.name() << "'";
       caffe::LayerParameter input;
       input.set_name(layer.name());
       input.set_type("Input");
       *input.mutable_top() = layer.top();
       *input.mutable_include() = layer.include();
-      *input.mutable_input_param()->add_shape() = image_shape;
-      input.mutable_input_param()->add_shape()->add_dim(1);
+      if (layer.top_size() == 2) {  // an image and its label
+        *input.mutable_input_param()->add_shape() = image_shape;
+        input.mutable_input_param()->add_shape()->add_dim(1);
+      } else {
+        // A language model's record: its tokens and next tokens (2 x 1 x T,
+        // convert_text's Datum) for the deploy net's (1, T) token ids.
+        ASSERT_EQ(layer.top_size(), 1) << "data layer '" << layer.name() << "'";
+        ASSERT_EQ(image_shape.dim_size(), 2) << "data layer '" << layer.name() << "'";
+        caffe::BlobShape* record = input.mutable_input_param()->add_shape();
+        for (int d : {1, 2, 1}) record->add_dim(d);
+        record->add_dim(image_shape.dim(1));
+      }
       layer = input;
     }
     // Only shapes are compared here: constant fillers save drawing AlexNet's 61

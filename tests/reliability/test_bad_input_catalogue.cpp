@@ -647,8 +647,13 @@ std::vector<Case> Cases() {
                }});
   c.push_back({"UnknownLrPolicy", [] {
                  const std::string solver = Write("bad_policy_solver.prototxt",
-                                                  Solver(Shared().net, "lr_policy: 'cosine'\n"));
-                 return Dl("train --solver=" + solver, {"'cosine'"});
+                                                  Solver(Shared().net, "lr_policy: 'cosin'\n"));
+                 return Dl("train --solver=" + solver, {"'cosin'", "cosine"});
+               }});
+  c.push_back({"NegativeWarmupIter", [] {
+                 const std::string solver = Write("negative_warmup_solver.prototxt",
+                                                  Solver(Shared().net, "warmup_iter: -3\n"));
+                 return Dl("train --solver=" + solver, {"warmup_iter", "-3"});
                }});
   c.push_back({"TestIterWithoutTestInterval", [] {
                  const std::string solver = Write("no_interval_solver.prototxt",
