@@ -35,6 +35,9 @@
 
 DEFINE_bool(gray, false, "When this option is on, treat images as grayscale ones");
 DEFINE_bool(shuffle, false, "Randomly shuffle the order of images and their labels");
+DEFINE_int64(shuffle_seed, -1,
+             "With --shuffle: the seed of the order, for a database that is the same on "
+             "every run; -1 (the default, as Caffe) draws a fresh order each time");
 DEFINE_string(backend, "lmdb", "The backend for storing the result (lmdb)");
 DEFINE_int32(resize_width, 0, "Width images are resized to");
 DEFINE_int32(resize_height, 0, "Height images are resized to");
@@ -235,7 +238,9 @@ void Convert(const std::string& root, const std::string& list_path, const std::s
   std::vector<ListEntry> entries = ReadListFile(list_path);
   if (FLAGS_shuffle) {
     LOG(INFO) << "Shuffling data";
-    std::shuffle(entries.begin(), entries.end(), std::mt19937_64(std::random_device()()));
+    const uint64_t seed = FLAGS_shuffle_seed >= 0 ? static_cast<uint64_t>(FLAGS_shuffle_seed)
+                                                  : std::random_device()();
+    std::shuffle(entries.begin(), entries.end(), std::mt19937_64(seed));
   }
   LOG(INFO) << "A total of " << entries.size() << " images.";
   if (!options.encode_type.empty() && !FLAGS_encoded)

@@ -68,8 +68,9 @@ TEST(ImageFolderWalkthrough, FolderToDatabaseToTrainedNetToFeaturesToClassifiedI
   const std::vector<Listed> test_list = ReadList(work + "/examples/digits/test.txt");
   ASSERT_EQ(test_list.size(), 1000u);
 
-  // 2. Databases of the encoded PNGs, gray; the training set shuffled.
-  r = run(tools + "convert_imageset' --gray --shuffle --encoded examples/digits/ "
+  // 2. Databases of the encoded PNGs, gray; the training set shuffled in a
+  // fixed order (an unseeded order moves the accuracy below by about 1%).
+  r = run(tools + "convert_imageset' --gray --shuffle --shuffle_seed=1701 --encoded examples/digits/ "
                   "examples/digits/train.txt examples/digits/train_lmdb");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "Wrote 3000 images")) << r.output;
@@ -96,7 +97,9 @@ TEST(ImageFolderWalkthrough, FolderToDatabaseToTrainedNetToFeaturesToClassifiedI
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const float accuracy = LastTestAccuracy(r.output);
   std::cout << "LeNet from the image folder: test accuracy " << accuracy << std::endl;
-  EXPECT_GE(accuracy, 0.94f) << r.output;  // measured: 0.956 on PoCL
+  // Measured on PoCL (AVX-512): 0.953 with this seed; over 26 other seeds
+  // 0.946 to 0.961, and 0.939 once in CI with an unseeded order.
+  EXPECT_GE(accuracy, 0.94f) << r.output;
   EXPECT_TRUE(Contains(r.output, "Speed: ")) << r.output;
   const std::string weights = "examples/digits/lenet_iter_600.caffemodel";
   ASSERT_TRUE(fs::exists(work + "/" + weights));

@@ -201,6 +201,27 @@ TEST(ConvertImageset, ShuffleKeepsTheSameImagesAndLabels) {
   EXPECT_EQ(seen, expected);
 }
 
+// --shuffle_seed makes the order a function of the seed: the same seed gives
+// the same keys on every run, and some other seed gives another order.
+TEST(ConvertImageset, ShuffleSeedFixesTheOrder) {
+  auto keys = [](const std::string& flags) {
+    std::string db;
+    const ToolResult r = Convert(flags, &db);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::vector<std::string> order;
+    for (const Record& record : ReadRecords(db)) order.push_back(record.key);
+    std::filesystem::remove_all(db);
+    return order;
+  };
+  const std::vector<std::string> first = keys("--shuffle --shuffle_seed=7");
+  ASSERT_EQ(first.size(), TheSample().files.size());
+  EXPECT_EQ(keys("--shuffle --shuffle_seed=7"), first);
+  bool another_order = false;
+  for (int seed = 8; seed < 16 && !another_order; ++seed)
+    another_order = keys("--shuffle --shuffle_seed=" + std::to_string(seed)) != first;
+  EXPECT_TRUE(another_order);
+}
+
 TEST(ConvertImageset, CheckSizeRefusesImagesOfDifferentSizes) {
   std::string db;
   ToolResult r = Convert("--check_size", &db);
