@@ -98,11 +98,19 @@ ActivationMemory InferenceMemoryPlan::Apply(const Net& net) {
       BlobLifetimes(num_blobs, net.bottom_ids(), net.top_ids(), net.plan().StepOfLayers(net));
 
   if (unplanned_diff_of_blob_.empty()) {
+    // Blobs a rebuild kept have the ids found before it; new ones follow.
+    int next_id = 0;
+    for (const auto& entry : unplanned_diff_by_name_) next_id = std::max(next_id, entry.second + 1);
     std::map<const Buffer*, int> ids;
-    for (const auto& blob : blobs) {
-      const Buffer* diff = blob->diff_storage().get();
+    for (int b = 0; b < num_blobs; ++b) {
+      const auto known = unplanned_diff_by_name_.find(net.blob_names()[b]);
+      if (known != unplanned_diff_by_name_.end()) {
+        unplanned_diff_of_blob_.push_back(known->second);
+        continue;
+      }
+      const Buffer* diff = blobs[b]->diff_storage().get();
       unplanned_diff_of_blob_.push_back(
-          diff ? ids.emplace(diff, static_cast<int>(ids.size())).first->second : -1);
+          diff ? ids.emplace(diff, next_id + static_cast<int>(ids.size())).first->second : -1);
     }
   }
 
@@ -262,6 +270,14 @@ bool InferenceMemoryPlan::InputsReshaped(const Net& net) const {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i]->shape() != input_shapes_[i]) return true;
   return false;
+}
+
+void InferenceMemoryPlan::ForgetBlobsOf(const Net& net) {
+  BlockReads(false);
+  blocked_.clear();
+  for (size_t b = 0; b < unplanned_diff_of_blob_.size() && b < net.blob_names().size(); ++b)
+    unplanned_diff_by_name_[net.blob_names()[b]] = unplanned_diff_of_blob_[b];
+  unplanned_diff_of_blob_.clear();
 }
 
 void InferenceMemoryPlan::BlockReads(bool blocked) {

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +79,10 @@ class InferenceMemoryPlan {
   ActivationMemory Apply(const Net& net);
   // Whether an input has another shape than at the last Apply.
   bool InputsReshaped(const Net& net) const;
+  // `net` is about to be replaced by a rebuild with other blobs (it follows
+  // its input shapes): lifts the read blocks while its blobs still exist,
+  // and keeps what the first Apply found by blob name for the next Apply.
+  void ForgetBlobsOf(const Net& net);
 
   // The blobs that share storage hold no value between the net's passes, so
   // host reads of them are blocked; during a pass a layer may read a bottom
@@ -101,6 +106,8 @@ class InferenceMemoryPlan {
   // Blob -> its diff buffer without the plan (-1: none), as found at the
   // first Apply (Split tops share data, not diffs): the "without" bytes.
   std::vector<int> unplanned_diff_of_blob_;
+  // The same by blob name, across a rebuild (ForgetBlobsOf).
+  std::map<std::string, int> unplanned_diff_by_name_;
   // The blobs whose storage later layers reuse, with their read error.
   std::vector<std::pair<Blob*, std::string>> blocked_;
   bool in_own_pass_ = false;

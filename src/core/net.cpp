@@ -478,7 +478,22 @@ void Net::set_options(const RunOptions& options) {
 void Net::ForwardFromTo(int start, int end) {
   CHECK_GE(start, 0);
   CHECK_LT(end, (int)layers_.size());
+  // A net that follows its input shapes may be rebuilt here with another
+  // number of layers (an import fuses at one shape what it cannot at
+  // another): a whole pass stays whole; a partial one's indices lose their
+  // meaning.
+  const int layers_before = static_cast<int>(layers_.size());
+  const bool whole = start == 0 && end == layers_before - 1;
   FollowInputShapes();
+  if (whole) {
+    end = static_cast<int>(layers_.size()) - 1;
+  } else {
+    DLC_REQUIRE(static_cast<int>(layers_.size()) == layers_before,
+                "net '" << name_ << "': ForwardFromTo(" << start << ", " << end
+                        << ") at new input shapes, which rebuilt the net with "
+                        << layers_.size() << " layers instead of " << layers_before
+                        << "; run the whole net (Forward) once at these shapes first");
+  }
   if (memory_plan_) {
     const int last = static_cast<int>(layers_.size()) - 1;
     const auto name_of = [&](int i) {

@@ -165,6 +165,7 @@ void Net::FollowInputShapes() {
   }
   rebuilt.ShareWeights();  // parameters shared by name follow their owners
 
+  if (memory_plan_) memory_plan_->ForgetBlobsOf(*this);
   rebuilt.memory_plan_ = std::move(memory_plan_);
   rebuilt.debug_info_ = debug_info_;
   rebuilt.after_backward_ = std::move(after_backward_);

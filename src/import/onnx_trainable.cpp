@@ -3,6 +3,8 @@
 #include <map>
 #include <vector>
 
+#include "import/torch_export_signature.hpp"
+
 namespace dlcaffe {
 namespace onnx_import {
 namespace {
@@ -46,6 +48,19 @@ bool ExporterConstantName(const std::string& name) {
   return name.find_first_not_of("0123456789", 4) == std::string::npos;
 }
 
+// Initializers read as the weight of a MatMul, Gemm or convolution. A
+// constant an exporter folded there is a parameter it transposed or
+// reshaped (TorchScript's default folding turns nn.Linear's weight into
+// "onnx::MatMul_12"): trained, whatever its name.
+std::set<std::string> WeightOperands(const onnx::GraphProto& graph) {
+  static const std::set<std::string> kWeighted = {"MatMul", "Gemm", "Conv", "ConvTranspose"};
+  std::set<std::string> weights;
+  for (const auto& node : graph.node())
+    if (kWeighted.count(node.op_type()))
+      for (int i = 0; i < node.input_size() && i < 2; ++i) weights.insert(node.input(i));
+  return weights;
+}
+
 }  // namespace
 
 std::set<std::string> TrainableInitializers(const onnx::GraphProto& graph) {
@@ -61,13 +76,31 @@ std::set<std::string> TrainableInitializers(const onnx::GraphProto& graph) {
     for (int i : DifferentiableInputs(node))
       if (i < node.input_size() && !node.input(i).empty()) reached.insert(node.input(i));
   }
+  // torch.export's signature decides alone where every parameter it lists is
+  // an initializer (none was folded into a constant of the exporter's
+  // naming); else it still rules out its buffers and constants.
+  const TorchExportSignature signature = ReadTorchExportSignature(graph);
+  std::set<std::string> initializers;
+  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  bool signature_decides = signature.present && !signature.parameters.empty();
+  for (const auto& parameter : signature.parameters)
+    signature_decides = signature_decides && initializers.count(parameter);
+  const std::set<std::string> weights = WeightOperands(graph);
+
   std::set<std::string> trainable;
   for (const auto& init : graph.initializer()) {
+    const std::string& name = init.name();
     const int type = init.data_type();
     const bool is_float = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
                           type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
-    if (is_float && reached.count(init.name()) && !ExporterConstantName(init.name()))
-      trainable.insert(init.name());
+    if (!is_float || !reached.count(name)) continue;
+    if (weights.count(name)) {
+      trainable.insert(name);
+    } else if (signature_decides) {
+      if (signature.parameters.count(name)) trainable.insert(name);
+    } else if (!signature.non_trained.count(name) && !ExporterConstantName(name)) {
+      trainable.insert(name);
+    }
   }
   return trainable;
 }

@@ -6,11 +6,16 @@
 // Gather's table, not its indices; nothing through a comparison or a Shape).
 // A causal-mask buffer read only by Equal/Where is therefore a constant the
 // importer folds, while a class token read by Expand/Concat is trained.
-// Constants exporters fold into initializers of their own naming
-// ("onnx::Add_12", "val_173": swin's attention mask built by torch.export)
-// and initializers holding inf or NaN (masked_fill's -inf) are not trained.
-// Buffers that do reach the output (rotary cos/sin tables) are trained
-// unless the user freezes them (OnnxImportOptions::frozen_initializers).
+// Where torch.export's graph signature is in the file (the dynamo exporter's
+// metadata, src/import/torch_export_signature.hpp), exactly its parameters
+// are trained: its buffers and the constants it folded ("unsqueeze_2",
+// "triu", "val_173") are not. Else constants exporters fold into
+// initializers of their own naming ("onnx::Add_12", "val_173") are not
+// trained, except where they are a MatMul/Gemm/Conv weight (TorchScript's
+// folded nn.Linear weight "onnx::MatMul_12"), and buffers that do reach the
+// output (rotary cos/sin tables) are trained unless the user freezes them
+// (OnnxImportOptions::frozen_initializers). Initializers holding inf or NaN
+// (masked_fill's -inf) are never trained (onnx_importer.cpp).
 #pragma once
 #include <set>
 #include <string>

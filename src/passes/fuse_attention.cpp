@@ -5,12 +5,15 @@
 //   [scores = scores + mask]          a stored additive mask
 //   o = MatMul(Softmax(scores, axis 3), v)
 // (a, b, c: fixed scalar Power or BinaryOp MUL/DIV layers, any of them
-// absent) becomes one Attention layer (src/layers/attention.cpp) of scale
+// absent; torch.export writes K's transpose as Reshape(Permute(k3, [0,2,1]))
+// of k3 = (B*H, S, d) instead) becomes one Attention layer (src/layers/attention.cpp) of scale
 // a * b * c: a stored mask that is the causal pattern becomes causal: true,
 // any other additive mask a Parameter layer feeding the Attention's fourth
 // bottom. The T x S scores are never stored again.
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "passes/net_pass.hpp"
 
@@ -60,10 +63,24 @@ std::string SkipScalars(const caffe::NetParameter& net, const BlobUses& uses,
   }
 }
 
-// A stored (T, S) operand of a one-bottom BinaryOp (leading axes of 1): its
-// values and T, S.
+// A stored (T, S) operand of a one-bottom BinaryOp (leading axes of 1) or
+// frozen Bias: its values and T, S.
 bool PlaneOperand(const caffe::LayerParameter& l, caffe::BinaryOpParameter::Operation op,
                   std::vector<float>* values, int* T, int* S) {
+  // A frozen Bias over the last two axes of the (4-D) scores: how the
+  // importer writes an added constant plane.
+  if (l.type() == "Bias" && op == caffe::BinaryOpParameter::ADD) {
+    const auto& b = l.bias_param();
+    if (l.bottom_size() != 1 || l.blobs_size() != 1 || l.param_size() != 1 ||
+        l.param(0).has_name() || l.param(0).lr_mult() != 0.f || (b.axis() != 2 && b.axis() != -2) ||
+        b.num_axes() != 2 || l.blobs(0).shape().dim_size() != 2)
+      return false;
+    *T = static_cast<int>(l.blobs(0).shape().dim(0));
+    *S = static_cast<int>(l.blobs(0).shape().dim(1));
+    if (l.blobs(0).data_size() != *T * *S) return false;
+    values->assign(l.blobs(0).data().begin(), l.blobs(0).data().end());
+    return true;
+  }
   if (l.type() != "BinaryOp" || l.bottom_size() != 1 || l.blobs_size() != 1) return false;
   const auto& p = l.binary_op_param();
   if (p.operation() != op || p.operand_first()) return false;
@@ -128,6 +145,56 @@ std::string SkipMask(const caffe::NetParameter& net, const BlobUses& uses, const
   return above;
 }
 
+// The shape of `blob` where the layers above it fix it: a Reshape to
+// explicit dimensions, a Permute of a known shape; empty where unknown.
+std::vector<int64_t> KnownShape(const caffe::NetParameter& net, const BlobUses& uses,
+                                const std::string& blob) {
+  const int p = uses.Producer(blob);
+  if (p < 0) return {};
+  const caffe::LayerParameter& l = net.layer(p);
+  if (l.type() == "Reshape") {
+    const auto& r = l.reshape_param();
+    if (r.axis() != 0 || r.num_axes() != -1) return {};
+    std::vector<int64_t> dims(r.shape().dim().begin(), r.shape().dim().end());
+    for (int64_t d : dims)
+      if (d <= 0) return {};
+    return dims;
+  }
+  if (l.type() == "Permute" && l.bottom_size() == 1) {
+    const std::vector<int64_t> in = KnownShape(net, uses, l.bottom(0));
+    const auto& order = l.permute_param().order();
+    if (in.empty() || size_t(order.size()) != in.size()) return {};
+    std::vector<int64_t> out;
+    for (int axis : order) {
+      if (axis < 0 || size_t(axis) >= in.size()) return {};
+      out.push_back(in[axis]);
+    }
+    return out;
+  }
+  return {};
+}
+
+// torch.export's K^T: kt = Reshape(Permute(k3, [0,2,1]), (B, H, d, S)) where
+// k3 is (B*H, S, d). Returns the Reshape's index (its Permute's in
+// `permute`), or -1 where kt is not that.
+int ReshapedTransposeOfK(const caffe::NetParameter& net, const BlobUses& uses,
+                         const BlobSet& keep, const std::string& kt, int* permute) {
+  const int r = uses.Producer(kt);
+  if (r < 0 || !Internal(uses, keep, kt) || net.layer(r).type() != "Reshape") return -1;
+  const std::vector<int64_t> bhds = KnownShape(net, uses, kt);
+  const std::string& transposed = net.layer(r).bottom(0);
+  *permute = uses.Producer(transposed);
+  if (bhds.size() != 4 || *permute < 0 || !Internal(uses, keep, transposed)) return -1;
+  const caffe::LayerParameter& p = net.layer(*permute);
+  if (p.type() != "Permute" || p.bottom_size() != 1 || p.permute_param().order_size() != 3 ||
+      p.permute_param().order(0) != 0 || p.permute_param().order(1) != 2 ||
+      p.permute_param().order(2) != 1)
+    return -1;
+  const std::vector<int64_t> k3 = KnownShape(net, uses, p.bottom(0));
+  if (k3 != std::vector<int64_t>{bhds[0] * bhds[1], bhds[3], bhds[2]}) return -1;
+  return r;
+}
+
 // The causal pattern, queries as the last T of S positions: 0 where
 // s <= t + S - T, masked elsewhere.
 bool IsCausal(const Mask& mask) {
@@ -171,28 +238,46 @@ int FuseAttention(caffe::NetParameter* net, const BlobSet& keep) {
     removed.insert(m1);
     const std::string q = SkipScalars(*net, uses, keep, qk.bottom(0), &scale, &removed);
     const std::string kt = SkipScalars(*net, uses, keep, qk.bottom(1), &scale, &removed);
-    // kt = Permute(x, order) with the last two axes of K swapped.
+    // kt = Permute(x, order) with the last two axes of K swapped, or
+    // torch.export's reshaped transpose of a 3-D K.
     const int pk = uses.Producer(kt);
-    if (pk < 0 || !Internal(uses, keep, kt) || net->layer(pk).type() != "Permute" ||
-        net->layer(pk).permute_param().order_size() != 4)
-      continue;
-    std::vector<int> order(net->layer(pk).permute_param().order().begin(),
-                           net->layer(pk).permute_param().order().end());
-    std::swap(order[2], order[3]);
-    const bool identity = order == std::vector<int>{0, 1, 2, 3};
-    const std::string k_source =
-        SkipScalars(*net, uses, keep, net->layer(pk).bottom(0), &scale, &removed);
-    if (!(scale > 0.f) || !std::isfinite(scale)) continue;
-    if (q == kt || q == k_source) continue;  // not the pattern (a Gram matrix)
-
-    std::string k = k_source;
-    if (identity) {
-      removed.insert(pk);
-    } else {  // the Permute now makes K itself, from the scalars' source
-      caffe::LayerParameter* permute = net->mutable_layer(pk);
-      permute->set_bottom(0, k_source);
-      for (int i = 0; i < 4; ++i) permute->mutable_permute_param()->set_order(i, order[i]);
-      k = permute->top(0);
+    int k3_permute = -1;
+    const int k3_reshape = ReshapedTransposeOfK(*net, uses, keep, kt, &k3_permute);
+    std::string k;
+    if (k3_reshape >= 0) {
+      if (!(scale > 0.f) || !std::isfinite(scale)) continue;
+      const std::string& k3 = net->layer(k3_permute).bottom(0);
+      if (q == kt || q == k3) continue;  // not the pattern (a Gram matrix)
+      // The Reshape now makes K itself, (B, H, S, d), from k3.
+      caffe::LayerParameter* reshape = net->mutable_layer(k3_reshape);
+      reshape->set_bottom(0, k3);
+      caffe::BlobShape* dims = reshape->mutable_reshape_param()->mutable_shape();
+      const int64_t d = dims->dim(2);
+      dims->set_dim(2, dims->dim(3));
+      dims->set_dim(3, d);
+      removed.insert(k3_permute);
+      k = reshape->top(0);
+    } else {
+      if (pk < 0 || !Internal(uses, keep, kt) || net->layer(pk).type() != "Permute" ||
+          net->layer(pk).permute_param().order_size() != 4)
+        continue;
+      std::vector<int> order(net->layer(pk).permute_param().order().begin(),
+                             net->layer(pk).permute_param().order().end());
+      std::swap(order[2], order[3]);
+      const bool identity = order == std::vector<int>{0, 1, 2, 3};
+      const std::string k_source =
+          SkipScalars(*net, uses, keep, net->layer(pk).bottom(0), &scale, &removed);
+      if (!(scale > 0.f) || !std::isfinite(scale)) continue;
+      if (q == kt || q == k_source) continue;  // not the pattern (a Gram matrix)
+      k = k_source;
+      if (identity) {
+        removed.insert(pk);
+      } else {  // the Permute now makes K itself, from the scalars' source
+        caffe::LayerParameter* permute = net->mutable_layer(pk);
+        permute->set_bottom(0, k_source);
+        for (int i = 0; i < 4; ++i) permute->mutable_permute_param()->set_order(i, order[i]);
+        k = permute->top(0);
+      }
     }
 
     caffe::LayerParameter attention;

@@ -45,6 +45,14 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, f
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << what << " element " << i;
 }
 
+// Whether a training import made initializer `name` a learnable parameter.
+bool Learnable(const OnnxModel& model, const std::string& name) {
+  for (const auto& layer : model.net.layer())
+    for (const auto& spec : layer.param())
+      if (spec.name() == name && spec.lr_mult() != 0.f) return true;
+  return false;
+}
+
 // Exporters write INT64_MAX / INT64_MIN for "to the end"; as doubles they
 // round to +-2^63, which used to fail as "outside the int64 range".
 TEST(OnnxTransformerImport, SliceBoundsAtTheInt64LimitsMeanTheEndsOfTheAxis) {
@@ -226,23 +234,17 @@ TEST(OnnxTransformerImport, MasksReadByComparisonsAreConstantsAndBuffersCanBeFro
   m.Node("MatMul", {"rotated", "weight"}, {"y"}, "project");
   m.Output("y");
   const std::string path = m.Save(TempDir());
-  auto learnable = [](const OnnxModel& model, const std::string& name) {
-    for (const auto& layer : model.net.layer())
-      for (const auto& spec : layer.param())
-        if (spec.name() == name) return true;
-    return false;
-  };
   OnnxImportOptions options;
   options.training = true;
   const OnnxModel trained = ImportOnnx(path, options);
-  EXPECT_FALSE(learnable(trained, "causal_mask"));
-  EXPECT_FALSE(learnable(trained, "minus_inf"));
-  EXPECT_TRUE(learnable(trained, "cos_table"));
-  EXPECT_TRUE(learnable(trained, "weight"));
+  EXPECT_FALSE(Learnable(trained, "causal_mask"));
+  EXPECT_FALSE(Learnable(trained, "minus_inf"));
+  EXPECT_TRUE(Learnable(trained, "cos_table"));
+  EXPECT_TRUE(Learnable(trained, "weight"));
   options.frozen_initializers = {"cos_table"};
   const OnnxModel frozen = ImportOnnx(path, options);
-  EXPECT_FALSE(learnable(frozen, "cos_table"));
-  EXPECT_TRUE(learnable(frozen, "weight"));
+  EXPECT_FALSE(Learnable(frozen, "cos_table"));
+  EXPECT_TRUE(Learnable(frozen, "weight"));
   // The masked scores are -inf above the diagonal, the rest pass.
   Net net = MakeNet(frozen, true);
   const std::vector<float> scores = RandomValues(18, 11);
@@ -262,6 +264,66 @@ TEST(OnnxTransformerImport, MasksReadByComparisonsAreConstantsAndBuffersCanBeFro
     EXPECT_NE(std::string(e.what()).find("'no_such_tensor' (to freeze) is not an initializer"),
               std::string::npos) << e.what();
   }
+}
+
+// TorchScript's default constant folding turns nn.Linear's weight into a
+// transposed copy named like a folded constant ("onnx::MatMul_12"): as a
+// MatMul's weight it trains; a folded constant that is added does not.
+TEST(OnnxTransformerImport, FoldedWeightsTrainAndFoldedAddendsDoNot) {
+  OnnxModelBuilder m;
+  m.Input("x", {2, 3, 4});
+  m.Initializer("onnx::MatMul_12", {4, 5}, RandomValues(20, 12));
+  m.Initializer("onnx::Add_13", {3, 5}, RandomValues(15, 13));
+  m.Node("MatMul", {"x", "onnx::MatMul_12"}, {"projected"}, "project");
+  m.Node("Add", {"projected", "onnx::Add_13"}, {"y"}, "add");
+  m.Output("y");
+  OnnxImportOptions options;
+  options.training = true;
+  const OnnxModel model = ImportOnnx(m.Save(TempDir()), options);
+  EXPECT_TRUE(Learnable(model, "onnx::MatMul_12"));
+  EXPECT_FALSE(Learnable(model, "onnx::Add_13"));
+}
+
+// torch.export's graph signature (the dynamo exporter's metadata_props of
+// the graph, field 16, which Debian's onnx does not know) names the
+// parameters: exactly those train, not a buffer nor a constant the exporter
+// folded ("unsqueeze_2"). Where a listed parameter is not an initializer (a
+// folded or tied one), the names decide again, buffers still excepted.
+TEST(OnnxTransformerImport, TorchExportSignatureNamesTheParameters) {
+  auto model_with = [](const std::string& signature) {
+    OnnxModelBuilder m;
+    m.Input("x", {2, 3, 3});
+    m.Initializer("blocks.0.scale", {3, 3}, RandomValues(9, 14));
+    m.Initializer("rope_cos", {3, 3}, RandomValues(9, 15));
+    m.Initializer("unsqueeze_2", {3, 3}, RandomValues(9, 16));
+    m.Node("Mul", {"x", "blocks.0.scale"}, {"scaled"}, "scale");
+    m.Node("Mul", {"scaled", "rope_cos"}, {"rotated"}, "rotate");
+    m.Node("Add", {"rotated", "unsqueeze_2"}, {"y"}, "add");
+    m.Output("y");
+    onnx::StringStringEntryProto entry;
+    entry.set_key("pkg.torch.export.ExportedProgram.graph_signature");
+    entry.set_value(signature);
+    onnx::GraphProto* graph = m.model().mutable_graph();
+    graph->GetReflection()->MutableUnknownFields(graph)->AddLengthDelimited(
+        16, entry.SerializeAsString());
+    OnnxImportOptions options;
+    options.training = true;
+    return ImportOnnx(m.Save(TempDir()), options);
+  };
+  const std::string header = "\n# inputs\n";
+  const OnnxModel decided = model_with(
+      header + "p_blocks_0_scale: PARAMETER target='blocks.0.scale'\n"
+               "b_rope_cos: BUFFER target='rope_cos' persistent=True\nx: USER_INPUT\n");
+  EXPECT_TRUE(Learnable(decided, "blocks.0.scale"));
+  EXPECT_FALSE(Learnable(decided, "rope_cos"));
+  EXPECT_FALSE(Learnable(decided, "unsqueeze_2"));
+  const OnnxModel fallback = model_with(
+      header + "p_blocks_0_scale: PARAMETER target='blocks.0.scale'\n"
+               "p_head_weight: PARAMETER target='head.weight'\n"
+               "b_rope_cos: BUFFER target='rope_cos' persistent=True\nx: USER_INPUT\n");
+  EXPECT_TRUE(Learnable(fallback, "blocks.0.scale"));
+  EXPECT_FALSE(Learnable(fallback, "rope_cos"));
+  EXPECT_TRUE(Learnable(fallback, "unsqueeze_2"));
 }
 
 // Run-time integers are held as floats; integer division (truncating) of

@@ -12,9 +12,12 @@
 // PyTorch 1.13 exports the same models here at test time.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <regex>
+#include <set>
 
 #include "dlcaffe/io.hpp"
+#include "dlcaffe/onnx_import.hpp"
 #include "util/onnx_model_dirs.hpp"
 #include "util/run_dlcaffe.hpp"
 #include "util/run_script.hpp"
@@ -50,6 +53,52 @@ TEST(TransformerOnnx, DebianPyTorchExportsPassForwardAndBackward) {
                                      "' --exporter torchscript --opset 14 2>&1");
   ASSERT_EQ(made.exit_code, 0) << made.output;
   ExpectAllPassWithGradients(dir, 6);
+}
+
+// The parameters a training import trains: the names of the gradient files
+// (a parameter's, not the input's or output's).
+std::set<std::string> ReferenceParameters(const std::string& model_dir) {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(model_dir + "/test_data_set_1")) {
+    const std::string file = entry.path().filename().string();
+    const std::regex grad("grad_(.+)\\.pb");
+    std::smatch m;
+    if (std::regex_match(file, m, grad) && m[1] != "input_0" && m[1] != "output_0")
+      names.insert(m[1]);
+  }
+  return names;
+}
+
+// A plain training import (no list of parameters given) of today's
+// exporters' files: torch.export's files say which initializers are
+// parameters, so exactly the references' parameters train (its buffers and
+// folded constants do not: llama_block's rotary tables, the causal masks);
+// and every attention fuses into one Attention layer, whichever exporter
+// wrote it, except swin's, whose learned relative-position bias is not a
+// fixed mask.
+TEST(TransformerOnnx, TrainingImportsTrainTheParametersAndFuseEveryAttention) {
+  const std::string dir = SourceDir() + "/tests/import/transformer_models";
+  for (const std::string& model : OnnxModelDirs(dir)) {
+    SCOPED_TRACE(model);
+    OnnxImportOptions options;
+    options.training = true;
+    const OnnxModel imported = ImportOnnx(dir + "/" + model + "/model.onnx", options);
+    std::set<std::string> trained;
+    int attention = 0, softmax = 0;
+    for (const auto& layer : imported.net.layer()) {
+      for (const auto& spec : layer.param())
+        if (spec.has_name() && spec.lr_mult() != 0.f) trained.insert(spec.name());
+      attention += layer.type() == "Attention";
+      softmax += layer.type() == "Softmax";
+    }
+    const bool swin = model.rfind("swin_mini", 0) == 0;
+    EXPECT_EQ(attention, swin ? 0 : 2);
+    EXPECT_EQ(softmax, swin ? 3 : 0);
+    // TorchScript's files do not tell buffers from parameters: its rotary
+    // tables train unless frozen (OnnxImportOptions::frozen_initializers).
+    if (model.find("-dynamo-") != std::string::npos || model.rfind("llama_block", 0) != 0)
+      EXPECT_EQ(trained, ReferenceParameters(dir + "/" + model));
+  }
 }
 
 // A language model on token ids benches like a classifier: ids in range of

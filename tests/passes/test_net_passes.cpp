@@ -3,6 +3,8 @@
 // and outputs, blobs with other readers, producers that need their top).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "../../src/passes/net_pass.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/net.hpp"
@@ -204,6 +206,66 @@ TEST(FusionPasses, AttentionWithACausalMaskedFillBecomesCausal) {
 TEST(FusionPasses, AttentionScoresThatAreAnOutputStay) {
   caffe::NetParameter net = Net(AttentionPattern("", "s"));
   EXPECT_TRUE(RunFusionPasses(&net, {"q", "k", "v", "o", "p"}).empty());
+}
+
+// Attention as torch.export spells it: K arrives 3-D, (B*H, S, d) from a
+// Reshape and a Permute; K^T is Reshape(Permute(k3, [0,2,1]), (B, H, d, S));
+// the mask is a frozen Bias over the scores' last two axes. `k3_dims` are
+// the dimensions K is reshaped to before its Permute [1,0,2].
+std::string TorchExportAttention(const std::string& k3_dims, const std::vector<float>& mask) {
+  std::string bias = "blobs { shape { dim: 5 dim: 6 }";
+  for (float v : mask) bias += " data: " + std::to_string(v);
+  bias += " }";
+  return R"(
+    layer { name: 'in' type: 'Input' top: 'q' top: 'k' top: 'v'
+            input_param { shape { dim: 1 dim: 2 dim: 5 dim: 4 } shape { dim: 6 dim: 2 dim: 4 }
+                          shape { dim: 1 dim: 2 dim: 6 dim: 3 } } }
+    layer { name: 'view_k' type: 'Reshape' bottom: 'k' top: 'view_k'
+            reshape_param { shape { )" + k3_dims + R"( } } }
+    layer { name: 'k3' type: 'Permute' bottom: 'view_k' top: 'k3' permute_param { order: 1 order: 0 order: 2 } }
+    layer { name: 'k3t' type: 'Permute' bottom: 'k3' top: 'k3t' permute_param { order: 0 order: 2 order: 1 } }
+    layer { name: 'kt' type: 'Reshape' bottom: 'k3t' top: 'kt'
+            reshape_param { shape { dim: 1 dim: 2 dim: 4 dim: 6 } } }
+    layer { name: 'qs' type: 'Power' bottom: 'q' top: 'qs' power_param { scale: 0.5 } }
+    layer { name: 'kts' type: 'Power' bottom: 'kt' top: 'kts' power_param { scale: 0.5 } }
+    layer { name: 'qk' type: 'MatMul' bottom: 'qs' bottom: 'kts' top: 's' }
+    layer { name: 'mask' type: 'Bias' bottom: 's' top: 'sm' param { lr_mult: 0 decay_mult: 0 }
+            bias_param { axis: 2 num_axes: 2 } )" + bias + R"( }
+    layer { name: 'softmax' type: 'Softmax' bottom: 'sm' top: 'p' softmax_param { axis: 3 } }
+    layer { name: 'pv' type: 'MatMul' bottom: 'p' bottom: 'v' top: 'o' })";
+}
+
+TEST(FusionPasses, TorchExportsReshapedTransposeOfKAndFrozenBiasMaskFuse) {
+  std::vector<float> causal(30);
+  for (int t = 0; t < 5; ++t)
+    for (int s = 0; s < 6; ++s) causal[t * 6 + s] = s <= t + 1 ? 0.f : -INFINITY;
+  const caffe::NetParameter unfused = Net(TorchExportAttention("dim: 6 dim: 2 dim: 4", causal));
+  caffe::NetParameter fused = unfused;
+  EXPECT_EQ(RunFusionPasses(&fused, {"q", "k", "v", "o"}), std::vector<std::string>{"Attention"});
+  const caffe::LayerParameter& attention = Layer(fused, "pv");
+  EXPECT_EQ(attention.type(), "Attention");
+  EXPECT_TRUE(attention.attention_param().causal());
+  EXPECT_NEAR(attention.attention_param().scale(), 0.25f, 1e-6f);
+  ASSERT_EQ(attention.bottom_size(), 3);
+  // K itself, (1, 2, 6, 4), from the 3-D K by the former K^T Reshape.
+  const caffe::LayerParameter& k = Layer(fused, "kt");
+  EXPECT_EQ(attention.bottom(1), "kt");
+  EXPECT_EQ(k.bottom(0), "k3");
+  EXPECT_EQ(k.reshape_param().shape().dim(2), 6);
+  EXPECT_EQ(k.reshape_param().shape().dim(3), 4);
+  const std::vector<float> expected = ForwardOutput(unfused), got = ForwardOutput(fused);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-5f) << i;
+}
+
+// The same layers where the 3-D tensor is not (B*H, S, d) (here (2, 4, 6)
+// reshaped from the same 48 values): K^T is not K's transpose, nothing fuses.
+TEST(FusionPasses, ReshapedTransposeOfAnotherShapeIsNotK) {
+  std::vector<float> zero(30, 0.f);
+  caffe::NetParameter net = Net(TorchExportAttention("dim: 4 dim: 2 dim: 6", zero));
+  net.mutable_layer(0)->mutable_input_param()->mutable_shape(1)->set_dim(0, 4);
+  net.mutable_layer(0)->mutable_input_param()->mutable_shape(1)->set_dim(2, 6);
+  EXPECT_TRUE(RunFusionPasses(&net, {"q", "k", "v", "o"}).empty());
 }
 
 TEST(AddClassifierLoss, LabelsAndASoftmaxLossOverTheLastAxisOfTheOutput) {
