@@ -18,6 +18,7 @@ packages=(
   libhdf5-dev pybind11-dev python3-dev python3-pytest python3-h5py python3-pydot python3-skimage
   clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
+  iproute2  # ip netns: the two-host MPI test (scripts/two_hosts_mpi.sh)
   ca-certificates wget
   fortunes  # English text for the language model (tools/convert_text, models/char_gpt)
 )

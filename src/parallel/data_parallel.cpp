@@ -8,7 +8,10 @@
 #include <mutex>
 #include <random>
 #include <sstream>
+#include <string>
 #include <thread>
+
+#include <unistd.h>
 
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
@@ -17,6 +20,12 @@
 namespace dlcaffe {
 
 namespace {
+
+// This machine's name, for the log of a job across hosts.
+std::string HostName() {
+  char name[256] = {};
+  return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("(unknown)");
+}
 
 // FNV-1a: the same on every host, unlike std::hash.
 uint64_t Fingerprint(const std::string& bytes) {
@@ -139,10 +148,16 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
       for (const auto& test_net : solvers[0]->test_nets()) test_net->CopyTrainedLayersFrom(file);
     }
   }
+  // Where each process runs, said once by the root (the others log warnings
+  // only): a job across hosts shows them all.
+  const std::vector<std::string> hosts = processes.Gather(HostName());
+  std::string where;
+  for (size_t rank = 0; rank < hosts.size(); ++rank)
+    where += (rank ? ", " : "") + std::string("rank ") + std::to_string(rank) + " on " + hosts[rank];
   LOG(INFO) << "Data-parallel training: " << group.count() << " replicas ("
-            << processes.size() << " process(es) × " << local_count
-            << " device(s)), gradients averaged in buckets of "
-            << options.bucket_bytes / double(1 << 20) << " MB";
+            << processes.size() << " process(es) × " << local_count << " device(s); " << where
+            << "), gradients averaged in buckets of " << options.bucket_bytes / double(1 << 20)
+            << " MB";
 
   std::mutex mutex;
   std::condition_variable finished_one;

@@ -7,6 +7,7 @@
 // How runs end (signals to one rank, a killed rank, mismatched solvers):
 // test_mpi_stops.cpp.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <iostream>
@@ -143,6 +144,10 @@ TEST(MpiTraining, TwoRanksLearnLeNetOnMnist) {
 
   // It trained across the two processes, and only the root logged.
   EXPECT_EQ(Count(log, "Data-parallel training: 2 replicas (2 process(es) "), 1) << log;
+  // The root names each process's host (here both the same machine's).
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof(host) - 1), 0);
+  EXPECT_EQ(Count(log, "rank 0 on " + std::string(host) + ", rank 1 on " + host + ")"), 1) << log;
   EXPECT_EQ(Count(log, "Starting Optimization\n"), 1) << log;
   EXPECT_EQ(Count(log, "Creating training net"), 1) << log;
   EXPECT_EQ(Count(log, "Creating test net (#0)"), 1) << log;
