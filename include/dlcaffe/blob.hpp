@@ -50,9 +50,15 @@ class Blob : public std::enable_shared_from_this<Blob> {
   int width() const { return LegacyShape(3); }
   int LegacyShape(int index) const;
 
-  // How data and diff are stored (storage_type.hpp): float32, the one type
-  // every layer reads and writes today.
+  // How data and diff are stored (storage_type.hpp): float32 unless the net
+  // gives the blob a 16-bit type (mixed precision). The host accessors
+  // below (Read*, Write*, Set*, the protos) always speak float and convert.
   StorageType storage_type() const { return storage_type_; }
+  // Changes the storage type; storage already held is dropped and comes
+  // back fresh (zero, NaN under poison) in the new type.
+  void set_storage_type(StorageType type);
+  // Bytes of one element in this blob's storage.
+  size_t element_bytes() const { return StorageBytes(storage_type_); }
 
   cl_mem data() const { return data_ ? data_->mem() : nullptr; }
   // A diff dropped by ReleaseDiff is allocated again (zero-filled) when asked.
@@ -68,8 +74,9 @@ class Blob : public std::enable_shared_from_this<Blob> {
   void SetData(float value);
   void SetDiff(float value);
 
-  // Share the other blob's storage (both must have the same count). Sharing a
-  // released diff (ReleaseDiff) leaves this blob without one too.
+  // Share the other blob's storage (both must have the same count and
+  // storage type). Sharing a released diff (ReleaseDiff) leaves this blob
+  // without one too.
   void ShareData(const Blob& other);
   void ShareDiff(const Blob& other);
   bool SharesDataWith(const Blob& other) const { return data_ == other.data_; }
@@ -77,7 +84,7 @@ class Blob : public std::enable_shared_from_this<Blob> {
   // Storage hooks for the Net's inference memory plan (core/memory_plan.hpp).
   // The data buffer, the same object for every blob that shares it.
   const BufferPtr& data_storage() const { return data_; }
-  // Keeps data in `storage` (at least count() floats) from now on, sharing it
+  // Keeps data in `storage` (at least count() elements) from now on, sharing it
   // with whatever else holds it; later Reshapes keep it while they fit.
   void UseDataStorage(BufferPtr storage);
   // Drops the diff buffer (an inference net never reads it); diff() and the
@@ -95,10 +102,17 @@ class Blob : public std::enable_shared_from_this<Blob> {
   bool ShapeEquals(const caffe::BlobProto& proto) const;
 
  private:
+  // Host access in floats, converting from and to the storage type.
+  std::vector<float> ReadFloats(cl_mem mem) const;
+  void WriteFloats(cl_mem mem, const float* values, int n, int offset);
+  void FillFloats(cl_mem mem, size_t count, float value) const;
+  // What new storage holds: 0, NaN under poison (Context::fresh_value).
+  void FillFresh(cl_mem mem) const;
+
   Context* ctx_;
   std::vector<int> shape_;
   int count_ = 0;
-  // Both buffers (a held diff included) hold at least capacity_ floats.
+  // Both buffers (a held diff included) hold at least capacity_ elements.
   size_t capacity_ = 0;
   BufferPtr data_;
   mutable BufferPtr diff_;  // null after ReleaseDiff until diff() is asked

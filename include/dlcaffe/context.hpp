@@ -162,6 +162,10 @@ class Context {
             size_t dst_offset_bytes, size_t bytes);
   // Sets `count` floats starting at element `offset` to `value`.
   void Fill(cl_mem dst, size_t offset, size_t count, float value);
+  // Repeats a pattern of `pattern_bytes` (1, 2, 4, ... 128) over `bytes`
+  // bytes from `offset_bytes` (a 16-bit blob's value, for one).
+  void FillPattern(cl_mem dst, size_t offset_bytes, size_t bytes, const void* pattern,
+                   size_t pattern_bytes);
   void Finish();
 
   // A device buffer of at least `bytes` bytes from the pool. Its contents

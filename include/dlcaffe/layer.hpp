@@ -85,6 +85,11 @@ class Layer {
   // The parts of an epilogue (layer_epilogue.hpp) this layer's kernels can
   // apply, as LayerEpilogue::Part bits; the execution plan folds only those.
   virtual unsigned EpilogueSupport() const { return 0; }
+  // Whether this layer's kernels read its bottoms and write its tops (data
+  // and diff) in `type` (storage_type.hpp; float32 always). A net in 16-bit
+  // storage keeps a layer that cannot in float32, converting its bottoms
+  // (net_storage_types.hpp).
+  virtual bool SupportsStorage(StorageType type) const { return type == StorageType::kFloat32; }
   // What the next passes apply for the layers folded into this one (an
   // empty epilogue: none). The Net sets it; tests may too.
   void set_epilogue(const LayerEpilogue& epilogue) { epilogue_ = epilogue; }

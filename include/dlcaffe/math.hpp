@@ -105,5 +105,8 @@ void SumToScalar(Context& ctx, int n, cl_mem x, size_t x_off, float scale, cl_me
 float Dot(Context& ctx, int n, cl_mem x, size_t x_off, cl_mem y, size_t y_off);
 float Asum(Context& ctx, int n, cl_mem x, size_t x_off);
 float Sumsq(Context& ctx, int n, cl_mem x, size_t x_off);
+// Whether the first counts[k] floats of every buffers[k] are all finite (no
+// Inf, no NaN): one flag on the device, read once (it synchronises).
+bool AllFinite(Context& ctx, const std::vector<cl_mem>& buffers, const std::vector<int>& counts);
 
 }  // namespace dlcaffe

@@ -59,6 +59,10 @@ class Net {
     Backward();
     return loss;
   }
+  // Loss scaling (solvers/loss_scaler.hpp): backward starts from each loss
+  // top's weight times `scale` (1: Caffe's plain weights). Set before each
+  // backward: a net that rebuilds for new input shapes writes plain weights.
+  void SetLossGradientScale(float scale);
   // Reshapes every layer from the current input shapes (and redoes the memory
   // plan, if any, for the new shapes).
   void Reshape();

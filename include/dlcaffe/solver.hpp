@@ -41,10 +41,12 @@ class LossWindow {
   float mean_ = 0.f;
 };
 
+class LossScaler;
+
 class Solver {
  public:
   Solver(const caffe::SolverParameter& param, Context& ctx);
-  virtual ~Solver() = default;
+  virtual ~Solver();
   virtual const char* type() const = 0;
 
   // Trains to max_iter (resuming from a .solverstate first if given).
@@ -52,8 +54,12 @@ class Solver {
   // Runs `iters` iterations.
   void Step(int iters);
   // One training iteration without reading anything back to the host (no
-  // loss, no display, no tests, no snapshots): what a benchmark times.
+  // loss, no display, no tests, no snapshots; dynamic loss scaling reads its
+  // one overflow flag): what a benchmark times.
   void StepWithoutSync();
+  // The loss scale backward's gradients are multiplied by (1 without loss
+  // scaling; NetParameter.global_grad_scale and _adaptive).
+  float loss_scale() const;
   // Restores iteration, weights and the solver's history from a .solverstate
   // (or Caffe's HDF5 .solverstate.h5, told by its signature).
   void Restore(const std::string& state_file);
@@ -115,9 +121,11 @@ class Solver {
  protected:
   virtual void SnapshotSolverState(caffe::SolverState* state) = 0;
   virtual void RestoreSolverState(const caffe::SolverState& state) = 0;
-  // Global L2 gradient norm clipping: the factor to scale gradients by (1 if
-  // clip_gradients < 0 or the norm is within it). Synchronises.
-  float ClipGradientsScale();
+  // The factor every solver's update multiplies the gradients by: global L2
+  // norm clipping (the factor is 1 if clip_gradients < 0 or the norm is
+  // within it; synchronises) over iter_size and the loss scale (the
+  // gradients hold scale times the true ones: loss_scaler.hpp).
+  float GradientScale();
   std::string SnapshotFilename(const std::string& extension) const;
 
   caffe::SolverParameter param_;
@@ -135,6 +143,9 @@ class Solver {
   // check_finite: the forward layer by layer, each layer's tops checked on
   // the host, then the loss, the backward and the gradients checked.
   float ForwardBackwardCheckingFinite();
+  // Dynamic loss scaling's decision after backward (always true without
+  // it): false when a gradient overflowed and the update must be skipped.
+  bool GradientsMayBeApplied();
   void CheckParamsFinite(bool diff, const char* what);
   // A non-finite loss: throws naming the iteration (and any deferred input
   // error, e.g. a label out of range, that explains it).
@@ -156,6 +167,9 @@ class Solver {
   int DecideWithReplicas(int wanted);
   void ForEachNetWithPrefix(const std::function<void(Net&, const std::string&)>& visit);
 
+  // Loss scaling for half-precision gradients (NetParameter
+  // .global_grad_scale; solvers/loss_scaler.hpp).
+  std::unique_ptr<LossScaler> loss_scaler_;
   LossWindow losses_{1};
   float smoothed_loss_ = 0.f;
   std::vector<std::vector<float>> test_scores_;

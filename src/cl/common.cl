@@ -20,6 +20,21 @@ inline float uniform_from_hash(const uint seed, const uint index) {
   return (float)(hash_uint(seed ^ hash_uint(index)) >> 8) * (1.0f / 16777216.0f);
 }
 
+// bfloat16 storage (include/dlcaffe/storage_type.hpp): the top 16 bits of a
+// float. Narrowing rounds to nearest even on the low 16 bits; a NaN is
+// truncated and kept quiet, so that it cannot carry into infinity (the
+// host's rule, dlcaffe/half_conversion.hpp).
+inline ushort bfloat16_of_bits(const uint x) {
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (ushort)((x >> 16) | 0x0040u);
+  return (ushort)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+inline ushort16 bfloat16_of_bits16(const uint16 x) {
+  const uint16 rounded = (x + 0x7FFFu + ((x >> 16) & 1u)) >> 16;
+  return convert_ushort16(select(rounded, (x >> 16) | 0x0040u, (x & 0x7FFFFFFFu) > 0x7F800000u));
+}
+inline float float_of_bfloat16(const ushort b) { return as_float((uint)b << 16); }
+inline float16 float16_of_bfloat16(const ushort16 b) { return as_float16(convert_uint16(b) << 16); }
+
 // Caffe's LossParameter.NormalizationMode, as loss layers pass it.
 #define NORMALIZE_FULL 0
 #define NORMALIZE_VALID 1

@@ -8,6 +8,7 @@
 
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
+#include "dlcaffe/half_conversion.hpp"
 
 namespace dlcaffe {
 
@@ -42,8 +43,8 @@ void Blob::Reshape(const std::vector<int>& shape) {
     // A released diff stays released: diff() allocates it when asked.
     const bool diff_released = data_ && !diff_;
     capacity_ = std::max<size_t>(count_, 1);
-    data_ = ctx_->Allocate(capacity_ * sizeof(float));
-    ctx_->Fill(data_->mem(), 0, capacity_, ctx_->fresh_value());
+    data_ = ctx_->Allocate(capacity_ * element_bytes());
+    FillFresh(data_->mem());
     diff_.reset();
     if (!diff_released) diff();
   }
@@ -51,18 +52,18 @@ void Blob::Reshape(const std::vector<int>& shape) {
 
 cl_mem Blob::diff() const {
   if (!diff_ && data_) {
-    diff_ = ctx_->Allocate(capacity_ * sizeof(float));
-    ctx_->Fill(diff_->mem(), 0, capacity_, ctx_->fresh_value());
+    diff_ = ctx_->Allocate(capacity_ * element_bytes());
+    FillFresh(diff_->mem());
   }
   return diff_ ? diff_->mem() : nullptr;
 }
 
 void Blob::UseDataStorage(BufferPtr storage) {
   CHECK(storage);
-  CHECK_GE(storage->bytes(), static_cast<size_t>(count_) * sizeof(float));
+  CHECK_GE(storage->bytes(), static_cast<size_t>(count_) * element_bytes());
   // The capacity is what both buffers hold, so that a Reshape within it fits.
-  capacity_ = storage->bytes() / sizeof(float);
-  if (diff_) capacity_ = std::min(capacity_, diff_->bytes() / sizeof(float));
+  capacity_ = storage->bytes() / element_bytes();
+  if (diff_) capacity_ = std::min(capacity_, diff_->bytes() / element_bytes());
   data_ = std::move(storage);
 }
 
@@ -110,15 +111,56 @@ int Blob::LegacyShape(int index) const {
 
 std::vector<float> Blob::ReadData() const {
   DLC_REQUIRE(data_read_error_.empty(), data_read_error_);
+  return ReadFloats(data());
+}
+
+std::vector<float> Blob::ReadDiff() const { return ReadFloats(diff()); }
+
+std::vector<float> Blob::ReadFloats(cl_mem mem) const {
   std::vector<float> v(count_);
-  if (count_) ctx_->Read(data(), 0, count_ * sizeof(float), v.data());
+  if (!count_) return v;
+  if (storage_type_ == StorageType::kFloat32) {
+    ctx_->Read(mem, 0, count_ * sizeof(float), v.data());
+    return v;
+  }
+  std::vector<char> stored(count_ * element_bytes());
+  ctx_->Read(mem, 0, stored.size(), stored.data());
+  StorageToFloats(stored.data(), count_, storage_type_, v.data());
   return v;
 }
 
-std::vector<float> Blob::ReadDiff() const {
-  std::vector<float> v(count_);
-  if (count_) ctx_->Read(diff(), 0, count_ * sizeof(float), v.data());
-  return v;
+void Blob::WriteFloats(cl_mem mem, const float* values, int n, int offset) {
+  if (storage_type_ == StorageType::kFloat32) {
+    ctx_->Write(mem, offset * sizeof(float), n * sizeof(float), values);
+    return;
+  }
+  std::vector<char> stored(n * element_bytes());
+  FloatsToStorage(values, n, storage_type_, stored.data());
+  ctx_->Write(mem, offset * element_bytes(), stored.size(), stored.data());
+}
+
+void Blob::FillFloats(cl_mem mem, size_t count, float value) const {
+  if (storage_type_ == StorageType::kFloat32) {
+    ctx_->Fill(mem, 0, count, value);
+    return;
+  }
+  char pattern[4];
+  FloatsToStorage(&value, 1, storage_type_, pattern);
+  ctx_->FillPattern(mem, 0, count * element_bytes(), pattern, element_bytes());
+}
+
+void Blob::FillFresh(cl_mem mem) const { FillFloats(mem, capacity_, ctx_->fresh_value()); }
+
+void Blob::set_storage_type(StorageType type) {
+  if (type == storage_type_) return;
+  storage_type_ = type;
+  if (!data_) return;
+  const bool diff_released = !diff_;
+  capacity_ = std::max<size_t>(count_, 1);
+  data_ = ctx_->Allocate(capacity_ * element_bytes());
+  FillFresh(data_->mem());
+  diff_.reset();
+  if (!diff_released) diff();
 }
 
 void Blob::WriteData(const std::vector<float>& values) {
@@ -133,24 +175,26 @@ void Blob::WriteDiff(const std::vector<float>& values) {
 
 void Blob::WriteData(const float* values, int n, int offset) {
   CHECK_LE(offset + n, count_);
-  ctx_->Write(data(), offset * sizeof(float), n * sizeof(float), values);
+  WriteFloats(data(), values, n, offset);
 }
 
 void Blob::WriteDiff(const float* values, int n, int offset) {
   CHECK_LE(offset + n, count_);
-  ctx_->Write(diff(), offset * sizeof(float), n * sizeof(float), values);
+  WriteFloats(diff(), values, n, offset);
 }
 
-void Blob::SetData(float value) { ctx_->Fill(data(), 0, count_, value); }
-void Blob::SetDiff(float value) { ctx_->Fill(diff(), 0, count_, value); }
+void Blob::SetData(float value) { FillFloats(data(), count_, value); }
+void Blob::SetDiff(float value) { FillFloats(diff(), count_, value); }
 
 void Blob::ShareData(const Blob& other) {
   CHECK_EQ(count_, other.count());
+  CHECK(storage_type_ == other.storage_type_) << "sharing storage of another type";
   data_ = other.data_;
 }
 
 void Blob::ShareDiff(const Blob& other) {
   CHECK_EQ(count_, other.count());
+  CHECK(storage_type_ == other.storage_type_) << "sharing storage of another type";
   diff_ = other.diff_;
 }
 

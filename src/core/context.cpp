@@ -262,6 +262,14 @@ void Context::Fill(cl_mem dst, size_t offset, size_t count, float value) {
   RecordProfileEvent("(fill)");
 }
 
+void Context::FillPattern(cl_mem dst, size_t offset_bytes, size_t bytes, const void* pattern,
+                          size_t pattern_bytes) {
+  if (bytes == 0) return;
+  DLC_CL_CHECK(clEnqueueFillBuffer(queue_, dst, pattern, pattern_bytes, offset_bytes, bytes, 0,
+                                   nullptr, ProfileEvent()));
+  RecordProfileEvent("(fill)");
+}
+
 cl_event* Context::ProfileEvent() {
   pending_event_ = nullptr;
   return profile_ ? &pending_event_ : nullptr;

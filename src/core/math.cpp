@@ -87,4 +87,24 @@ float Sumsq(Context& ctx, int n, cl_mem x, size_t x_off) {
   return Reduce(ctx, 2, n, x, x_off, nullptr, 0);
 }
 
+bool AllFinite(Context& ctx, const std::vector<cl_mem>& buffers, const std::vector<int>& counts) {
+  DLC_REQUIRE(buffers.size() == counts.size(),
+              "AllFinite: " << buffers.size() << " buffers but " << counts.size() << " counts");
+  BufferPtr flag = ctx.Allocate(sizeof(int));
+  const int zero = 0;
+  ctx.Write(flag->mem(), 0, sizeof(int), &zero);
+  cl_kernel kernel = ctx.Kernel("nonfinite.cl", "", "flag_nonfinite");
+  const size_t group = 256;
+  for (size_t k = 0; k < buffers.size(); ++k) {
+    if (counts[k] <= 0) continue;
+    // Enough items to fill a GPU; each sweeps the rest.
+    const size_t groups = std::min<size_t>(256, (counts[k] + group - 1) / group);
+    ctx.Launch(kernel, NDRange(groups * group), NDRange(group), counts[k], buffers[k], 0,
+               flag->mem());
+  }
+  int found = 0;
+  ctx.Read(flag->mem(), 0, sizeof(int), &found);
+  return found == 0;
+}
+
 }  // namespace dlcaffe

@@ -67,7 +67,7 @@ int FindRoot(std::vector<int>& parent, int i) {
   return i;
 }
 
-size_t BlobBytes(const Blob& blob) { return static_cast<size_t>(blob.count()) * sizeof(float); }
+size_t BlobBytes(const Blob& blob) { return static_cast<size_t>(blob.count()) * blob.element_bytes(); }
 
 // Bytes of the distinct buffers that `storage_of` picks from the blobs, each
 // counted once at the size of its largest holder.

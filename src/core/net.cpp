@@ -140,7 +140,9 @@ void Net::Init(const caffe::NetParameter& in_param) {
       LOG(INFO) << "Net '" << filtered.name() << "': the graph passes fused " << fused.size()
                 << " subgraphs";
   }
-  InsertSplits(filtered, &param);
+  caffe::NetParameter typed;
+  AssignStorageTypes(filtered, *ctx_, &typed);
+  InsertSplits(typed, &param);
   name_ = param.name();
   debug_info_ = param.debug_info();
 
@@ -333,6 +335,17 @@ void Net::AppendTop(const caffe::LayerParameter& layer_param, int layer_id, int 
     blob_names_index_[blob_name] = blob_id;
     (*available_blobs)[blob_name] = blob_id;
   }
+  // The layer's storage type (passes/assign_storage_types.cpp), else its
+  // first bottom's (an inserted Split), else float32.
+  StorageType storage = StorageType::kFloat32;
+  if (layer_param.has_forward_type()) {
+    storage = layer_param.forward_type() == caffe::FLOAT16    ? StorageType::kFloat16
+              : layer_param.forward_type() == caffe::BFLOAT16 ? StorageType::kBFloat16
+                                                              : StorageType::kFloat32;
+  } else if (!bottom_vecs_[layer_id].empty()) {
+    storage = bottom_vecs_[layer_id][0]->storage_type();
+  }
+  blobs_[blob_id]->set_storage_type(storage);
   top_vecs_[layer_id].push_back(blobs_[blob_id].get());
   top_id_vecs_[layer_id].push_back(blob_id);
   if (layer_param.type() == "Input") {
@@ -615,6 +628,14 @@ void Net::UpdateDebugInfo(int param_id) const {
 }
 
 void Net::Backward() { BackwardFromTo(static_cast<int>(layers_.size()) - 1, 0); }
+
+void Net::SetLossGradientScale(float scale) {
+  for (size_t i = 0; i < layers_.size(); ++i)
+    for (size_t t = 0; t < top_vecs_[i].size(); ++t) {
+      const float weight = layers_[i]->loss(static_cast<int>(t));
+      if (weight != 0.f) top_vecs_[i][t]->SetDiff(weight * scale);
+    }
+}
 
 void Net::ClearParamDiffs() {
   std::vector<cl_mem> diffs;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer.hpp"
 #include "dlcaffe/math.hpp"
 
@@ -25,6 +26,7 @@ class NeuronLayer : public Layer {
     top[0]->ReshapeLike(*bottom[0]);
     if (InPlace(bottom, top) && BackwardReadsBottom()) {
       if (!bottom_copy_) bottom_copy_ = std::make_unique<Blob>(*ctx_);
+      bottom_copy_->set_storage_type(bottom[0]->storage_type());
       bottom_copy_->ReshapeLike(*bottom[0]);
     }
   }
@@ -39,13 +41,15 @@ class NeuronLayer : public Layer {
   // Call before Forward's kernels: in place, saves x for Backward.
   void KeepBottomIfInPlace(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) {
     if (!InPlace(bottom, top) || !BackwardReadsBottom()) return;
-    CopyFloats(*ctx_, bottom[0]->count(), bottom[0]->data(), 0, bottom_copy_->data(), 0);
+    ctx_->Copy(bottom[0]->data(), 0, bottom_copy_->data(), 0,
+               static_cast<size_t>(bottom[0]->count()) * bottom[0]->element_bytes());
   }
-  // x as Forward saw it: the bottom's data, or the copy kept in place.
-  cl_mem BottomForBackward(const std::vector<Blob*>& bottom,
-                           const std::vector<Blob*>& top) const {
-    return InPlace(bottom, top) && BackwardReadsBottom() ? bottom_copy_->data()
-                                                         : bottom[0]->data();
+  // x as Forward saw it: the bottom's data, or the copy kept in place (in
+  // the bottom's storage type).
+  pointwise::BufferArg BottomForBackward(const std::vector<Blob*>& bottom,
+                                         const std::vector<Blob*>& top) const {
+    return pointwise::Data(InPlace(bottom, top) && BackwardReadsBottom() ? *bottom_copy_
+                                                                          : *bottom[0]);
   }
 
  private:

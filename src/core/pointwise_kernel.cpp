@@ -118,6 +118,10 @@ void GeneratedKernel::Bind(cl_kernel kernel, const std::vector<int>& fixed_ints,
   CHECK_EQ(fixed_buffers.size(), fixed_buffers_.size()) << "generated kernel " << name_;
   CHECK_EQ(static_cast<int>(buffers.size()), num_buffers_)
       << "buffers bound to generated kernel " << name_;
+  for (const BufferArg& buffer : buffers)
+    DLC_REQUIRE(typed_buffers_ || buffer.type == StorageType::kFloat32,
+                generator_ << " kernel " << name_ << " reads and writes float32 buffers only, "
+                           << "got one of " << StorageTypeName(buffer.type));
   cl_uint index = 0;
   for (cl_mem mem : fixed_buffers)
     DLC_CL_CHECK(clSetKernelArg(kernel, index++, sizeof(cl_mem), &mem));
@@ -156,8 +160,54 @@ std::vector<int> GeneratedKernel::ParamsWords(const std::vector<int>& fixed_ints
   return words;
 }
 
+namespace {
+
+// The storage macros of buffer argument `name` (GeneratedKernel::ParamsStruct).
+std::string StorageMacros(const std::string& name) {
+  const std::string type = "PW_TYPE__" + name, p = BufferName(name);
+  std::ostringstream s;
+  s << "#if !defined(" << type << ") || " << type << " == 0\n"
+    << "#define PW_T__" << name << " float\n"
+    << "#define PW_LOAD__" << name << "(i) (" << p << "[i])\n"
+    << "#define PW_STORE__" << name << "(v, i) (" << p << "[i] = (v))\n"
+    << "#define PW_LOAD16__" << name << "(i) vload16(0, " << p << " + (i))\n"
+    << "#define PW_STORE16__" << name << "(v, i) vstore16((v), 0, " << p << " + (i))\n"
+    << "#elif " << type << " == 1\n"
+    << "#define PW_T__" << name << " half\n"
+    << "#define PW_LOAD__" << name << "(i) vload_half((i), " << p << ")\n"
+    << "#define PW_STORE__" << name << "(v, i) vstore_half_rte((v), (i), " << p << ")\n"
+    << "#define PW_LOAD16__" << name << "(i) vload_half16(0, " << p << " + (i))\n"
+    << "#define PW_STORE16__" << name << "(v, i) vstore_half16_rte((v), 0, " << p << " + (i))\n"
+    << "#else\n"
+    << "#define PW_T__" << name << " ushort\n"
+    << "#define PW_LOAD__" << name << "(i) float_of_bfloat16(" << p << "[i])\n"
+    << "#define PW_STORE__" << name << "(v, i) (" << p << "[i] = bfloat16_of_bits(as_uint(v)))\n"
+    << "#define PW_LOAD16__" << name << "(i) float16_of_bfloat16(vload16(0, " << p
+    << " + (i)))\n"
+    << "#define PW_STORE16__" << name << "(v, i) vstore16(bfloat16_of_bits16(as_uint16(v)), 0, "
+    << p << " + (i))\n"
+    << "#endif\n";
+  return s.str();
+}
+
+}  // namespace
+
+std::string GeneratedKernel::TypeOptions(const std::vector<BufferArg>& buffers) const {
+  std::string options;
+  size_t b = 0;
+  for (const Arg& a : args_) {
+    if (!a.is_buffer() || b >= buffers.size()) continue;
+    const StorageType type = buffers[b++].type;
+    if (type == StorageType::kFloat32) continue;
+    options += " -DPW_TYPE__" + a.name + (type == StorageType::kFloat16 ? "=1" : "=2");
+  }
+  return options;
+}
+
 std::string GeneratedKernel::ParamsStruct() const {
   std::ostringstream s;
+  for (const Arg& a : args_)
+    if (a.is_buffer()) s << StorageMacros(a.name);
   s << "typedef struct {\n";
   for (const std::string& name : fixed_ints_) s << "  int " << name << ";\n";
   for (const Arg& a : args_) {
@@ -182,7 +232,7 @@ std::string GeneratedKernel::Parameters() const {
   for (const Arg& a : args_) {
     if (!a.is_buffer()) continue;
     s << separator << "__global " << (a.kind == Arg::kIn || a.kind == Arg::kChannel ? "const " : "")
-      << "float* " << BufferName(a.name);
+      << "PW_T__" << a.name << "* " << BufferName(a.name);
     separator = ",\n    ";
   }
   s << separator << "const pw_params pw_p";
@@ -212,7 +262,7 @@ std::string GeneratedKernel::LoadChannelValues(const std::string& channel_expr,
   for (const Arg& a : args_) {
     if (a.kind != Arg::kChannel) continue;
     const std::string load =
-        BufferName(a.name) + "[(" + channel_expr + ") * " + StrideName(a.name) + "]";
+        "PW_LOAD__" + a.name + "((" + channel_expr + ") * " + StrideName(a.name) + ")";
     s << "  const float " << ChannelValueName(a.name) << " = "
       << (guard.empty() ? load : "(" + guard + ") ? " + load + " : 0.f") << ";\n";
   }
@@ -237,7 +287,7 @@ std::string ElementBlock(const std::vector<Arg>& args, const std::string& body, 
   const bool vector = width > 1;
   const std::string real = vector ? "float16" : "float";
   auto load = [&](const std::string& name) {
-    return vector ? "vload16(0, " + BufferName(name) + " + pw_i)" : BufferName(name) + "[pw_i]";
+    return (vector ? "PW_LOAD16__" : "PW_LOAD__") + name + "(pw_i)";
   };
   std::ostringstream s;
   s << indent << "{\n" << indent << "  typedef " << real << " real;\n";
@@ -263,11 +313,8 @@ std::string ElementBlock(const std::vector<Arg>& args, const std::string& body, 
   s << indent << "  {\n" << body << "\n" << indent << "  }\n";
   for (const Arg& a : args) {
     if (a.kind != Arg::kOut && a.kind != Arg::kInOut) continue;
-    if (vector) {
-      s << indent << "  vstore16(" << a.name << ", 0, " << BufferName(a.name) << " + pw_i);\n";
-    } else {
-      s << indent << "  " << BufferName(a.name) << "[pw_i] = " << a.name << ";\n";
-    }
+    s << indent << "  " << (vector ? "PW_STORE16__" : "PW_STORE__") << a.name << "(" << a.name
+      << ", pw_i);\n";
   }
   s << indent << "}\n";
   return s.str();
@@ -295,10 +342,10 @@ std::string GpuElements(const std::vector<Arg>& args, const std::string& body) {
     s << "  if (" << i << " < pw_count) {\n";
     for (const Arg& a : args) {
       if (a.kind == Arg::kIn || a.kind == Arg::kInOut) {
-        s << "    " << value('v', k, a.name) << " = " << BufferName(a.name) << "[" << i << "];\n";
+        s << "    " << value('v', k, a.name) << " = PW_LOAD__" << a.name << "(" << i << ");\n";
       } else if (a.kind == Arg::kChannel) {
-        s << "    " << value('v', k, a.name) << " = " << BufferName(a.name) << "[((" << i
-          << " / pw_inner) % pw_channels) * " << StrideName(a.name) << "];\n";
+        s << "    " << value('v', k, a.name) << " = PW_LOAD__" << a.name << "(((" << i
+          << " / pw_inner) % pw_channels) * " << StrideName(a.name) << ");\n";
       }
     }
     s << "  }\n";
@@ -328,7 +375,7 @@ std::string GpuElements(const std::vector<Arg>& args, const std::string& body) {
     s << "  if (" << i << " < pw_count) {\n";
     for (const Arg& a : args)
       if (a.kind == Arg::kOut || a.kind == Arg::kInOut)
-        s << "    " << BufferName(a.name) << "[" << i << "] = " << value('r', k, a.name) << ";\n";
+        s << "    PW_STORE__" << a.name << "(" << value('r', k, a.name) << ", " << i << ");\n";
     s << "  }\n";
   }
   return s.str();
@@ -343,6 +390,7 @@ PointwiseKernel::PointwiseKernel(const std::string& name, std::vector<Arg> args,
                        Arg::kIntScalar},
                       {"pw_count", "pw_chunk", "pw_channels", "pw_inner"}),
       body_(body) {
+  typed_buffers_ = true;
   const bool broadcast = std::any_of(args_.begin(), args_.end(),
                                      [](const Arg& a) { return a.kind == Arg::kChannel; });
   std::ostringstream s;
@@ -412,8 +460,8 @@ std::string PointwiseKernel::ManySource() const {
   for (int k = 0; k < n; ++k) {
     for (const Arg& a : args_) {
       if (!a.is_buffer()) continue;
-      s << separator << "__global " << (a.kind == Arg::kIn ? "const " : "") << "float* "
-        << nth(k, a.name);
+      s << separator << "__global " << (a.kind == Arg::kIn ? "const " : "") << "PW_T__" << a.name
+        << "* " << nth(k, a.name);
       separator = ",\n    ";
     }
   }
@@ -426,8 +474,8 @@ std::string PointwiseKernel::ManySource() const {
     << "  const pw_params pw_p = pw_m.pw_segment[pw_s];\n";
   for (const Arg& a : args_) {
     if (!a.is_buffer()) continue;
-    s << "  __global " << (a.kind == Arg::kIn ? "const " : "") << "float* " << BufferName(a.name)
-      << " =";
+    s << "  __global " << (a.kind == Arg::kIn ? "const " : "") << "PW_T__" << a.name << "* "
+      << BufferName(a.name) << " =";
     for (int k = 0; k + 1 < n; ++k) s << " pw_s == " << k << " ? " << nth(k, a.name) << " :";
     s << " " << nth(n - 1, a.name) << ";\n";
   }
@@ -444,7 +492,7 @@ void PointwiseKernel::Launch(Context& ctx, int count,
               "pointwise kernel " << name_ << ": channel axis " << channel_axis.channels
                                   << " x " << channel_axis.inner << " must be positive");
   const bool cpu = UsesCpuShape(ctx, shape);
-  cl_kernel kernel = Kernel(ctx, cpu, body_);
+  cl_kernel kernel = Kernel(ctx, cpu, body_, TypeOptions(buffers));
   const int chunk = cpu ? CpuShapeChunk(count) : 1;
   Bind(kernel, {count, chunk, channel_axis.channels, channel_axis.inner}, {}, buffers, scalars);
   if (cpu) {
@@ -494,7 +542,12 @@ void PointwiseKernel::LaunchMany(Context& ctx, const std::vector<pointwise::Segm
   };
   for (const pointwise::Segment& segment : segments) {
     if (segment.count <= 0) continue;
-    if (cpu || n == 1 || segment.count >= kSmallSegment) {
+    // The batched form is built for float buffers only.
+    const bool all_float =
+        std::all_of(segment.buffers.begin(), segment.buffers.end(), [](const auto& b) {
+          return b.type == StorageType::kFloat32;
+        });
+    if (cpu || n == 1 || segment.count >= kSmallSegment || !all_float) {
       Launch(ctx, segment.count, segment.buffers, segment.scalars, {}, shape);
       continue;
     }

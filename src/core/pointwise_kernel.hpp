@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "dlcaffe/blob.hpp"
 #include "dlcaffe/context.hpp"
 
 namespace dlcaffe {
@@ -73,16 +74,23 @@ inline Arg ChannelOut(const std::string& name) { return {Arg::kChannelOut, name}
 inline Arg Scalar(const std::string& name) { return {Arg::kScalar, name}; }
 inline Arg IntScalar(const std::string& name) { return {Arg::kIntScalar, name}; }
 
-// A buffer bound to a buffer argument: its values start at `offset` floats;
-// a per-channel argument reads channel c at offset + c * stride (stride 0:
-// one value for every channel).
+// A buffer bound to a buffer argument: its values start at `offset`
+// elements; a per-channel argument reads channel c at offset + c * stride
+// (stride 0: one value for every channel). `type` is how its elements are
+// stored: a pointwise kernel (not a reduction) reads and writes 16-bit
+// buffers as float, converting (a build of its own per set of types).
 struct BufferArg {
   BufferArg(cl_mem mem) : mem(mem) {}  // NOLINT: a plain cl_mem is the usual case
   BufferArg(cl_mem mem, int offset, int stride = 1) : mem(mem), offset(offset), stride(stride) {}
+  BufferArg(cl_mem mem, StorageType type) : mem(mem), type(type) {}
   cl_mem mem = nullptr;
   int offset = 0;
   int stride = 1;
+  StorageType type = StorageType::kFloat32;
 };
+// A blob's data or diff, in its storage type.
+inline BufferArg Data(const Blob& blob) { return {blob.data(), blob.storage_type()}; }
+inline BufferArg Diff(const Blob& blob) { return {blob.diff(), blob.storage_type()}; }
 
 // A value bound to a scalar argument (float or int, as declared).
 struct ScalarArg {
@@ -152,8 +160,15 @@ class GeneratedKernel {
   // names the function in it).
   cl_kernel KernelFrom(Context& ctx, const std::string& source_name, const std::string& kernel,
                        const std::string& code, const std::string& options) const;
-  // The struct's typedef (pw_params), to put before the kernel.
+  // The struct's typedef (pw_params), to put before the kernel, and each
+  // buffer's storage macros: PW_T__name its element type, PW_LOAD__name(i)
+  // and PW_STORE__name(v, i) for one float, PW_LOAD16__name(i) and
+  // PW_STORE16__name(v, i) for a float16 vector at element i; float unless
+  // the build defines PW_TYPE__name (1 half, 2 bfloat16: TypeOptions).
   std::string ParamsStruct() const;
+  // The build options that give `buffers` (bound in declaration order)
+  // their storage types ("" when all are float).
+  std::string TypeOptions(const std::vector<BufferArg>& buffers) const;
   // The kernel's parameter list, after "__kernel void name(".
   std::string Parameters() const;
   // The kernel's first statements: the fixed ints, strides and scalars as
@@ -164,6 +179,9 @@ class GeneratedKernel {
   std::string LoadChannelValues(const std::string& channel_expr,
                                 const std::string& guard = "") const;
 
+  // Whether Bind accepts 16-bit buffers (the pointwise generator's loads and
+  // stores convert; the reduction's read floats).
+  bool typed_buffers_ = false;
   std::string generator_;
   std::string name_;
   std::vector<Arg> args_;

@@ -23,17 +23,19 @@ class BNLLLayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "BNLL"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    kBnllForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()});
+    kBnllForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kBnllBackward.Launch(*ctx_, bottom[0]->count(),
-                         {BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff()});
+                         {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])});
   }
 
  protected:

@@ -24,6 +24,8 @@ class ClipLayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "Clip"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     DLC_REQUIRE(param_.has_clip_param(), Where() << "needs clip_param { min: .. max: .. }");
@@ -37,7 +39,7 @@ class ClipLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    kClipForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+    kClipForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
                         {min_, max_});
   }
 
@@ -45,7 +47,7 @@ class ClipLayer : public NeuronLayer {
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kClipBackward.Launch(*ctx_, bottom[0]->count(),
-                         {BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff()},
+                         {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])},
                          {min_, max_});
   }
 

@@ -20,10 +20,12 @@ class ELULayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "ELU"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    kEluForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+    kEluForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
                        {alpha()});
   }
 
@@ -31,8 +33,8 @@ class ELULayer : public NeuronLayer {
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kEluBackward.Launch(*ctx_, bottom[0]->count(),
-                        {BottomForBackward(bottom, top), top[0]->data(), top[0]->diff(),
-                         bottom[0]->diff()},
+                        {BottomForBackward(bottom, top), Data(*top[0]), Diff(*top[0]),
+                         Diff(*bottom[0])},
                         {alpha()});
   }
 

@@ -27,6 +27,8 @@ class ExpLayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "Exp"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::ExpParameter& p = param_.exp_param();
@@ -41,7 +43,7 @@ class ExpLayer : public NeuronLayer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    kExpForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+    kExpForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
                        {inner_scale_, outer_scale_});
   }
 
@@ -49,7 +51,7 @@ class ExpLayer : public NeuronLayer {
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kExpBackward.Launch(*ctx_, bottom[0]->count(),
-                        {top[0]->data(), top[0]->diff(), bottom[0]->diff()}, {inner_scale_});
+                        {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])}, {inner_scale_});
   }
 
  private:

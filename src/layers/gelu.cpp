@@ -37,6 +37,8 @@ class GELULayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "GELU"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const auto approximate = param_.gelu_param().approximate();
@@ -49,7 +51,7 @@ class GELULayer : public NeuronLayer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
     (tanh_ ? kGeluTanhForward : kGeluForward)
-        .Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()});
+        .Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -57,7 +59,7 @@ class GELULayer : public NeuronLayer {
     if (!propagate_down[0]) return;
     (tanh_ ? kGeluTanhBackward : kGeluBackward)
         .Launch(*ctx_, bottom[0]->count(),
-                {BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff()});
+                {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])});
   }
 
  protected:

@@ -29,6 +29,8 @@ class HardSigmoidLayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "HardSigmoid"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::HardSigmoidParameter& p = param_.hard_sigmoid_param();
@@ -40,7 +42,7 @@ class HardSigmoidLayer : public NeuronLayer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    kHardSigmoidForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+    kHardSigmoidForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
                                {alpha_, beta_});
   }
 
@@ -48,7 +50,7 @@ class HardSigmoidLayer : public NeuronLayer {
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kHardSigmoidBackward.Launch(*ctx_, bottom[0]->count(),
-                                {top[0]->data(), top[0]->diff(), bottom[0]->diff()}, {alpha_});
+                                {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])}, {alpha_});
   }
 
  private:

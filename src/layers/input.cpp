@@ -9,6 +9,8 @@ class InputLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Input"; }
+  // Its tops hold what the caller writes (converted by Blob::WriteData).
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 0; }
   int MinTopBlobs() const override { return 1; }
 

@@ -27,6 +27,8 @@ class LogLayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "Log"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::LogParameter& p = param_.log_param();
@@ -41,7 +43,7 @@ class LogLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    kLogForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+    kLogForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
                        {scale_, shift_, base_scale_});
   }
 
@@ -49,7 +51,7 @@ class LogLayer : public NeuronLayer {
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kLogBackward.Launch(*ctx_, bottom[0]->count(),
-                        {BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff()},
+                        {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])},
                         {scale_, shift_, base_scale_});
   }
 

@@ -39,6 +39,8 @@ class PowerLayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "Power"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::PowerParameter& p = param_.power_param();
@@ -51,11 +53,11 @@ class PowerLayer : public NeuronLayer {
     const int n = bottom[0]->count();
     if (ConstantOutput()) {
       const float value = power_ == 0.f ? 1.f : std::pow(shift_, power_);
-      SetFloats(*ctx_, n, value, top[0]->data(), 0);
+      top[0]->SetData(value);
       return;
     }
     KeepBottomIfInPlace(bottom, top);
-    kPowerForward.Launch(*ctx_, n, {bottom[0]->data(), top[0]->data()}, {power_, scale_, shift_});
+    kPowerForward.Launch(*ctx_, n, {Data(*bottom[0]), Data(*top[0])}, {power_, scale_, shift_});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -63,11 +65,11 @@ class PowerLayer : public NeuronLayer {
     if (!propagate_down[0]) return;
     const int n = bottom[0]->count();
     if (ConstantOutput()) {
-      SetFloats(*ctx_, n, 0.f, bottom[0]->diff(), 0);
+      bottom[0]->SetDiff(0.f);
       return;
     }
     kPowerBackward.Launch(*ctx_, n,
-                          {BottomForBackward(bottom, top), top[0]->diff(), bottom[0]->diff()},
+                          {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])},
                           {power_, scale_, shift_});
   }
 

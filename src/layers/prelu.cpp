@@ -78,7 +78,7 @@ class PReLULayer : public NeuronLayer {
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
-    const cl_mem x = BottomForBackward(bottom, top);
+    const pointwise::BufferArg x = BottomForBackward(bottom, top);
     // The slope gradient first: in place, the bottom diff overwrites dy.
     if (param_propagate_down(0)) {
       // Shared: the whole blob is one channel.

@@ -20,6 +20,8 @@ class ReLULayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "ReLU"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -28,7 +30,7 @@ class ReLULayer : public Layer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    kReluForward.Launch(*ctx_, bottom[0]->count(), {bottom[0]->data(), top[0]->data()},
+    kReluForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
                         {slope()});
   }
 
@@ -37,7 +39,7 @@ class ReLULayer : public Layer {
     if (!propagate_down[0]) return;
     // In place, bottom data already holds y; its sign matches x's.
     kReluBackward.Launch(*ctx_, bottom[0]->count(),
-                         {top[0]->data(), top[0]->diff(), bottom[0]->diff()}, {slope()});
+                         {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])}, {slope()});
   }
 
  private:

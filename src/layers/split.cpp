@@ -1,10 +1,18 @@
 // Split (Caffe "Split"): one bottom, N tops that share the bottom's data (no
 // copy); backward sums the top diffs into the bottom diff. The Net inserts it
 // where a blob feeds several layers, as Caffe does.
+#include "core/pointwise_kernel.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+// 16-bit diffs (float ones keep split.cl and Axpy), summed in float.
+const PointwiseKernel kSplitSum2("split_sum2_typed", {In("a"), In("b"), Out("dx")}, "dx = a + b;");
+const PointwiseKernel kSplitAdd("split_add_typed", {In("a"), InOut("dx")}, "dx = dx + a;");
+}  // namespace
 
 class SplitLayer : public Layer {
  public:
@@ -12,6 +20,7 @@ class SplitLayer : public Layer {
   const char* type() const override { return "Split"; }
   int ExactNumBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     for (Blob* t : top) {
@@ -31,7 +40,14 @@ class SplitLayer : public Layer {
     if (!propagate_down[0]) return;
     const int n = bottom[0]->count();
     if (top.size() == 1) {
-      CopyFloats(*ctx_, n, top[0]->diff(), 0, bottom[0]->diff(), 0);
+      ctx_->Copy(top[0]->diff(), 0, bottom[0]->diff(), 0,
+                 static_cast<size_t>(n) * bottom[0]->element_bytes());
+      return;
+    }
+    if (bottom[0]->storage_type() != StorageType::kFloat32) {
+      kSplitSum2.Launch(*ctx_, n, {Diff(*top[0]), Diff(*top[1]), Diff(*bottom[0])});
+      for (size_t i = 2; i < top.size(); ++i)
+        kSplitAdd.Launch(*ctx_, n, {Diff(*top[i]), Diff(*bottom[0])});
       return;
     }
     ctx_->Launch1D(ctx_->Kernel("split.cl", "", "split_sum2"), n, n, top[0]->diff(),

@@ -28,6 +28,8 @@ class SwishLayer : public NeuronLayer {
   SwishLayer(const caffe::LayerParameter& param, Context& ctx)
       : NeuronLayer(param, ctx), sigmoid_(ctx) {}
   const char* type() const override { return "Swish"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     NeuronLayer::Reshape(bottom, top);
@@ -36,14 +38,14 @@ class SwishLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     kSwishForward.Launch(*ctx_, bottom[0]->count(),
-                         {bottom[0]->data(), sigmoid_.data(), top[0]->data()}, {beta()});
+                         {Data(*bottom[0]), sigmoid_.data(), Data(*top[0])}, {beta()});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kSwishBackward.Launch(*ctx_, bottom[0]->count(),
-                          {top[0]->data(), sigmoid_.data(), top[0]->diff(), bottom[0]->diff()},
+                          {Data(*top[0]), sigmoid_.data(), Diff(*top[0]), Diff(*bottom[0])},
                           {beta()});
   }
 

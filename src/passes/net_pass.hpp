@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "caffe.pb.h"
+#include "dlcaffe/context.hpp"
 #include "dlcaffe/onnx_import.hpp"
 
 namespace dlcaffe {
@@ -63,6 +64,15 @@ void AddClassifierLoss(caffe::NetParameter* net, const std::vector<int>& output_
 // Caffe's rule, run by every Net on its description: Split layers where a
 // blob feeds several layers (insert_splits.cpp).
 void InsertSplits(const caffe::NetParameter& param, caffe::NetParameter* split_param);
+
+// Mixed precision (NetParameter.default_forward_type, LayerParameter
+// .forward_type and the others; assign_storage_types.cpp): gives every layer
+// its storage type (forward_type set explicitly), float32 for a layer whose
+// kernels have no 16-bit form (Layer::SupportsStorage), and a Convert layer
+// wherever a layer reads a blob of another type. A net that asks for no
+// 16-bit type comes out unchanged. Errors name the layer and the field.
+void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
+                        caffe::NetParameter* typed);
 
 // Points each imported parameter at the layer blob that now holds it (found
 // by the ParamSpec name the importer gave it), after fusions moved blobs.

@@ -40,7 +40,7 @@ void SGDSolver::ApplyUpdate() {
   const float rate = GetLearningRate();
   if (is_root() && param_.display() && iter_ % param_.display() == 0)
     LOG(INFO) << "Iteration " << iter_ << ", lr = " << rate;
-  const float grad_scale = ClipGradientsScale() / param_.iter_size();
+  const float grad_scale = GradientScale();
   const std::string& reg = param_.regularization_type();
   DLC_REQUIRE(reg == "L2" || reg == "L1",
               "unknown regularization_type '" << reg << "' (known: L1, L2)");

@@ -11,6 +11,7 @@
 
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/math.hpp"
+#include "solvers/loss_scaler.hpp"
 
 namespace dlcaffe {
 
@@ -67,6 +68,10 @@ Solver::Solver(const caffe::SolverParameter& param, Context& ctx)
   LOG(INFO) << "Solver scaffolding done.";
 }
 
+Solver::~Solver() = default;
+
+float Solver::loss_scale() const { return loss_scaler_->scale(); }
+
 void Solver::InitTrainNet() {
   const int sources = param_.has_net() + param_.has_net_param() + param_.has_train_net() +
                       param_.has_train_net_param();
@@ -91,7 +96,14 @@ void Solver::InitTrainNet() {
   state.MergeFrom(net_param.state());
   state.MergeFrom(param_.train_state());
   *net_param.mutable_state() = state;
+  DLC_REQUIRE(param_.solver_data_type() == caffe::FLOAT,
+              "solver: solver_data_type " << caffe::Type_Name(param_.solver_data_type())
+                                          << " is not supported: the master weights and the "
+                                             "solver's history are FLOAT (half-precision "
+                                             "layers read them as they are)");
+  loss_scaler_ = std::make_unique<LossScaler>(net_param);
   net_.reset(new Net(net_param, *ctx_));
+  if (is_root() && loss_scaler_->active()) LOG(INFO) << loss_scaler_->Describe();
 }
 
 void Solver::InitTestNets() {
@@ -207,6 +219,7 @@ void Solver::Step(int iters) {
       // The last pass's gradients are final: other replicas get them as
       // backward finishes them.
       if (link_ && i + 1 == param_.iter_size()) link_->StartGradientExchange();
+      if (loss_scaler_->active()) net_->SetLossGradientScale(loss_scaler_->scale());
       loss += param_.check_finite() ? ForwardBackwardCheckingFinite() : net_->ForwardBackward();
     }
     if (link_) link_->FinishGradientExchange();
@@ -233,7 +246,8 @@ void Solver::Step(int iters) {
     }
     for (const Callback& callback : callbacks_)
       if (callback.on_gradients_ready) callback.on_gradients_ready();
-    ApplyUpdate();
+    // Every replica holds the same summed gradients, so all decide alike.
+    if (GradientsMayBeApplied()) ApplyUpdate();
     if (param_.check_finite()) CheckParamsFinite(false, "after the update, the weights");
     ++iter_;
     const SolverAction request = action_request_ ? action_request_() : SolverAction::kNone;
@@ -254,10 +268,11 @@ void Solver::Step(int iters) {
 void Solver::StepWithoutSync() {
   net_->ClearParamDiffs();
   for (int i = 0; i < param_.iter_size(); ++i) {
+    if (loss_scaler_->active()) net_->SetLossGradientScale(loss_scaler_->scale());
     net_->ForwardNoLoss();
     net_->Backward();
   }
-  ApplyUpdate();
+  if (GradientsMayBeApplied()) ApplyUpdate();
   ++iter_;
 }
 
@@ -344,7 +359,8 @@ float Solver::ForwardBackwardCheckingFinite() {
   const float loss = net.CurrentLoss();
   if (!std::isfinite(loss)) FailNonFiniteLoss(loss);
   net.Backward();
-  CheckParamsFinite(true, "the gradient");
+  // Dynamic loss scaling skips a step whose gradients overflow.
+  if (!loss_scaler_->adaptive()) CheckParamsFinite(true, "the gradient");
   return loss;
 }
 
@@ -434,17 +450,33 @@ void Solver::Test(int test_net_id) {
   }
 }
 
-float Solver::ClipGradientsScale() {
+float Solver::GradientScale() {
+  const float unscale = 1.f / (param_.iter_size() * loss_scaler_->scale());
   const float clip = param_.clip_gradients();
-  if (clip < 0) return 1.f;
+  if (clip < 0) return unscale;
   double sumsq = 0;
   for (Blob* p : net_->learnable_params()) sumsq += Sumsq(*ctx_, p->count(), p->diff(), 0);
-  const double norm = std::sqrt(sumsq);
-  if (norm <= clip) return 1.f;
+  // The norm of the true gradients: the diffs hold loss-scale times them.
+  const double norm = std::sqrt(sumsq) / loss_scaler_->scale();
+  if (norm <= clip) return unscale;
   const float factor = static_cast<float>(clip / norm);
   if (is_root()) LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << norm << " > "
             << clip << ") by scale factor " << factor;
-  return factor;
+  return factor * unscale;
+}
+
+bool Solver::GradientsMayBeApplied() {
+  if (!loss_scaler_->adaptive()) return true;
+  std::vector<cl_mem> diffs;
+  std::vector<int> counts;
+  for (Blob* p : net_->learnable_params()) {
+    diffs.push_back(p->diff());
+    counts.push_back(p->count());
+  }
+  const bool apply = loss_scaler_->AfterBackward(AllFinite(*ctx_, diffs, counts));
+  if (is_root() && !loss_scaler_->last_change().empty())
+    LOG(INFO) << "Iteration " << iter_ << ": " << loss_scaler_->last_change();
+  return apply;
 }
 
 }  // namespace dlcaffe

@@ -21,6 +21,7 @@
 #include "dlcaffe/data/data_state.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/net_hdf5.hpp"
+#include "solvers/loss_scaler.hpp"
 #include "solvers/solver_state_hdf5.hpp"
 
 namespace dlcaffe {
@@ -136,6 +137,7 @@ void Solver::Snapshot() {
   state.set_iter(iter_);
   state.set_learned_net(model_file);
   state.set_current_step(current_step_);
+  loss_scaler_->Save(&state);
   SnapshotSolverState(&state);
   if (link_) {
     for (const std::string& bytes : replica_states) {
@@ -206,6 +208,7 @@ void Solver::RestoreFrom(const std::string& source, const caffe::SolverState& st
   current_step_ = state.current_step();
   try {
     RestoreSolverState(state);
+    loss_scaler_->Restore(state);
     RestoreRunState(state);
   } catch (const Error& e) {
     DLC_FAIL(source << ": " << e.what());

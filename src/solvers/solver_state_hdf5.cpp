@@ -38,6 +38,9 @@ void WriteSolverStateHdf5(const caffe::SolverState& state, const std::string& pa
     caffe::SolverState run;
     run.mutable_data_cursor()->CopyFrom(state.data_cursor());
     run.mutable_rng_state()->CopyFrom(state.rng_state());
+    if (state.has_loss_scale()) run.set_loss_scale(state.loss_scale());
+    if (state.has_loss_scale_good_steps())
+      run.set_loss_scale_good_steps(state.loss_scale_good_steps());
     file.WriteBytes(file.root(), kRunState, run.SerializeAsString());
   } catch (const Error& e) {
     DLC_FAIL("cannot write the solver state " << path << ": " << e.what());
@@ -70,6 +73,9 @@ void ReadSolverStateHdf5(const std::string& path, caffe::SolverState* state) {
                   "dataset '" << kRunState << "' is not a dlcaffe run state");
       state->mutable_data_cursor()->CopyFrom(run.data_cursor());
       state->mutable_rng_state()->CopyFrom(run.rng_state());
+      if (run.has_loss_scale()) state->set_loss_scale(run.loss_scale());
+      if (run.has_loss_scale_good_steps())
+        state->set_loss_scale_good_steps(run.loss_scale_good_steps());
     }
   } catch (const Error& e) {
     DLC_FAIL("cannot read the solver state " << path << ": " << e.what());

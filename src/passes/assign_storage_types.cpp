@@ -1,0 +1,181 @@
+// Storage types of mixed precision, in NVIDIA Caffe's prototxt words: each
+// layer's forward_type (else the net's default_forward_type) is the type of
+// its tops; backward_type must agree (a blob's gradient is stored as its
+// data). A layer stays in float32 where its kernels have no 16-bit form, so
+// that any net runs in any type, and layers gain 16-bit kernels one by one;
+// where a layer reads a blob of another type, a Convert layer is put before
+// it (one per blob and type, shared by its readers).
+#include <glog/logging.h>
+
+#include <cctype>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <utility>
+
+#include "dlcaffe/error.hpp"
+#include "dlcaffe/layer_registry.hpp"
+#include "passes/net_pass.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+bool IsStorageType(caffe::Type type) {
+  return type == caffe::FLOAT || type == caffe::FLOAT16 || type == caffe::BFLOAT16;
+}
+
+StorageType ToStorage(caffe::Type type) {
+  switch (type) {
+    case caffe::FLOAT16: return StorageType::kFloat16;
+    case caffe::BFLOAT16: return StorageType::kBFloat16;
+    default: return StorageType::kFloat32;
+  }
+}
+
+// Whether the description asks for anything but float anywhere.
+bool AsksForTypes(const caffe::NetParameter& net) {
+  bool asks = net.default_forward_type() != caffe::FLOAT ||
+              net.default_backward_type() != caffe::FLOAT ||
+              (net.has_default_forward_math() && net.default_forward_math() != caffe::FLOAT) ||
+              (net.has_default_backward_math() && net.default_backward_math() != caffe::FLOAT);
+  for (const auto& layer : net.layer())
+    asks = asks || (layer.has_forward_type() && layer.forward_type() != caffe::FLOAT) ||
+           (layer.has_backward_type() && layer.backward_type() != caffe::FLOAT) ||
+           (layer.has_forward_math() && layer.forward_math() != caffe::FLOAT) ||
+           (layer.has_backward_math() && layer.backward_math() != caffe::FLOAT);
+  return asks;
+}
+
+// The math fields: our kernels compute in float whatever the storage (half
+// arithmetic is not used yet), which is at least as accurate as asked.
+void CheckMath(const std::string& where, const char* field, caffe::Type math, bool* warned) {
+  DLC_REQUIRE(IsStorageType(math), where << ": " << field << " " << caffe::Type_Name(math)
+                                         << " is not supported (FLOAT, FLOAT16 or BFLOAT16)");
+  if (math != caffe::FLOAT && !*warned) {
+    LOG(WARNING) << where << ": " << field << " " << caffe::Type_Name(math)
+                 << ": layers compute in FLOAT (half arithmetic is not used yet), reading and "
+                    "writing their storage type";
+    *warned = true;
+  }
+}
+
+}  // namespace
+
+void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
+                        caffe::NetParameter* typed) {
+  *typed = param;
+  if (!AsksForTypes(param)) return;
+  const std::string net_name = "net '" + param.name() + "'";
+  bool warned = false;
+  for (const auto& [field, type] :
+       {std::pair<const char*, caffe::Type>{"default_forward_type", param.default_forward_type()},
+        {"default_backward_type", param.default_backward_type()}})
+    DLC_REQUIRE(IsStorageType(type), net_name << ": " << field << " " << caffe::Type_Name(type)
+                                              << " is not supported (FLOAT, FLOAT16 or BFLOAT16)");
+  if (param.has_default_forward_math())
+    CheckMath(net_name, "default_forward_math", param.default_forward_math(), &warned);
+  if (param.has_default_backward_math())
+    CheckMath(net_name, "default_backward_math", param.default_backward_math(), &warned);
+
+  typed->clear_layer();
+  std::map<std::string, caffe::Type> blob_type;  // unknown: FLOAT
+  std::map<std::string, std::string> current;    // a blob renamed by a conversion in place
+  std::map<std::pair<std::string, caffe::Type>, std::string> converted;
+  const auto type_of = [&](const std::string& blob) {
+    auto found = blob_type.find(blob);
+    return found == blob_type.end() ? caffe::FLOAT : found->second;
+  };
+  // A blob in `type`: a Convert layer's top, made once per blob and type.
+  const auto convert = [&](const std::string& blob, caffe::Type type) {
+    auto made = converted.find({blob, type});
+    if (made != converted.end()) return made->second;
+    std::string name = blob + "_as_" + caffe::Type_Name(type);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    caffe::LayerParameter* layer = typed->add_layer();
+    layer->set_name(name);
+    layer->set_type("Convert");
+    layer->add_bottom(blob);
+    layer->add_top(name);
+    layer->set_forward_type(type);
+    layer->set_backward_type(type);
+    blob_type[name] = type;
+    converted[{blob, type}] = name;
+    return name;
+  };
+
+  std::vector<std::string> kept_in_float;
+  int in_16_bit = 0;
+  caffe::Type asked_most = caffe::FLOAT;
+  for (caffe::LayerParameter layer : param.layer()) {
+    const std::string where = "layer '" + layer.name() + "' (" + layer.type() + ")";
+    const caffe::Type asked =
+        layer.has_forward_type() ? layer.forward_type() : param.default_forward_type();
+    DLC_REQUIRE(IsStorageType(asked), where << ": forward_type " << caffe::Type_Name(asked)
+                                            << " is not supported (FLOAT, FLOAT16 or BFLOAT16)");
+    const caffe::Type backward =
+        layer.has_backward_type()        ? layer.backward_type()
+        : param.has_default_backward_type() ? param.default_backward_type()
+                                            : asked;
+    DLC_REQUIRE(backward == asked,
+                where << ": backward_type " << caffe::Type_Name(backward) << " differs from "
+                      << "forward_type " << caffe::Type_Name(asked)
+                      << ": a blob's gradient is stored in the type of its data (set both alike)");
+    if (layer.has_forward_math()) CheckMath(where, "forward_math", layer.forward_math(), &warned);
+    if (layer.has_backward_math())
+      CheckMath(where, "backward_math", layer.backward_math(), &warned);
+    if (asked != caffe::FLOAT) asked_most = asked;
+    const std::unique_ptr<Layer> probe = LayerRegistry::Create(layer, ctx);
+    const auto supports = [&](caffe::Type type) { return probe->SupportsStorage(ToStorage(type)); };
+
+    // In place (top t named as bottom t): the top follows the bottom's
+    // current name.
+    const caffe::LayerParameter original = layer;
+    const auto in_place = [&](int t) {
+      return t < original.bottom_size() && t < original.top_size() &&
+             original.top(t) == original.bottom(t);
+    };
+    for (int b = 0; b < layer.bottom_size(); ++b) {
+      auto renamed = current.find(layer.bottom(b));
+      if (renamed == current.end()) continue;
+      layer.set_bottom(b, renamed->second);
+      if (in_place(b)) layer.set_top(b, renamed->second);
+    }
+    // In place, a layer keeps its blob's type if it can (a ReLU after a
+    // float32 convolution stays float32: no conversion for nothing).
+    caffe::Type type = supports(asked) ? asked : caffe::FLOAT;
+    for (int t = 0; t < layer.top_size(); ++t)
+      if (in_place(t)) {
+        const caffe::Type blob = type_of(layer.bottom(t));
+        type = supports(blob) ? blob : caffe::FLOAT;
+        break;
+      }
+    if (type != asked) kept_in_float.push_back(where);
+    if (type != caffe::FLOAT) ++in_16_bit;
+
+    for (int b = 0; b < layer.bottom_size(); ++b) {
+      const std::string bottom = layer.bottom(b);
+      if (type_of(bottom) == type) continue;
+      const std::string as_type = convert(bottom, type);
+      layer.set_bottom(b, as_type);
+      // In place on a converted blob: the result carries the new name, which
+      // later readers of the old name follow.
+      if (in_place(b)) {
+        layer.set_top(b, as_type);
+        current[original.bottom(b)] = as_type;
+      }
+    }
+    layer.set_forward_type(type);
+    layer.set_backward_type(type);
+    for (const std::string& top : layer.top()) blob_type[top] = type;
+    *typed->add_layer() = layer;
+  }
+  std::ostringstream kept;
+  for (size_t i = 0; i < kept_in_float.size(); ++i) kept << (i ? ", " : "") << kept_in_float[i];
+  LOG(INFO) << net_name << ": " << in_16_bit << " of " << param.layer_size() << " layers store "
+            << caffe::Type_Name(asked_most) << ", " << converted.size() << " Convert layers added"
+            << (kept_in_float.empty() ? std::string()
+                                      : "; kept in FLOAT (no 16-bit kernels yet): " + kept.str());
+}
+
+}  // namespace dlcaffe

@@ -1,0 +1,104 @@
+// Blobs in 16-bit storage (Blob::set_storage_type): half the bytes on the
+// device, and host access in float through the exact conversions
+// (dlcaffe/half_conversion.hpp): writes round to nearest even, reads widen,
+// fills and protos go through the same rules, so snapshots stay float.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "dlcaffe/blob.hpp"
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/half_conversion.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+const std::vector<float> kValues = {0.f, -0.f, 1.f, -2.5f, 1.f / 3, 65504.f, 70000.f, 1e-7f,
+                                    3.14159265f, -1e30f, 6e-8f, 1e38f, 0.1f};
+
+std::vector<float> Rounded(const std::vector<float>& values, StorageType type) {
+  std::vector<uint16_t> bits(values.size());
+  FloatsToStorage(values.data(), static_cast<int>(values.size()), type, bits.data());
+  std::vector<float> back(values.size());
+  StorageToFloats(bits.data(), static_cast<int>(values.size()), type, back.data());
+  return back;
+}
+
+TEST(BlobStorage, SixteenBitBlobsRoundOnWriteAndWidenOnRead) {
+  for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    SCOPED_TRACE(StorageTypeName(type));
+    Blob blob(TestContext());
+    blob.set_storage_type(type);
+    blob.Reshape({static_cast<int>(kValues.size())});
+    EXPECT_EQ(blob.element_bytes(), 2u);
+    blob.WriteData(kValues);
+    blob.WriteDiff(kValues);
+    const std::vector<float> expected = Rounded(kValues, type);
+    EXPECT_EQ(blob.ReadData(), expected);
+    EXPECT_EQ(blob.ReadDiff(), expected);
+    // The device holds the 16-bit patterns themselves.
+    std::vector<uint16_t> stored(kValues.size()), want(kValues.size());
+    TestContext().Read(blob.data(), 0, stored.size() * 2, stored.data());
+    FloatsToStorage(kValues.data(), static_cast<int>(kValues.size()), type, want.data());
+    EXPECT_EQ(stored, want);
+    // A partial write at an offset.
+    const float two[] = {7.f, 1.f / 7};
+    blob.WriteData(two, 2, 5);
+    const std::vector<float> read = blob.ReadData();
+    EXPECT_EQ(read[5], 7.f);
+    EXPECT_EQ(read[6], Rounded({1.f / 7}, type)[0]);
+    EXPECT_EQ(read[4], expected[4]);
+    EXPECT_EQ(read[7], expected[7]);
+    blob.SetData(0.1f);
+    blob.SetDiff(-3.f);
+    for (float v : blob.ReadData()) EXPECT_EQ(v, Rounded({0.1f}, type)[0]);
+    for (float v : blob.ReadDiff()) EXPECT_EQ(v, -3.f);
+  }
+}
+
+TEST(BlobStorage, ProtosHoldFloatsAndComeBackRounded) {
+  Blob blob(TestContext());
+  blob.set_storage_type(StorageType::kFloat16);
+  blob.Reshape({1, static_cast<int>(kValues.size())});
+  blob.WriteData(kValues);
+  caffe::BlobProto proto;
+  blob.ToProto(&proto);
+  ASSERT_EQ(proto.data_size(), static_cast<int>(kValues.size()));
+  const std::vector<float> expected = Rounded(kValues, StorageType::kFloat16);
+  for (int i = 0; i < proto.data_size(); ++i) EXPECT_EQ(proto.data(i), expected[i]) << i;
+  Blob bf16(TestContext());
+  bf16.set_storage_type(StorageType::kBFloat16);
+  bf16.FromProto(proto);
+  EXPECT_EQ(bf16.shape(), blob.shape());
+  EXPECT_EQ(bf16.ReadData(), Rounded(expected, StorageType::kBFloat16));
+}
+
+TEST(BlobStorage, ChangingTheTypeGivesFreshStorage) {
+  Blob blob(TestContext(), {3, 5});
+  blob.SetData(2.f);
+  blob.set_storage_type(StorageType::kFloat16);
+  EXPECT_EQ(blob.count(), 15);
+  const float fresh = TestContext().fresh_value();
+  for (float v : blob.ReadData()) {
+    if (std::isnan(fresh))
+      EXPECT_TRUE(std::isnan(v));
+    else
+      EXPECT_EQ(v, fresh);
+  }
+  blob.SetData(-1.5f);
+  blob.Reshape({4, 5});  // growing keeps the type
+  EXPECT_EQ(blob.storage_type(), StorageType::kFloat16);
+  blob.WriteData(std::vector<float>(20, 0.5f));
+  EXPECT_EQ(blob.ReadData(), std::vector<float>(20, 0.5f));
+  blob.set_storage_type(StorageType::kFloat32);
+  blob.WriteData(std::vector<float>(20, 1.f / 3));
+  EXPECT_EQ(blob.ReadData(), std::vector<float>(20, 1.f / 3));
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
