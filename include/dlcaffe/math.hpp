@@ -7,6 +7,8 @@
 
 #include <vector>
 
+#include "dlcaffe/storage_type.hpp"
+
 namespace dlcaffe {
 
 class Context;
@@ -68,6 +70,13 @@ struct GemmArgs {
   int batch = 1;
   size_t a_batch_stride = 0, b_batch_stride = 0, c_batch_stride = 0;
   size_t epilogue_batch_stride = 0;
+  // How each operand's elements are stored (storage_type.hpp): 16-bit
+  // values are widened on load and C rounded to nearest even on store; the
+  // sums are float. Offsets, leading dimensions and strides count elements.
+  // bias and row_scale are float.
+  StorageType a_type = StorageType::kFloat32;
+  StorageType b_type = StorageType::kFloat32;
+  StorageType c_type = StorageType::kFloat32;
   // Implicit im2col: when active, B is not a matrix in memory but the window
   // matrix of the images at B + b_offset (ldb, b_group and b_image unused);
   // op(B) = windows (trans_b no: K rows x N columns) or its transpose (N

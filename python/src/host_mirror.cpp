@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "dlcaffe/context.hpp"
+#include "dlcaffe/half_conversion.hpp"
 
 namespace dlcaffe_python {
 
@@ -13,6 +14,9 @@ using HostMemory = std::vector<float>;
 struct HostMirrors::Mirror {
   std::weak_ptr<dlcaffe::Buffer> buffer;
   dlcaffe::Context* context = nullptr;
+  // The blob's storage type: a 16-bit blob's values are converted on the
+  // way (numpy always sees float32).
+  dlcaffe::StorageType type = dlcaffe::StorageType::kFloat32;
   std::shared_ptr<HostMemory> memory;
   py::array array;             // 1 reference here; more when the user holds it
   bool stale = true;           // device work ran since the last download
@@ -20,12 +24,28 @@ struct HostMirrors::Mirror {
 
   bool alive() const { return !buffer.expired(); }
   bool held() const { return Py_REFCNT(array.ptr()) > 1; }
-  size_t bytes() const { return memory->size() * sizeof(float); }
+  size_t bytes() const { return memory->size() * dlcaffe::StorageBytes(type); }
   void Download() {
-    context->Read(buffer.lock()->mem(), 0, bytes(), memory->data());
+    if (type == dlcaffe::StorageType::kFloat32) {
+      context->Read(buffer.lock()->mem(), 0, bytes(), memory->data());
+    } else {
+      std::vector<char> stored(bytes());
+      context->Read(buffer.lock()->mem(), 0, bytes(), stored.data());
+      dlcaffe::StorageToFloats(stored.data(), static_cast<int>(memory->size()), type,
+                               memory->data());
+    }
     stale = false;
   }
-  void Upload() { context->Write(buffer.lock()->mem(), 0, bytes(), memory->data()); }
+  void Upload() {
+    if (type == dlcaffe::StorageType::kFloat32) {
+      context->Write(buffer.lock()->mem(), 0, bytes(), memory->data());
+      return;
+    }
+    std::vector<char> stored(bytes());
+    dlcaffe::FloatsToStorage(memory->data(), static_cast<int>(memory->size()), type,
+                             stored.data());
+    context->Write(buffer.lock()->mem(), 0, bytes(), stored.data());
+  }
 };
 
 HostMirrors& HostMirrors::Instance() {
@@ -46,7 +66,7 @@ py::array HostMirrors::Array(dlcaffe::Blob& blob, bool diff) {
   if (it != mirrors_.end()) {
     Mirror& old = *it->second;
     const bool same_buffer = old.buffer.lock() == buffer;
-    if (!same_buffer || old.memory->size() != count) {
+    if (!same_buffer || old.memory->size() != count || old.type != blob.storage_type()) {
       // A new buffer at a freed one's address, or the blob's count changed:
       // keep what the user wrote (while it fits), then start afresh.
       if (same_buffer && old.maybe_written && !old.stale &&
@@ -60,6 +80,7 @@ py::array HostMirrors::Array(dlcaffe::Blob& blob, bool diff) {
     auto mirror = std::make_shared<Mirror>();
     mirror->buffer = buffer;
     mirror->context = &blob.context();
+    mirror->type = blob.storage_type();
     mirror->memory = std::make_shared<HostMemory>(count);
     auto* owner = new std::shared_ptr<HostMemory>(mirror->memory);
     py::capsule base(owner, [](void* p) { delete static_cast<std::shared_ptr<HostMemory>*>(p); });

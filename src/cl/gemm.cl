@@ -32,7 +32,49 @@
 //               rows, offsets and image groups are multiples of 4 floats.
 //   UNROLL_HINTS  (GPU shape) 0 drops the full-unroll pragmas; set only when
 //               a CPU compiles the GPU shape for testing.
-// The helpers (gemm_pack_panels, gemm_scale_c) need no defines.
+//   A_TYPE, B_TYPE, C_TYPE  how each operand's elements are stored
+//               (include/dlcaffe/storage_type.hpp): 0 float (default), 1
+//               half, 2 bfloat16. 16-bit values are widened on load and C
+//               rounded to nearest even on store; the products and sums are
+//               float either way, in the same order, so a 16-bit product is
+//               the rounding of the float product of the same values. The
+//               helpers take them too (gemm_pack_panels its X as A_TYPE;
+//               scale_c and reduce_slices C_TYPE); bias, row scale, packed
+//               panels and split-K partial sums stay float.
+// The helpers (gemm_pack_panels, gemm_scale_c) need no other defines.
+
+#ifndef A_TYPE
+#define A_TYPE 0
+#endif
+#ifndef B_TYPE
+#define B_TYPE 0
+#endif
+#ifndef C_TYPE
+#define C_TYPE 0
+#endif
+#define GEMM_CAT_(a, b) a##b
+#define GEMM_CAT(a, b) GEMM_CAT_(a, b)
+// The element type of storage type t, its load of element i of p as float,
+// and (for C) its store of float v there.
+#define STORAGE_ELEM_0 float
+#define STORAGE_ELEM_1 half
+#define STORAGE_ELEM_2 ushort
+#define STORAGE_ELEM(t) GEMM_CAT(STORAGE_ELEM_, t)
+#define STORAGE_LOAD_0(p, i) ((p)[i])
+#define STORAGE_LOAD_1(p, i) vload_half((i), (p))
+#define STORAGE_LOAD_2(p, i) float_of_bfloat16((p)[i])
+#define STORAGE_LOAD(t, p, i) GEMM_CAT(STORAGE_LOAD_, t)(p, i)
+#define STORAGE_STORE_0(p, i, v) ((p)[i] = (v))
+#define STORAGE_STORE_1(p, i, v) vstore_half_rte((v), (i), (p))
+#define STORAGE_STORE_2(p, i, v) ((p)[i] = bfloat16_of_bits(as_uint(v)))
+#define STORAGE_STORE(t, p, i, v) GEMM_CAT(STORAGE_STORE_, t)(p, i, v)
+#define A_ELEM STORAGE_ELEM(A_TYPE)
+#define B_ELEM STORAGE_ELEM(B_TYPE)
+#define C_ELEM STORAGE_ELEM(C_TYPE)
+#define A_LOAD(p, i) STORAGE_LOAD(A_TYPE, p, i)
+#define B_LOAD(p, i) STORAGE_LOAD(B_TYPE, p, i)
+#define C_LOAD(p, i) STORAGE_LOAD(C_TYPE, p, i)
+#define C_STORE(p, i, v) STORAGE_STORE(C_TYPE, p, i, v)
 
 // Epilogue flags (a runtime argument): scale row m of the product by
 // row_scale[m], add bias[m], then clamp at 0.
@@ -69,38 +111,63 @@
 
 #define NV (NR / VW)  // vectors per row of the register block
 
-#define GEMM_CAT_(a, b) a##b
-#define GEMM_CAT(a, b) GEMM_CAT_(a, b)
 #if VW == 1
 #define floatV float
 #define VLOAD(i, p) ((p)[i])
 #define VSTORE(v, i, p) ((p)[i] = (v))
+#define VLOAD_HALF(i, p) vload_half((i), (p))
+#define VSTORE_HALF(v, i, p) vstore_half_rte((v), (i), (p))
+#define VLOAD_BFLOAT16(i, p) float_of_bfloat16((p)[i])
 #else
 #define floatV GEMM_CAT(float, VW)
 #define VLOAD(i, p) GEMM_CAT(vload, VW)(i, p)
 #define VSTORE(v, i, p) GEMM_CAT(vstore, VW)(v, i, p)
+#define VLOAD_HALF(i, p) GEMM_CAT(vload_half, VW)((i), (p))
+#define VSTORE_HALF(v, i, p) GEMM_CAT(GEMM_CAT(vstore_half, VW), _rte)((v), (i), (p))
+#define VLOAD_BFLOAT16(i, p) \
+  GEMM_CAT(as_float, VW)(GEMM_CAT(convert_uint, VW)(GEMM_CAT(vload, VW)((i), (p))) << 16)
+#endif
+// Vector i (VW elements) of p as floatV, for each storage type.
+#define VLOAD_T_0(i, p) VLOAD(i, p)
+#define VLOAD_T_1(i, p) VLOAD_HALF(i, p)
+#define VLOAD_T_2(i, p) VLOAD_BFLOAT16(i, p)
+#define A_VLOAD(i, p) GEMM_CAT(VLOAD_T_, A_TYPE)(i, p)
+#define B_VLOAD(i, p) GEMM_CAT(VLOAD_T_, B_TYPE)(i, p)
+#define C_VLOAD(i, p) GEMM_CAT(VLOAD_T_, C_TYPE)(i, p)
+// Stores floatV v as vector i of C.
+#if C_TYPE == 0
+#define C_VSTORE(v, i, p) VSTORE(v, i, p)
+#elif C_TYPE == 1
+#define C_VSTORE(v, i, p) VSTORE_HALF(v, i, p)
+#else
+inline void store_bfloat16_vector(const floatV v, const int i, __global ushort* p) {
+  float lanes[VW];
+  VSTORE(v, 0, lanes);
+  for (int l = 0; l < VW; ++l) p[i * VW + l] = bfloat16_of_bits(as_uint(lanes[l]));
+}
+#define C_VSTORE(v, i, p) store_bfloat16_vector(v, i, p)
 #endif
 
 // value + beta * *c (never reading *c when beta == 0) + bias, then ReLU.
-inline float finish(const float value, const float beta, __global const float* c,
+inline float finish(const float value, const float beta, __global const C_ELEM* c,
                     const float bias, const int epilogue) {
-  float r = (beta == 0.f ? value : fma(beta, *c, value)) + bias;
+  float r = (beta == 0.f ? value : fma(beta, C_LOAD(c, 0), value)) + bias;
   return (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r;
 }
 
 // C[m, n..n+VW) = alpha * acc + beta * C + bias (then ReLU) for the columns
 // in [n_lo, n_hi).
-inline void store_vector(__global float* C, const int ldc, const int m, const int n,
+inline void store_vector(__global C_ELEM* C, const int ldc, const int m, const int n,
                          const int n_lo, const int n_hi, const float alpha,
                          const float beta, const floatV acc, const float bias,
                          const int epilogue) {
-  __global float* c = C + m * ldc + n;
+  __global C_ELEM* c = C + m * ldc + n;
   if (n >= n_lo && n + VW <= n_hi) {
     floatV r = alpha * acc;
-    if (beta != 0.f) r = fma((floatV)beta, VLOAD(0, c), r);
+    if (beta != 0.f) r = fma((floatV)beta, C_VLOAD(0, c), r);
     r += (floatV)bias;
     if (epilogue & EPILOGUE_RELU) r = fmax(r, (floatV)0.f);
-    VSTORE(r, 0, c);
+    C_VSTORE(r, 0, c);
     return;
   }
 #if VW == 1
@@ -110,7 +177,7 @@ inline void store_vector(__global float* C, const int ldc, const int m, const in
   VSTORE(acc, 0, values);
 #endif
   for (int v = max(0, n_lo - n); v < min(VW, n_hi - n); ++v)
-    c[v] = finish(alpha * values[v], beta, c + v, bias, epilogue);
+    C_STORE(c, v, finish(alpha * values[v], beta, c + v, bias, epilogue));
 }
 
 #if USE_LOCAL
@@ -178,16 +245,16 @@ inline int grouped(const int q, const int g, const int s) {
 #endif
 
 #if TRANS_A
-#define A_AT(m, k) A[(k) * lda + (m)]
+#define A_AT(m, k) A_LOAD(A, (k) * lda + (m))
 #else
-#define A_AT(m, k) A[(m) * lda + A_K(k)]
+#define A_AT(m, k) A_LOAD(A, (m) * lda + A_K(k))
 #endif
 #ifdef WIN_KH
 // Implicit im2col (GemmArgs::b_window): B is the column matrix of
 // convolution windows over NCHW images, read from the images themselves.
 // Every size is a compile-time constant, so the divisions are cheap; the
 // images are b_image floats apart.
-inline float window_at(__global const float* B, const int row, const int pos,
+inline float window_at(__global const B_ELEM* B, const int row, const int pos,
                        const int image) {
   const int c = row / (WIN_KH * WIN_KW), r = row - c * (WIN_KH * WIN_KW);
   const int ki = r / WIN_KW, kj = r - ki * WIN_KW;
@@ -195,7 +262,7 @@ inline float window_at(__global const float* B, const int row, const int pos,
   const int oh = p / WIN_OW, ow = p - oh * WIN_OW;
   const int ih = oh * WIN_SH - WIN_PH + ki * WIN_DH, iw = ow * WIN_SW - WIN_PW + kj * WIN_DW;
   return ((uint)ih < (uint)WIN_H && (uint)iw < (uint)WIN_W)
-             ? B[img * image + (c * WIN_H + ih) * WIN_W + iw]
+             ? B_LOAD(B, img * image + (c * WIN_H + ih) * WIN_W + iw)
              : 0.f;
 }
 #if TRANS_B
@@ -204,9 +271,9 @@ inline float window_at(__global const float* B, const int row, const int pos,
 #define B_AT(k, n) window_at(B, k, n, b_image)
 #endif
 #elif TRANS_B
-#define B_AT(k, n) B[(n) * ldb + B_Q(k)]
+#define B_AT(k, n) B_LOAD(B, (n) * ldb + B_Q(k))
 #else
-#define B_AT(k, n) B[(k) * ldb + B_Q(n)]
+#define B_AT(k, n) B_LOAD(B, (k) * ldb + B_Q(n))
 #endif
 
 // Where load e of a tile goes: consecutive e read consecutive addresses of
@@ -361,9 +428,9 @@ inline float window_at(__global const float* B, const int row, const int pos,
 // buffer, one barrier per tile.
 __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
     const int M, const int N, const int K, const float alpha,
-    __global const float* A, const int a_off, const int lda,
-    __global const float* B, const int b_off, const int ldb, const float beta,
-    __global float* C, const int c_off, const int ldc,
+    __global const A_ELEM* A, const int a_off, const int lda,
+    __global const B_ELEM* B, const int b_off, const int ldb, const float beta,
+    __global C_ELEM* C, const int c_off, const int ldc,
     const int a_group, const int a_image, const int b_group, const int b_image,
     const int c_group, const int c_image, const int slices, const int k_per_slice,
     const int c_slice, const int a_batch, const int b_batch, const int c_batch,
@@ -472,8 +539,8 @@ LOCAL_UNROLL
         VSTORE(acc[i][j], 0, values);
 #endif
         for (int v = 0; v < VW && n + v < N; ++v) {
-          __global float* c = C + m * ldc + grouped(n + v, c_group, c_image);
-          *c = finish(row_alpha * values[v], beta, c, row_bias, epilogue);
+          __global C_ELEM* c = C + m * ldc + grouped(n + v, c_group, c_image);
+          C_STORE(c, 0, finish(row_alpha * values[v], beta, c, row_bias, epilogue));
         }
 #else
         store_vector(C, ldc, m, n, 0, N, row_alpha, beta, acc[i][j], row_bias, epilogue);
@@ -516,17 +583,17 @@ inline float hsum(const floatV v) {
 // k are scalar. Rows past M or N are clamped (read, never stored). Nothing is
 // packed.
 __kernel void gemm_tiled(const int M, const int N, const int K, const float alpha,
-                         __global const float* A, const int a_off, const int lda,
-                         __global const float* B, const int b_off, const int ldb,
-                         const float beta, __global float* C, const int c_off,
+                         __global const A_ELEM* A, const int a_off, const int lda,
+                         __global const B_ELEM* B, const int b_off, const int ldb,
+                         const float beta, __global C_ELEM* C, const int c_off,
                          const int ldc, __global const float* bias, const int bias_off,
                          __global const float* row_scale, const int row_scale_off,
                          const int epilogue) {
   const int mb = get_global_id(0), nb = get_global_id(1);
   const int m0 = mb * MR, n0 = nb * NR;
   if (m0 >= M || n0 >= N) return;
-  __global const float* a_rows[MR];
-  __global const float* b_rows[NR];
+  __global const A_ELEM* a_rows[MR];
+  __global const B_ELEM* b_rows[NR];
 #pragma unroll
   for (int i = 0; i < MR; ++i) a_rows[i] = A + a_off + min(m0 + i, M - 1) * lda;
 #pragma unroll
@@ -541,9 +608,9 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
   for (int kv = 0; kv < k_vectors; ++kv) {
     floatV av[MR], bv[NR];
 #pragma unroll
-    for (int i = 0; i < MR; ++i) av[i] = VLOAD(kv, a_rows[i]);
+    for (int i = 0; i < MR; ++i) av[i] = A_VLOAD(kv, a_rows[i]);
 #pragma unroll
-    for (int j = 0; j < NR; ++j) bv[j] = VLOAD(kv, b_rows[j]);
+    for (int j = 0; j < NR; ++j) bv[j] = B_VLOAD(kv, b_rows[j]);
 #pragma unroll
     for (int i = 0; i < MR; ++i)
 #pragma unroll
@@ -558,7 +625,8 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
 #pragma unroll
     for (int i = 0; i < MR; ++i)
 #pragma unroll
-      for (int j = 0; j < NR; ++j) sums[i][j] = fma(a_rows[i][k], b_rows[j][k], sums[i][j]);
+      for (int j = 0; j < NR; ++j)
+        sums[i][j] = fma(A_LOAD(a_rows[i], k), B_LOAD(b_rows[j], k), sums[i][j]);
 
   C += c_off;
   const int rows = min(MR, M - m0), cols = min(NR, N - n0);
@@ -567,8 +635,8 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
     const float row_alpha =
         (epilogue & EPILOGUE_ROW_SCALE) ? alpha * row_scale[row_scale_off + m0 + i] : alpha;
     for (int j = 0; j < cols; ++j) {
-      __global float* c = C + (m0 + i) * ldc + n0 + j;
-      *c = finish(row_alpha * sums[i][j], beta, c, row_bias, epilogue);
+      __global C_ELEM* c = C + (m0 + i) * ldc + n0 + j;
+      C_STORE(c, 0, finish(row_alpha * sums[i][j], beta, c, row_bias, epilogue));
     }
   }
 }
@@ -595,10 +663,10 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
 // not stored (that work-item stores them). A packed B has b_cols = its padded
 // width, so it never shifts.
 __kernel void gemm_tiled(const int M, const int N, const int K, const float alpha,
-                         __global const float* A, const int a_off, const int lda,
-                         const int a_block, __global const float* B, const int b_off,
+                         __global const A_ELEM* A, const int a_off, const int lda,
+                         const int a_block, __global const B_ELEM* B, const int b_off,
                          const int ldb, const int b_block, const int b_cols,
-                         const float beta, __global float* C, const int c_off,
+                         const float beta, __global C_ELEM* C, const int c_off,
                          const int ldc, __global const float* bias, const int bias_off,
                          __global const float* row_scale, const int row_scale_off,
                          const int epilogue) {
@@ -607,12 +675,12 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
   if (m0 >= M || n0 >= N) return;
 
   const int last_row = M - 1 - m0;
-  __global const float* a = A + a_off + mb * a_block;
-  __global const float* a_rows[MR];
+  __global const A_ELEM* a = A + a_off + mb * a_block;
+  __global const A_ELEM* a_rows[MR];
 #pragma unroll
   for (int i = 0; i < MR; ++i) a_rows[i] = a + (TRANS_A ? min(i, last_row) : min(i, last_row) * lda);
   const int shift = max(0, n0 + NR - b_cols);
-  __global const float* b = B + b_off + nb * b_block - shift;
+  __global const B_ELEM* b = B + b_off + nb * b_block - shift;
 
   floatV acc[MR][NV];
 #pragma unroll
@@ -624,10 +692,10 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
   for (int k = 0; k < K; ++k) {
     floatV bv[NV];
 #pragma unroll
-    for (int j = 0; j < NV; ++j) bv[j] = VLOAD(j, b + k * ldb);
+    for (int j = 0; j < NV; ++j) bv[j] = B_VLOAD(j, b + k * ldb);
 #pragma unroll
     for (int i = 0; i < MR; ++i) {
-      const floatV av = (floatV)(TRANS_A ? a_rows[i][k * lda] : a_rows[i][k]);
+      const floatV av = (floatV)(TRANS_A ? A_LOAD(a_rows[i], k * lda) : A_LOAD(a_rows[i], k));
 #pragma unroll
       for (int j = 0; j < NV; ++j) acc[i][j] = fma(av, bv[j], acc[i][j]);
     }
@@ -666,7 +734,7 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
 #define PACK_RUN 16
 
 __kernel void gemm_pack_panels(const int rows, const int K, const int width,
-                               __global const float* X, const int x_off, const int ld,
+                               __global const A_ELEM* X, const int x_off, const int ld,
                                const int k_contiguous, __global float* P) {
   X += x_off;
   if (k_contiguous) {
@@ -677,37 +745,39 @@ __kernel void gemm_pack_panels(const int rows, const int K, const int width,
     const int count = min(PACK_RUN, K - k0);
     if (r >= rows) {
       for (int t = 0; t < count; ++t) dst[t * width] = 0.f;
+#if A_TYPE == 0
     } else if (count == PACK_RUN) {
       float values[PACK_RUN];
       vstore16(vload16(0, X + r * ld + k0), 0, values);
 #pragma unroll
       for (int t = 0; t < PACK_RUN; ++t) dst[t * width] = values[t];
+#endif
     } else {
-      for (int t = 0; t < count; ++t) dst[t * width] = X[r * ld + k0 + t];
+      for (int t = 0; t < count; ++t) dst[t * width] = A_LOAD(X, r * ld + k0 + t);
     }
   } else {
     const int k = get_global_id(0), panel = get_global_id(1);
     if (k >= K || panel * width >= rows) return;
     __global float* dst = P + (panel * K + k) * width;
     const int r0 = panel * width;
-    for (int c = 0; c < width; ++c) dst[c] = r0 + c < rows ? X[k * ld + r0 + c] : 0.f;
+    for (int c = 0; c < width; ++c) dst[c] = r0 + c < rows ? A_LOAD(X, k * ld + r0 + c) : 0.f;
   }
 }
 
 // C = beta * C + bias (then ReLU) over an M x N window, C possibly grouped
 // (K == 0 or alpha == 0); beta == 0 never reads C.
 __kernel void gemm_scale_c(const int M, const int N, const float beta,
-                           __global float* C, const int c_off, const int ldc,
+                           __global C_ELEM* C, const int c_off, const int ldc,
                            const int c_group, const int c_image,
                            __global const float* bias, const int bias_off,
                            const int epilogue) {
   const int n = get_global_id(0), m = get_global_id(1);
   if (m >= M || n >= N) return;
   const int col = c_group ? (n / c_group) * c_image + n % c_group : n;
-  __global float* c = C + c_off + m * ldc + col;
-  float r = beta == 0.f ? 0.f : beta * *c;
+  __global C_ELEM* c = C + c_off + m * ldc + col;
+  float r = beta == 0.f ? 0.f : beta * C_LOAD(c, 0);
   if (epilogue & EPILOGUE_BIAS) r += bias[bias_off + m];
-  *c = (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r;
+  C_STORE(c, 0, (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r);
 }
 
 // Split-K: C = alpha * row scale * (sum of the `slices` partial products,
@@ -716,7 +786,7 @@ __kernel void gemm_scale_c(const int M, const int N, const float beta,
 // and row scale epilogue_batch floats apart).
 __kernel void gemm_reduce_slices(const int M, const int N, const int slices,
                                  __global const float* partial, const float alpha,
-                                 const float beta, __global float* C, const int c_off,
+                                 const float beta, __global C_ELEM* C, const int c_off,
                                  const int ldc, const int c_group, const int c_image,
                                  const int c_batch, __global const float* bias,
                                  const int bias_off, __global const float* row_scale,
@@ -730,10 +800,10 @@ __kernel void gemm_reduce_slices(const int M, const int N, const int slices,
   float sum = 0.f;
   for (int s = 0; s < slices; ++s) sum += partial[(s * M + m) * N + n];
   const int col = c_group ? (n / c_group) * c_image + n % c_group : n;
-  __global float* c = C + c_off + product * c_batch + m * ldc + col;
+  __global C_ELEM* c = C + c_off + product * c_batch + m * ldc + col;
   const float row_alpha =
       (epilogue & EPILOGUE_ROW_SCALE) ? alpha * row_scale[row_scale_off + m] : alpha;
-  float r = beta == 0.f ? row_alpha * sum : fma(beta, *c, row_alpha * sum);
+  float r = beta == 0.f ? row_alpha * sum : fma(beta, C_LOAD(c, 0), row_alpha * sum);
   if (epilogue & EPILOGUE_BIAS) r += bias[bias_off + m];
-  *c = (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r;
+  C_STORE(c, 0, (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r);
 }

@@ -207,11 +207,18 @@ std::vector<GemmConfig> GemmConfigFamily() {
 
 namespace {
 
+// The -D option giving operand X ("A", "B", "C") storage type `type` (none
+// for float: the kernel's default).
+std::string TypeDefine(const char* operand, StorageType type) {
+  if (type == StorageType::kFloat32) return "";
+  return std::string(" -D") + operand + "_TYPE=" + (type == StorageType::kFloat16 ? "1" : "2");
+}
+
 // The kernel's -D options; `grouped` flags which of A, B, C (bits 1, 2, 4)
 // the GPU shape reads or writes image-grouped; an active `window` makes B
 // implicit.
 std::string Defines(const Context& ctx, const GemmConfig& c, bool trans_a,
-                    bool trans_b, int grouped = 0,
+                    bool trans_b, const std::string& types, int grouped = 0,
                     const ConvolutionWindow& window = ConvolutionWindow(),
                     VectorLoads vector_loads = VectorLoads()) {
   std::ostringstream s;
@@ -234,6 +241,7 @@ std::string Defines(const Context& ctx, const GemmConfig& c, bool trans_a,
   if (c.dot_form) s << " -DDOT_FORM=1";
   if (vector_loads.a) s << " -DVEC_LOAD_A=1";
   if (vector_loads.b) s << " -DVEC_LOAD_B=1";
+  s << types;
   return s.str();
 }
 
@@ -243,15 +251,16 @@ const int kPackRun = 16;  // PACK_RUN in gemm.cl
 
 // Copies the rows x K matrix X (element (r, k) at X[r*ld + k] if k_contiguous,
 // else X[k*ld + r]) into zero-padded panels [ceil(rows/width)][K][width].
-BufferPtr PackPanels(Context& ctx, int rows, int K, int width, cl_mem X, int x_off, int ld,
-                     bool k_contiguous) {
+BufferPtr PackPanels(Context& ctx, int rows, int K, int width, cl_mem X, StorageType x_type,
+                     int x_off, int ld, bool k_contiguous) {
   const int panels = CeilDiv(rows, width);
   BufferPtr packed = ctx.Allocate(sizeof(float) * size_t(panels) * width * K);
   const NDRange global = k_contiguous ? NDRange(CeilDiv(K, kPackRun), panels * width)
                                       : NDRange(RoundUp(K, kPackRun), panels);
   const NDRange local = k_contiguous ? NDRange(1, width) : NDRange(kPackRun, 1);
-  ctx.Launch(ctx.Kernel("gemm.cl", "", "gemm_pack_panels"), global, local, rows, K, width,
-             X, x_off, ld, k_contiguous ? 1 : 0, packed->mem());
+  // The panels are float whatever X holds (the kernel reads X as A_TYPE).
+  ctx.Launch(ctx.Kernel("gemm.cl", TypeDefine("A", x_type), "gemm_pack_panels"), global, local,
+             rows, K, width, X, x_off, ld, k_contiguous ? 1 : 0, packed->mem());
   return packed;
 }
 
@@ -318,9 +327,10 @@ VectorLoads UsesVectorLoads(const GemmConfig& c, const GemmArgs& g) {
   };
   const int tile_m = c.wg_m * c.mr, tile_n = c.wg_n * c.nr, threads = c.wg_m * c.wg_n;
   const bool k_splits = c.tk % 4 == 0;
-  v.a = k_splits && tile_m % 4 == 0 && (tile_m * c.tk) % (4 * threads) == 0 &&
+  // float4 fetches read float operands only.
+  v.a = g.a_type == StorageType::kFloat32 && k_splits && tile_m % 4 == 0 && (tile_m * c.tk) % (4 * threads) == 0 &&
         aligned(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image);
-  v.b = k_splits && tile_n % 4 == 0 && (tile_n * c.tk) % (4 * threads) == 0 &&
+  v.b = g.b_type == StorageType::kFloat32 && k_splits && tile_n % 4 == 0 && (tile_n * c.tk) % (4 * threads) == 0 &&
         !g.b_window.active() && aligned(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image);
   return v;
 }
@@ -415,8 +425,10 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   const int bias_off = static_cast<int>(g.bias_offset),
             row_scale_off = static_cast<int>(g.row_scale_offset);
 
+  const std::string types =
+      TypeDefine("A", g.a_type) + TypeDefine("B", g.b_type) + TypeDefine("C", g.c_type);
   if (K == 0 || g.alpha == 0.f) {
-    ctx.Launch(ctx.Kernel("gemm.cl", "", "gemm_scale_c"),
+    ctx.Launch(ctx.Kernel("gemm.cl", TypeDefine("C", g.c_type), "gemm_scale_c"),
                NDRange(RoundUp(N, 8), RoundUp(M, 8)), NDRange(8, 8), M, N, g.beta, g.C,
                c_off, ldc, g.c_group, g.c_image, bias, bias_off, epilogue);
     return;
@@ -438,9 +450,13 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     const int a_batch = static_cast<int>(g.a_batch_stride),
               b_batch = static_cast<int>(g.b_batch_stride),
               epilogue_batch = static_cast<int>(g.epilogue_batch_stride);
+    // Split-K's slices are float partial sums; the reduction writes C.
+    const std::string kernel_types =
+        used_slices == 1 ? types : TypeDefine("A", g.a_type) + TypeDefine("B", g.b_type);
     cl_kernel kernel = ctx.Kernel(
         "gemm.cl",
-        Defines(ctx, c, ta, tb, grouped_operands, g.b_window, UsesVectorLoads(c, g)),
+        Defines(ctx, c, ta, tb, kernel_types, grouped_operands, g.b_window,
+                UsesVectorLoads(c, g)),
         "gemm_tiled");
     if (used_slices == 1) {
       ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
@@ -460,7 +476,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
                partial->mem(), 0, N, g.a_group, g.a_image, g.b_group, b_image, 0, 0,
                used_slices, k_per_slice, M * N, a_batch, b_batch, used_slices * M * N, bias,
                bias_off, row_scale, row_scale_off, 0, 0);
-    ctx.Launch(ctx.Kernel("gemm.cl", "", "gemm_reduce_slices"),
+    ctx.Launch(ctx.Kernel("gemm.cl", TypeDefine("C", g.c_type), "gemm_reduce_slices"),
                NDRange(RoundUp(N, 32), RoundUp(M, 8), g.batch), NDRange(32, 8, 1), M, N,
                used_slices, partial->mem(), g.alpha, g.beta, g.C, c_off, ldc, g.c_group,
                g.c_image, static_cast<int>(g.c_batch_stride), bias, bias_off, row_scale,
@@ -473,7 +489,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
                                       << (ta ? "A^T" : "A") << ", op(B) = "
                                       << (tb ? "B^T" : "B"));
   if (c.dot_form) {
-    ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx, c, ta, tb), "gemm_tiled"),
+    ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx, c, ta, tb, types), "gemm_tiled"),
                NDRange(CeilDiv(M, c.mr), CeilDiv(N, c.nr)), NDRange(1, 1), M, N, K, g.alpha,
                g.A, a_off, lda, g.B, b_off, ldb, g.beta, g.C, c_off, ldc, bias, bias_off,
                row_scale, row_scale_off, epilogue);
@@ -485,13 +501,15 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   // the in-order queue runs it before the pool hands the memory out again).
   const int mr = c.mr, nr = c.nr;
   cl_mem A = g.A, B = g.B;
+  StorageType a_type = g.a_type, b_type = g.b_type;
   int a_off_k = a_off, lda_k = lda, a_block = ta ? mr : mr * lda;
   bool trans_a_k = ta;
   BufferPtr a_packed, b_packed;
   if (c.pack_a) {
     // A panel [K][MR] is a transposed A with lda = MR.
-    a_packed = PackPanels(ctx, M, K, mr, g.A, a_off, lda, !ta);
+    a_packed = PackPanels(ctx, M, K, mr, g.A, g.a_type, a_off, lda, !ta);
     A = a_packed->mem();
+    a_type = StorageType::kFloat32;
     a_off_k = 0;
     lda_k = mr;
     a_block = K * mr;
@@ -501,14 +519,19 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   if (c.pack_b || tb || N < nr) {
     // The kernel needs NR contiguous columns per k: a transposed B has none,
     // a B narrower than NR too few.
-    b_packed = PackPanels(ctx, N, K, nr, g.B, b_off, ldb, tb);
+    b_packed = PackPanels(ctx, N, K, nr, g.B, g.b_type, b_off, ldb, tb);
     B = b_packed->mem();
+    b_type = StorageType::kFloat32;
     b_off_k = 0;
     ldb_k = nr;
     b_block = K * nr;
     b_cols = CeilDiv(N, nr) * nr;
   }
-  ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx, c, trans_a_k, false), "gemm_tiled"),
+  ctx.Launch(ctx.Kernel("gemm.cl",
+                        Defines(ctx, c, trans_a_k, false,
+                                TypeDefine("A", a_type) + TypeDefine("B", b_type) +
+                                    TypeDefine("C", g.c_type)),
+                        "gemm_tiled"),
              NDRange(CeilDiv(M, mr), CeilDiv(N, nr)), NDRange(1, 1), M, N, K, g.alpha, A,
              a_off_k, lda_k, a_block, B, b_off_k, ldb_k, b_block, b_cols, g.beta, g.C,
              c_off, ldc, bias, bias_off, row_scale, row_scale_off, epilogue);

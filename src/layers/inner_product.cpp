@@ -2,12 +2,22 @@
 // seen as M x K, M = product of the axes before `axis`, K = of the rest; the
 // top is M x N, N = num_output. Weights are N x K (K x N with transpose), the
 // bias has N entries, as in Caffe, so .caffemodel files load unchanged.
+// Bottom and top may be stored in 16 bits (mixed precision); the weights,
+// their gradients and the products' sums stay float.
 #include "../core/channel_sums.hpp"
+#include "../core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
 
 namespace dlcaffe {
+
+namespace {
+using namespace pointwise;
+// top[m][n] += bias[n]: the N columns as channels of one element each.
+const PointwiseKernel kAddBias("inner_product_add_bias", {InOut("y"), Channel("bias")},
+                               "y = y + bias;");
+}  // namespace
 
 class InnerProductLayer : public Layer {
  public:
@@ -15,6 +25,7 @@ class InnerProductLayer : public Layer {
   const char* type() const override { return "InnerProduct"; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::InnerProductParameter& p = param_.inner_product_param();
@@ -43,40 +54,67 @@ class InnerProductLayer : public Layer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     // top (M x N) = bottom (M x K) * W^T, with W stored N x K (or K x N).
-    Gemm(*ctx_, Transpose::kNo, transpose_ ? Transpose::kNo : Transpose::kYes, M_, N_, K_,
-         1.f, bottom[0]->data(), 0, blobs_[0]->data(), 0, 0.f, top[0]->data(), 0);
-    if (bias_term_) {
-      const int count = M_ * N_;
-      ctx_->Launch1D(ctx_->Kernel("inner_product.cl", "", "add_bias"), count, count, N_,
-                     blobs_[1]->data(), top[0]->data());
-    }
+    Product(Transpose::kNo, transpose_ ? Transpose::kNo : Transpose::kYes, M_, N_, K_,
+            Data(*bottom[0]), Data(*blobs_[0]), 0.f, Data(*top[0]));
+    if (bias_term_)
+      kAddBias.Launch(*ctx_, M_ * N_, {Data(*top[0]), Data(*blobs_[1])}, {}, {N_, 1});
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
-    const cl_mem top_diff = top[0]->diff();
+    const BufferArg top_diff = Diff(*top[0]);
     if (param_propagate_down(0)) {
       if (transpose_) {  // dW (K x N) += bottom^T (K x M) * top_diff (M x N)
-        Gemm(*ctx_, Transpose::kYes, Transpose::kNo, K_, N_, M_, 1.f, bottom[0]->data(), 0,
-             top_diff, 0, 1.f, blobs_[0]->diff(), 0);
+        Product(Transpose::kYes, Transpose::kNo, K_, N_, M_, Data(*bottom[0]), top_diff, 1.f,
+                Diff(*blobs_[0]));
       } else {  // dW (N x K) += top_diff^T (N x M) * bottom (M x K)
-        Gemm(*ctx_, Transpose::kYes, Transpose::kNo, N_, K_, M_, 1.f, top_diff, 0,
-             bottom[0]->data(), 0, 1.f, blobs_[0]->diff(), 0);
+        Product(Transpose::kYes, Transpose::kNo, N_, K_, M_, top_diff, Data(*bottom[0]), 1.f,
+                Diff(*blobs_[0]));
       }
     }
     if (bias_term_ && param_propagate_down(1)) AccumulateBiasGradient(top_diff);
     if (propagate_down[0]) {  // bottom_diff (M x K) = top_diff (M x N) * W
-      Gemm(*ctx_, Transpose::kNo, transpose_ ? Transpose::kYes : Transpose::kNo, M_, K_, N_,
-           1.f, top_diff, 0, blobs_[0]->data(), 0, 0.f, bottom[0]->diff(), 0);
+      Product(Transpose::kNo, transpose_ ? Transpose::kYes : Transpose::kNo, M_, K_, N_,
+              top_diff, Data(*blobs_[0]), 0.f, Diff(*bottom[0]));
     }
   }
 
  private:
+  // C = op(A) op(B) + beta C over operands of any storage type.
+  void Product(Transpose trans_a, Transpose trans_b, int M, int N, int K, const BufferArg& a,
+               const BufferArg& b, float beta, const BufferArg& c) {
+    GemmArgs g;
+    g.trans_a = trans_a;
+    g.trans_b = trans_b;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.A = a.mem;
+    g.a_type = a.type;
+    g.B = b.mem;
+    g.b_type = b.type;
+    g.beta = beta;
+    g.C = c.mem;
+    g.c_type = c.type;
+    Gemm(*ctx_, g);
+  }
+
   // bias_diff += the column sums of top_diff (M x N): per-channel sums with
-  // the N columns as channels over M rows of one element each.
-  void AccumulateBiasGradient(cl_mem top_diff) {
-    ChannelSums(*ctx_, ChannelSumKind::kProducts, M_, N_, 1, top_diff, nullptr,
-                {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
+  // the N columns as channels over M rows of one element each. The sums
+  // read float; a 16-bit top_diff goes through the GEMM instead, as
+  // ones (1 x M) * top_diff.
+  void AccumulateBiasGradient(const BufferArg& top_diff) {
+    if (top_diff.type == StorageType::kFloat32) {
+      ChannelSums(*ctx_, ChannelSumKind::kProducts, M_, N_, 1, top_diff.mem, nullptr,
+                  {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
+      return;
+    }
+    if (ones_.count() != M_) {
+      ones_.Reshape({M_});
+      ones_.SetData(1.f);
+    }
+    Product(Transpose::kNo, Transpose::kNo, 1, N_, M_, Data(ones_), top_diff, 1.f,
+            Diff(*blobs_[1]));
   }
 
   void CreateParameters() {
@@ -94,6 +132,7 @@ class InnerProductLayer : public Layer {
   int M_ = 0, K_ = 0, N_ = 0;
   bool bias_term_ = true, transpose_ = false;
   ReduceWorkspace bias_sums_;
+  Blob ones_{*ctx_};  // M ones, for a 16-bit top_diff's bias gradient
 };
 
 REGISTER_LAYER_CLASS(InnerProduct);

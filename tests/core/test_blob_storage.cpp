@@ -11,6 +11,7 @@
 #include "dlcaffe/blob.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/half_conversion.hpp"
+#include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -19,14 +20,6 @@ namespace {
 
 const std::vector<float> kValues = {0.f, -0.f, 1.f, -2.5f, 1.f / 3, 65504.f, 70000.f, 1e-7f,
                                     3.14159265f, -1e30f, 6e-8f, 1e38f, 0.1f};
-
-std::vector<float> Rounded(const std::vector<float>& values, StorageType type) {
-  std::vector<uint16_t> bits(values.size());
-  FloatsToStorage(values.data(), static_cast<int>(values.size()), type, bits.data());
-  std::vector<float> back(values.size());
-  StorageToFloats(bits.data(), static_cast<int>(values.size()), type, back.data());
-  return back;
-}
 
 TEST(BlobStorage, SixteenBitBlobsRoundOnWriteAndWidenOnRead) {
   for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
@@ -37,7 +30,7 @@ TEST(BlobStorage, SixteenBitBlobsRoundOnWriteAndWidenOnRead) {
     EXPECT_EQ(blob.element_bytes(), 2u);
     blob.WriteData(kValues);
     blob.WriteDiff(kValues);
-    const std::vector<float> expected = Rounded(kValues, type);
+    const std::vector<float> expected = RoundedTo(kValues, type);
     EXPECT_EQ(blob.ReadData(), expected);
     EXPECT_EQ(blob.ReadDiff(), expected);
     // The device holds the 16-bit patterns themselves.
@@ -50,12 +43,12 @@ TEST(BlobStorage, SixteenBitBlobsRoundOnWriteAndWidenOnRead) {
     blob.WriteData(two, 2, 5);
     const std::vector<float> read = blob.ReadData();
     EXPECT_EQ(read[5], 7.f);
-    EXPECT_EQ(read[6], Rounded({1.f / 7}, type)[0]);
+    EXPECT_EQ(read[6], RoundedTo({1.f / 7}, type)[0]);
     EXPECT_EQ(read[4], expected[4]);
     EXPECT_EQ(read[7], expected[7]);
     blob.SetData(0.1f);
     blob.SetDiff(-3.f);
-    for (float v : blob.ReadData()) EXPECT_EQ(v, Rounded({0.1f}, type)[0]);
+    for (float v : blob.ReadData()) EXPECT_EQ(v, RoundedTo({0.1f}, type)[0]);
     for (float v : blob.ReadDiff()) EXPECT_EQ(v, -3.f);
   }
 }
@@ -68,13 +61,13 @@ TEST(BlobStorage, ProtosHoldFloatsAndComeBackRounded) {
   caffe::BlobProto proto;
   blob.ToProto(&proto);
   ASSERT_EQ(proto.data_size(), static_cast<int>(kValues.size()));
-  const std::vector<float> expected = Rounded(kValues, StorageType::kFloat16);
+  const std::vector<float> expected = RoundedTo(kValues, StorageType::kFloat16);
   for (int i = 0; i < proto.data_size(); ++i) EXPECT_EQ(proto.data(i), expected[i]) << i;
   Blob bf16(TestContext());
   bf16.set_storage_type(StorageType::kBFloat16);
   bf16.FromProto(proto);
   EXPECT_EQ(bf16.shape(), blob.shape());
-  EXPECT_EQ(bf16.ReadData(), Rounded(expected, StorageType::kBFloat16));
+  EXPECT_EQ(bf16.ReadData(), RoundedTo(expected, StorageType::kBFloat16));
 }
 
 TEST(BlobStorage, ChangingTheTypeGivesFreshStorage) {

@@ -13,6 +13,7 @@
 
 #include "dlcaffe/half_conversion.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -46,14 +47,6 @@ const std::vector<Case>& Cases() {
       {"type: 'Threshold' threshold_param { threshold: 0.25 }", -1, 1, false},
   };
   return cases;
-}
-
-std::vector<float> Rounded(const std::vector<float>& values, StorageType type) {
-  std::vector<uint16_t> bits(values.size());
-  FloatsToStorage(values.data(), static_cast<int>(values.size()), type, bits.data());
-  std::vector<float> back(values.size());
-  StorageToFloats(bits.data(), static_cast<int>(values.size()), type, back.data());
-  return back;
 }
 
 // Bit patterns, so that NaN == NaN and -0 != +0.
@@ -110,17 +103,17 @@ TEST_P(PointwiseStorage, SixteenBitResultsAreTheRoundedFloatResults) {
                        " count " + std::to_string(shape.size() == 1 ? 1 : shape[0] * shape[1]));
           Blob source(TestContext(), shape);
           FillUniform(&source, c.lo, c.hi, 17);
-          const std::vector<float> x = Rounded(source.ReadData(), type);
+          const std::vector<float> x = RoundedTo(source.ReadData(), type);
           FillUniform(&source, -1, 1, 23);
-          const std::vector<float> dy = Rounded(source.ReadData(), type);
+          const std::vector<float> dy = RoundedTo(source.ReadData(), type);
 
           const Result half = RunLayer(c, type, in_place, x, dy, shape);
           const std::vector<float> rounded_top = half.top;
           const Result full =
               RunLayer(c, StorageType::kFloat32, in_place, x, dy, shape, &rounded_top);
-          ASSERT_EQ(Bits(half.top), Bits(Rounded(full.top, type))) << "forward";
+          ASSERT_EQ(Bits(half.top), Bits(RoundedTo(full.top, type))) << "forward";
           if (c.backward)
-            ASSERT_EQ(Bits(half.bottom_diff), Bits(Rounded(full.bottom_diff, type)))
+            ASSERT_EQ(Bits(half.bottom_diff), Bits(RoundedTo(full.bottom_diff, type)))
                 << "backward";
         }
       }

@@ -21,8 +21,9 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-// x -> InnerProduct (float32 kernels only) -> Sigmoid -> TanH -> ReLU in
-// place -> EuclideanLoss against t; a second reader of the Sigmoid output.
+// x -> InnerProduct -> Softmax (float32 kernels only) -> Sigmoid -> TanH ->
+// ReLU in place -> EuclideanLoss (float32 only) against t; a second reader
+// of the Sigmoid output.
 const char kNet[] = R"(
   name: 'mixed'
   layer { name: 'x' type: 'Input' top: 'x' top: 't'
@@ -30,7 +31,8 @@ const char kNet[] = R"(
   layer { name: 'ip' type: 'InnerProduct' bottom: 'x' top: 'ip'
           inner_product_param { num_output: 7 weight_filler { type: 'gaussian' std: 0.3 }
                                 bias_filler { type: 'constant' value: 0.2 } } }
-  layer { name: 'sig' type: 'Sigmoid' bottom: 'ip' top: 'sig' }
+  layer { name: 'soft' type: 'Softmax' bottom: 'ip' top: 'soft' }
+  layer { name: 'sig' type: 'Sigmoid' bottom: 'soft' top: 'sig' }
   layer { name: 'tanh' type: 'TanH' bottom: 'sig' top: 'th' }
   layer { name: 'relu' type: 'ReLU' bottom: 'th' top: 'th' }
   layer { name: 'loss' type: 'EuclideanLoss' bottom: 'th' bottom: 't' top: 'loss' }
@@ -61,10 +63,12 @@ TEST(StorageTypes, LayersWithoutSixteenBitKernelsStayFloatBehindConverts) {
   AssignStorageTypes(net, TestContext(), &typed);
   const auto layers = ByName(typed);
   EXPECT_EQ(layers.at("x").forward_type(), caffe::FLOAT16);
-  EXPECT_EQ(layers.at("ip").forward_type(), caffe::FLOAT);
-  EXPECT_EQ(layers.at("ip").bottom(0), "x_as_float");
+  EXPECT_EQ(layers.at("ip").forward_type(), caffe::FLOAT16);
+  EXPECT_EQ(layers.at("ip").bottom(0), "x");
+  EXPECT_EQ(layers.at("soft").forward_type(), caffe::FLOAT);
+  EXPECT_EQ(layers.at("soft").bottom(0), "ip_as_float");
   EXPECT_EQ(layers.at("sig").forward_type(), caffe::FLOAT16);
-  EXPECT_EQ(layers.at("sig").bottom(0), "ip_as_float16");
+  EXPECT_EQ(layers.at("sig").bottom(0), "soft_as_float16");
   EXPECT_EQ(layers.at("tanh").forward_type(), caffe::FLOAT16);
   EXPECT_EQ(layers.at("tanh").bottom(0), "sig");
   EXPECT_EQ(layers.at("relu").forward_type(), caffe::FLOAT16);
@@ -74,7 +78,7 @@ TEST(StorageTypes, LayersWithoutSixteenBitKernelsStayFloatBehindConverts) {
   EXPECT_EQ(layers.at("loss").bottom(1), "t_as_float");
   EXPECT_EQ(layers.at("loss2").bottom(0), "sig_as_float");
   EXPECT_EQ(layers.at("loss2").bottom(1), "t_as_float") << "one Convert per blob and type";
-  for (const char* convert : {"x_as_float", "ip_as_float16", "th_as_float", "t_as_float",
+  for (const char* convert : {"ip_as_float", "soft_as_float16", "th_as_float", "t_as_float",
                               "sig_as_float"}) {
     ASSERT_TRUE(layers.count(convert)) << convert;
     EXPECT_EQ(layers.at(convert).type(), "Convert");
@@ -83,7 +87,7 @@ TEST(StorageTypes, LayersWithoutSixteenBitKernelsStayFloatBehindConverts) {
   // Each Convert comes before its reader.
   std::map<std::string, int> position;
   for (int i = 0; i < typed.layer_size(); ++i) position[typed.layer(i).name()] = i;
-  EXPECT_LT(position["ip_as_float16"], position["sig"]);
+  EXPECT_LT(position["soft_as_float16"], position["sig"]);
   EXPECT_LT(position["sig_as_float"], position["loss2"]);
 }
 
@@ -122,7 +126,7 @@ TEST(StorageTypes, BadTypesAreNamed) {
     }
   }
   caffe::NetParameter layer_type = NetFromText(kNet);
-  layer_type.mutable_layer(2)->set_forward_type(caffe::UINT);
+  layer_type.mutable_layer(3)->set_forward_type(caffe::UINT);
   caffe::NetParameter typed;
   try {
     AssignStorageTypes(layer_type, TestContext(), &typed);
@@ -151,7 +155,8 @@ TEST(StorageTypes, SixteenBitNetComputesWhatTheFloatNetComputes) {
     Net half(half_param, TestContext());
     EXPECT_EQ(half.blob_by_name("x")->storage_type(),
               type == caffe::FLOAT16 ? StorageType::kFloat16 : StorageType::kBFloat16);
-    EXPECT_EQ(half.blob_by_name("ip")->storage_type(), StorageType::kFloat32);
+    EXPECT_EQ(half.blob_by_name("ip")->storage_type(), half.blob_by_name("x")->storage_type());
+    EXPECT_EQ(half.blob_by_name("soft")->storage_type(), StorageType::kFloat32);
     // The same weights; inputs the 16-bit type holds exactly.
     half.layer_by_name("ip")->blobs()[0]->WriteData(full.layer_by_name("ip")->blobs()[0]->ReadData());
     Blob source(TestContext(), {5, 13});

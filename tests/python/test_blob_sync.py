@@ -109,3 +109,20 @@ def test_assigning_to_data_copies_into_the_blob(net):
     np.testing.assert_array_equal(net.blobs["x"].data, 7)
     with pytest.raises(ValueError):
         net.blobs["x"].data = np.zeros((4, 3), np.float32)
+
+
+def test_sixteen_bit_blobs_read_and_write_as_float32(write_file):
+    # default_forward_type FLOAT16: x and y are stored as halves on the
+    # device; numpy sees float32 values, rounded to half on the way in.
+    text = "default_forward_type: FLOAT16\n" + LINEAR_NET
+    caffe.set_random_seed(7)
+    net = caffe.Net(write_file("linear16.prototxt", text), caffe.TRAIN)
+    x = (np.arange(15, dtype=np.float32).reshape(5, 3) / 3).astype(np.float32)
+    net.blobs["x"].data[...] = x
+    assert net.blobs["x"].data.dtype == np.float32
+    net.forward()
+    x16 = x.astype(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(net.blobs["x"].data, x16)
+    y = net.blobs["y"].data
+    np.testing.assert_array_equal(y, y.astype(np.float16).astype(np.float32))
+    np.testing.assert_allclose(y, reference_forward(net, x16), rtol=2e-3, atol=1e-3)

@@ -1,0 +1,120 @@
+// InnerProduct with 16-bit bottom and top (mixed precision): its products
+// go through the GEMM's 16-bit operands, which widen on load and round C
+// once, so on inputs the type holds exactly
+//   - without bias, the top and the bottom gradient are the roundings of the
+//     float32 layer's, bit for bit (the reference reads the same rounded top
+//     gradient);
+//   - the weight gradient (float) equals the float32 layer's bit for bit;
+//   - with bias, the product is rounded before the bias is added and the sum
+//     again: within half a unit in the last place of the product plus one of
+//     the result (the rounded float top);
+//   - the bias gradient (column sums of a 16-bit gradient, through the GEMM)
+//     equals the float sums to float rounding.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dlcaffe/half_conversion.hpp"
+#include "util/layer_test_util.hpp"
+#include "util/storage_values.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+// One unit in the last place of |v| in `type` (subnormals' at the bottom).
+double Ulp(float v, StorageType type) {
+  const int mantissa_bits = type == StorageType::kFloat16 ? 10 : 7;
+  const int min_exponent = type == StorageType::kFloat16 ? -14 : -126;
+  const int exponent = v == 0.f ? min_exponent : std::max(std::ilogb(std::fabs(v)), min_exponent);
+  return std::ldexp(1.0, exponent - mantissa_bits);
+}
+
+struct LayerRun {
+  std::vector<float> top, bottom_diff, weight_diff, bias_diff;
+};
+
+LayerRun RunLayer(const std::string& param, StorageType type, const std::vector<float>& x,
+             const std::vector<float>& dy, const std::vector<float>& weights,
+             const std::vector<int>& shape) {
+  Context& ctx = TestContext();
+  auto layer = MakeLayer(param);
+  Blob bottom(ctx), top(ctx);
+  bottom.set_storage_type(type);
+  top.set_storage_type(type);
+  bottom.Reshape(shape);
+  layer->SetUp({&bottom}, {&top});
+  layer->blobs()[0]->WriteData(weights);
+  if (layer->blobs().size() > 1) layer->blobs()[1]->SetData(0.375f);
+  for (auto& blob : layer->blobs()) blob->SetDiff(0.f);
+  bottom.WriteData(x);
+  layer->Forward({&bottom}, {&top});
+  LayerRun r;
+  r.top = top.ReadData();
+  top.WriteDiff(dy);
+  layer->Backward({&top}, {true}, {&bottom});
+  r.bottom_diff = bottom.ReadDiff();
+  r.weight_diff = layer->blobs()[0]->ReadDiff();
+  if (layer->blobs().size() > 1) r.bias_diff = layer->blobs()[1]->ReadDiff();
+  return r;
+}
+
+class InnerProductStorage : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
+  void TearDown() override { ResetTestOption("kernel_shape"); }
+};
+
+TEST_P(InnerProductStorage, SixteenBitLayerRoundsTheFloatLayer) {
+  for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    for (bool transpose : {false, true}) {
+      for (bool bias : {false, true}) {
+        SCOPED_TRACE(std::string(StorageTypeName(type)) + (transpose ? " transpose" : "") +
+                     (bias ? " bias" : ""));
+        const std::vector<int> shape = {13, 3, 7};  // M = 13, K = 21
+        const int N = 11, M = 13, K = 21;
+        const std::string param =
+            "name: 'ip' type: 'InnerProduct' inner_product_param { num_output: 11 bias_term: " +
+            std::string(bias ? "true" : "false") + " transpose: " +
+            (transpose ? "true" : "false") + " }";
+        Blob source(TestContext(), {M * K + M * N + N * K});
+        FillUniform(&source, -1, 1, 29);
+        std::vector<float> all = RoundedTo(source.ReadData(), type);
+        const std::vector<float> x(all.begin(), all.begin() + M * K),
+            dy(all.begin() + M * K, all.begin() + M * K + M * N),
+            w(all.begin() + M * K + M * N, all.end());
+        const LayerRun half = RunLayer(param, type, x, dy, w, shape);
+        const LayerRun full = RunLayer(param, StorageType::kFloat32, x, dy, w, shape);
+        const std::vector<float> rounded_top = RoundedTo(full.top, type);
+        for (size_t i = 0; i < rounded_top.size(); ++i) {
+          if (!bias) {
+            ASSERT_EQ(half.top[i], rounded_top[i]) << "top " << i;
+          } else {
+            const float product = full.top[i] - 0.375f;  // the bias is 0.375
+            ASSERT_LE(std::fabs(half.top[i] - rounded_top[i]),
+                      Ulp(product, type) / 2 + Ulp(rounded_top[i], type))
+                << "top " << i;
+          }
+        }
+        ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
+        ASSERT_EQ(half.weight_diff, full.weight_diff);
+        for (size_t n = 0; n < half.bias_diff.size(); ++n) {
+          double magnitude = 0;
+          for (int m = 0; m < M; ++m) magnitude += std::fabs(dy[m * N + n]);
+          EXPECT_NEAR(half.bias_diff[n], full.bias_diff[n], M * 1.2e-7 * magnitude) << n;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, InnerProductStorage, ::testing::Values("cpu", "gpu"));
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe

@@ -1,0 +1,14 @@
+// Values as a 16-bit storage type holds them, for the mixed-precision tests.
+#pragma once
+#include <vector>
+
+#include "dlcaffe/storage_type.hpp"
+
+namespace dlcaffe {
+namespace test {
+
+// Each value rounded to `type` (nearest even) and widened back to float.
+std::vector<float> RoundedTo(const std::vector<float>& values, StorageType type);
+
+}  // namespace test
+}  // namespace dlcaffe
