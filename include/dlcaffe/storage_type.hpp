@@ -11,7 +11,8 @@
 
 namespace dlcaffe {
 
-enum class StorageType { kFloat32, kFloat16, kBFloat16 };
+// The values are the kernels' storage codes (STORAGE_* in src/cl/common.cl).
+enum class StorageType { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 
 inline const char* StorageTypeName(StorageType type) {
   switch (type) {

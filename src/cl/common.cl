@@ -35,6 +35,26 @@ inline ushort16 bfloat16_of_bits16(const uint16 x) {
 inline float float_of_bfloat16(const ushort b) { return as_float((uint)b << 16); }
 inline float16 float16_of_bfloat16(const ushort16 b) { return as_float16(convert_uint16(b) << 16); }
 
+// Kernels that read and write blobs of any storage type, chosen at build
+// time by a -D option of 0 (float), 1 (half) or 2 (bfloat16): the element
+// type of storage type t, the load of element i of p as float, and the store
+// of float v there, rounded to nearest even. Half goes through
+// vload_half / vstore_half_rte, core OpenCL (no cl_khr_fp16 needed).
+#define STORAGE_CAT_(a, b) a##b
+#define STORAGE_CAT(a, b) STORAGE_CAT_(a, b)
+#define STORAGE_ELEM_0 float
+#define STORAGE_ELEM_1 half
+#define STORAGE_ELEM_2 ushort
+#define STORAGE_ELEM(t) STORAGE_CAT(STORAGE_ELEM_, t)
+#define STORAGE_LOAD_0(p, i) ((p)[i])
+#define STORAGE_LOAD_1(p, i) vload_half((i), (p))
+#define STORAGE_LOAD_2(p, i) float_of_bfloat16((p)[i])
+#define STORAGE_LOAD(t, p, i) STORAGE_CAT(STORAGE_LOAD_, t)(p, i)
+#define STORAGE_STORE_0(p, i, v) ((p)[i] = (v))
+#define STORAGE_STORE_1(p, i, v) vstore_half_rte((v), (i), (p))
+#define STORAGE_STORE_2(p, i, v) ((p)[i] = bfloat16_of_bits(as_uint(v)))
+#define STORAGE_STORE(t, p, i, v) STORAGE_CAT(STORAGE_STORE_, t)(p, i, v)
+
 // Caffe's LossParameter.NormalizationMode, as loss layers pass it.
 #define NORMALIZE_FULL 0
 #define NORMALIZE_VALID 1

@@ -2,7 +2,12 @@
 // multiplied by `scale`; the keep/drop decision is a hash of (seed, index), so
 // Backward re-derives the very mask Forward used from the same seed and no
 // mask has to be stored. With ratio 0 every element is kept: that is the
-// plain y = scale * x of the test phase.
+// plain y = scale * x of the test phase. DATA_TYPE (common.cl's storage
+// types; float by default) is how x, y, dy and dx are stored.
+#ifndef DATA_TYPE
+#define DATA_TYPE 0
+#endif
+#define DATA_ELEM STORAGE_ELEM(DATA_TYPE)
 
 // Kept where the element's uniform number (common.cl) is >= ratio.
 inline bool dropout_keeps(const uint seed, const uint index, const float ratio) {
@@ -10,16 +15,20 @@ inline bool dropout_keeps(const uint seed, const uint index, const float ratio) 
 }
 
 __kernel void dropout_forward(const int n, const int seed, const float ratio, const float scale,
-                              __global const float* x, __global float* y) {
+                              __global const DATA_ELEM* x, __global DATA_ELEM* y) {
   const int i = GLOBAL_INDEX;
   if (i >= n) return;
-  y[i] = dropout_keeps((uint)seed, (uint)i, ratio) ? x[i] * scale : 0.f;
+  STORAGE_STORE(DATA_TYPE, y, i,
+                dropout_keeps((uint)seed, (uint)i, ratio) ? STORAGE_LOAD(DATA_TYPE, x, i) * scale
+                                                          : 0.f);
 }
 
 __kernel void dropout_backward(const int n, const int seed, const float ratio,
-                               const float scale, __global const float* dy,
-                               __global float* dx) {
+                               const float scale, __global const DATA_ELEM* dy,
+                               __global DATA_ELEM* dx) {
   const int i = GLOBAL_INDEX;
   if (i >= n) return;
-  dx[i] = dropout_keeps((uint)seed, (uint)i, ratio) ? dy[i] * scale : 0.f;
+  STORAGE_STORE(DATA_TYPE, dx, i,
+                dropout_keeps((uint)seed, (uint)i, ratio) ? STORAGE_LOAD(DATA_TYPE, dy, i) * scale
+                                                          : 0.f);
 }

@@ -54,20 +54,7 @@
 #endif
 #define GEMM_CAT_(a, b) a##b
 #define GEMM_CAT(a, b) GEMM_CAT_(a, b)
-// The element type of storage type t, its load of element i of p as float,
-// and (for C) its store of float v there.
-#define STORAGE_ELEM_0 float
-#define STORAGE_ELEM_1 half
-#define STORAGE_ELEM_2 ushort
-#define STORAGE_ELEM(t) GEMM_CAT(STORAGE_ELEM_, t)
-#define STORAGE_LOAD_0(p, i) ((p)[i])
-#define STORAGE_LOAD_1(p, i) vload_half((i), (p))
-#define STORAGE_LOAD_2(p, i) float_of_bfloat16((p)[i])
-#define STORAGE_LOAD(t, p, i) GEMM_CAT(STORAGE_LOAD_, t)(p, i)
-#define STORAGE_STORE_0(p, i, v) ((p)[i] = (v))
-#define STORAGE_STORE_1(p, i, v) vstore_half_rte((v), (i), (p))
-#define STORAGE_STORE_2(p, i, v) ((p)[i] = bfloat16_of_bits(as_uint(v)))
-#define STORAGE_STORE(t, p, i, v) GEMM_CAT(STORAGE_STORE_, t)(p, i, v)
+// STORAGE_ELEM, STORAGE_LOAD, STORAGE_STORE: common.cl.
 #define A_ELEM STORAGE_ELEM(A_TYPE)
 #define B_ELEM STORAGE_ELEM(B_TYPE)
 #define C_ELEM STORAGE_ELEM(C_TYPE)

@@ -3,6 +3,8 @@
 // identity, as in Caffe 1.0. The mask is drawn on the device
 // from a per-pass seed (Context::rng(), so runs are reproducible) and
 // Backward recomputes it from the same seed. Works in place.
+#include <string>
+
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
 #include "core/neuron_layer.hpp"
@@ -13,6 +15,7 @@ class DropoutLayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "Dropout"; }
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::DropoutParameter& p = param_.dropout_param();
@@ -27,10 +30,10 @@ class DropoutLayer : public NeuronLayer {
     const int n = bottom[0]->count();
     if (param_.phase() == caffe::TRAIN) {
       seed_ = static_cast<int>(ctx_->rng()() & 0x7fffffff);
-      Launch("dropout_forward", n, seed_, ratio_, train_scale_, bottom[0]->data(),
+      Launch("dropout_forward", *bottom[0], n, seed_, ratio_, train_scale_, bottom[0]->data(),
              top[0]->data());
     } else {
-      ApplyTestScale(n, bottom[0]->data(), top[0]->data());
+      ApplyTestScale(*bottom[0], bottom[0]->data(), top[0]->data());
     }
   }
 
@@ -39,26 +42,32 @@ class DropoutLayer : public NeuronLayer {
     if (!propagate_down[0]) return;
     const int n = bottom[0]->count();
     if (param_.phase() == caffe::TRAIN) {
-      Launch("dropout_backward", n, seed_, ratio_, train_scale_, top[0]->diff(),
+      Launch("dropout_backward", *bottom[0], n, seed_, ratio_, train_scale_, top[0]->diff(),
              bottom[0]->diff());
     } else {
-      ApplyTestScale(n, top[0]->diff(), bottom[0]->diff());
+      ApplyTestScale(*bottom[0], top[0]->diff(), bottom[0]->diff());
     }
   }
 
  private:
+  // `blob` gives the storage type (bottom and top share it).
   template <typename... Args>
-  void Launch(const char* kernel, int n, const Args&... args) {
-    ctx_->Launch1D(ctx_->Kernel("dropout.cl", "", kernel), n, n, args...);
+  void Launch(const char* kernel, const Blob& blob, int n, const Args&... args) {
+    const int type = static_cast<int>(blob.storage_type());
+    ctx_->Launch1D(
+        ctx_->Kernel("dropout.cl", type ? "-DDATA_TYPE=" + std::to_string(type) : "", kernel), n,
+        n, args...);
   }
 
-  // out = test_scale * in: a copy (nothing in place) when the scale is 1.
-  void ApplyTestScale(int n, cl_mem in, cl_mem out) {
+  // out = test_scale * in (in and out of `blob`'s count and type): a copy
+  // (nothing in place) when the scale is 1.
+  void ApplyTestScale(const Blob& blob, cl_mem in, cl_mem out) {
+    const int n = blob.count();
     if (test_scale_ == 1.f) {
-      if (in != out) CopyFloats(*ctx_, n, in, 0, out, 0);
+      if (in != out) ctx_->Copy(in, 0, out, 0, static_cast<size_t>(n) * blob.element_bytes());
     } else {
       // Ratio 0 keeps every element: a plain scaling.
-      Launch("dropout_forward", n, 0, 0.f, test_scale_, in, out);
+      Launch("dropout_forward", blob, n, 0, 0.f, test_scale_, in, out);
     }
   }
 

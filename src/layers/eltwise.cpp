@@ -98,6 +98,8 @@ class EltwiseLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Eltwise"; }
+  // Computes in float, reading and writing any storage type.
+  bool SupportsStorage(StorageType) const override { return true; }
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
   // ResNet's residual sums are followed by an in-place ReLU.
@@ -136,8 +138,8 @@ class EltwiseLayer : public Layer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     std::vector<BufferArg> buffers;
-    for (Blob* b : bottom) buffers.push_back(b->data());
-    buffers.push_back(top[0]->data());
+    for (Blob* b : bottom) buffers.push_back(Data(*b));
+    buffers.push_back(Data(*top[0]));
     if (op_ == caffe::EltwiseParameter_EltwiseOp_MAX) buffers.push_back(max_index_->mem());
     std::vector<ScalarArg> scalars;
     if (op_ == caffe::EltwiseParameter_EltwiseOp_SUM) {
@@ -150,25 +152,25 @@ class EltwiseLayer : public Layer {
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     const int n = top[0]->count();
-    cl_mem dy = top[0]->diff();
+    const BufferArg dy = Diff(*top[0]);
     for (size_t i = 0; i < bottom.size(); ++i) {
       if (!propagate_down[i]) continue;
-      cl_mem dx = bottom[i]->diff();
+      const BufferArg dx = Diff(*bottom[i]);
       switch (op_) {
         case caffe::EltwiseParameter_EltwiseOp_PROD:
           if (stable_prod_grad_) {
             std::vector<BufferArg> buffers = {dy};
             for (size_t j = 0; j < bottom.size(); ++j)
-              if (j != i) buffers.push_back(bottom[j]->data());
+              if (j != i) buffers.push_back(Data(*bottom[j]));
             buffers.push_back(dx);
             prod_backward_->Launch(*ctx_, n, buffers);
           } else {
-            kProdQuotientBackward.Launch(*ctx_, n, {top[0]->data(), bottom[i]->data(), dy, dx});
+            kProdQuotientBackward.Launch(*ctx_, n, {Data(*top[0]), Data(*bottom[i]), dy, dx});
           }
           break;
         case caffe::EltwiseParameter_EltwiseOp_SUM:
           if (coeffs_[i] == 1.f) {
-            CopyFloats(*ctx_, n, dy, 0, dx, 0);
+            ctx_->Copy(dy.mem, 0, dx.mem, 0, static_cast<size_t>(n) * bottom[i]->element_bytes());
           } else {
             kScaledCopy.Launch(*ctx_, n, {dy, dx}, {coeffs_[i]});
           }

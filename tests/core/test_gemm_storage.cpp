@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../../src/core/gemm_config.hpp"
@@ -130,31 +131,42 @@ void Compare(GemmArgs g, size_t a_size, size_t b_size, size_t c_size, const Type
     }
 }
 
+// Each configuration once per operand layout branch (untransposed and
+// transposed operands), in float16 for one and bfloat16 for the other: every
+// load and store macro of every configuration runs. (Each case is a program
+// build of its own; PoCL takes about a second per build.)
 TEST(GemmStorage, EveryConfigurationRoundsTheFloatResult) {
-  for (const GemmConfig& config : GemmConfigFamily())
-    for (bool ta : {false, true})
-      for (bool tb : {false, true}) {
-        const Transpose op_a = ta ? Transpose::kYes : Transpose::kNo,
-                        op_b = tb ? Transpose::kYes : Transpose::kNo;
-        if (!config.Supports(op_a, op_b)) continue;
-        for (const Types& types : kTypes) {
-          GemmArgs g;
-          g.trans_a = op_a;
-          g.trans_b = op_b;
-          g.M = 13;
-          g.N = 37;
-          g.K = 29;
-          g.alpha = 0.75f;
-          g.beta = 0.5f;
-          g.relu = true;
-          g.bias = reinterpret_cast<cl_mem>(1);  // Compare binds the real one
-          Compare(g, 13 * 29, 29 * 37, 13 * 37, types, &config,
-                  std::string("13x37x29 ") + (ta ? "A^T" : "A") + (tb ? " B^T" : " B"));
-        }
-      }
+  const std::vector<GemmConfig> family = GemmConfigFamily();
+  for (size_t i = 0; i < family.size(); ++i) {
+    const GemmConfig& config = family[i];
+    int layout = 0;
+    for (const auto& [op_a, op_b] : {std::pair{Transpose::kNo, Transpose::kNo},
+                                     std::pair{Transpose::kYes, Transpose::kYes},
+                                     std::pair{Transpose::kNo, Transpose::kYes}}) {
+      if (!config.Supports(op_a, op_b) || layout == 2) continue;
+      const Types& types = kTypes[(i + layout++) % 2];
+      GemmArgs g;
+      g.trans_a = op_a;
+      g.trans_b = op_b;
+      g.M = 13;
+      g.N = 37;
+      g.K = 29;
+      g.alpha = 0.75f;
+      g.beta = 0.5f;
+      g.relu = true;
+      g.bias = reinterpret_cast<cl_mem>(1);  // Compare binds the real one
+      Compare(g, 13 * 29, 29 * 37, 13 * 37, types, &config,
+              std::string("13x37x29 ") + (op_a == Transpose::kYes ? "A^T" : "A") +
+                  (op_b == Transpose::kYes ? " B^T" : " B"));
+    }
+  }
 }
 
+// The dispatcher's choice with every mix of operand types, a batch and C =
+// beta C alone.
 TEST(GemmStorage, DispatcherShapesBatchesAndScaleOnly) {
+  GemmConfig sliced = GpuShapedGemmConfig();
+  sliced.k_slices = 3;
   for (const Types& types : kTypes) {
     GemmArgs g;
     g.M = 64;
@@ -163,6 +175,14 @@ TEST(GemmStorage, DispatcherShapesBatchesAndScaleOnly) {
     g.beta = 1.f;
     g.row_scale = reinterpret_cast<cl_mem>(1);
     Compare(g, 64 * 500, 500 * 300, 64 * 300, types, nullptr, "64x300x500 row scale");
+    GemmArgs scale_only;
+    scale_only.M = 5;
+    scale_only.N = 7;
+    scale_only.K = 0;
+    scale_only.beta = 0.25f;
+    Compare(scale_only, 0, 0, 35, types, nullptr, "K = 0");
+  }
+  for (size_t t = 0; t < 2; ++t) {
     GemmArgs batch;
     batch.M = 9;
     batch.N = 17;
@@ -171,22 +191,19 @@ TEST(GemmStorage, DispatcherShapesBatchesAndScaleOnly) {
     batch.a_batch_stride = 9 * 11;
     batch.b_batch_stride = 11 * 17;
     batch.c_batch_stride = 9 * 17;
-    for (const GemmConfig& config : GemmConfigFamily())
-      if (config.Supports(Transpose::kNo, Transpose::kNo))
-        Compare(batch, 3 * 9 * 11, 3 * 11 * 17, 3 * 9 * 17, types, &config, "batch of 3");
-    GemmArgs scale_only;
-    scale_only.M = 5;
-    scale_only.N = 7;
-    scale_only.K = 0;
-    scale_only.beta = 0.25f;
-    Compare(scale_only, 0, 0, 35, types, nullptr, "K = 0");
+    for (const GemmConfig& config : {GpuShapedGemmConfig(), sliced, CpuShapedGemmConfig()})
+      Compare(batch, 3 * 9 * 11, 3 * 11 * 17, 3 * 9 * 17, kTypes[t], &config, "batch of 3");
   }
 }
 
+// Image-grouped operands and implicit convolution windows (GPU shape only),
+// in one tile, split-K and narrow configuration.
 TEST(GemmStorage, GroupedOperandsAndImplicitWindows) {
-  for (const Types& types : kTypes) {
-    for (const GemmConfig& config : GemmConfigFamily()) {
-      if (!config.use_local) continue;
+  GemmConfig sliced = GpuShapedGemmConfig();
+  sliced.k_slices = 3;
+  for (size_t t = 0; t < 2; ++t) {
+    const Types& types = kTypes[t];
+    for (const GemmConfig& config : {GpuShapedGemmConfig(), sliced, GpuNarrowGemmConfig()}) {
       // As a convolution's NCHW blobs: C (6 channels x 2 images of 15
       // positions) = A (6 x 10) * B (10 channels x 2 images of 15).
       GemmArgs grouped;

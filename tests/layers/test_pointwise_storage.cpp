@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,8 @@ const std::vector<Case>& Cases() {
       {"type: 'Power' power_param { power: 2 scale: 0.5 shift: 1 }", -2, 2, true},
       {"type: 'Swish' swish_param { beta: 1.5 }", -4, 4, true},
       {"type: 'Threshold' threshold_param { threshold: 0.25 }", -1, 1, false},
+      {"type: 'Dropout' dropout_param { dropout_ratio: 0.3 } phase: TRAIN", -2, 2, true},
+      {"type: 'Dropout' dropout_param { dropout_ratio: 0.3 } phase: TEST", -2, 2, true},
   };
   return cases;
 }
@@ -67,6 +70,7 @@ Result RunLayer(const Case& c, StorageType type, bool in_place, const std::vecto
            const std::vector<float>& dy, const std::vector<int>& shape,
            const std::vector<float>* top_data_for_backward = nullptr) {
   Context& ctx = TestContext();
+  ctx.Seed(99);  // Dropout's mask: the same in both runs
   auto layer = MakeLayer("name: 'l' " + c.layer);
   Blob bottom(ctx), top_blob(ctx);
   bottom.set_storage_type(type);
@@ -117,6 +121,57 @@ TEST_P(PointwiseStorage, SixteenBitResultsAreTheRoundedFloatResults) {
                 << "backward";
         }
       }
+    }
+  }
+}
+
+// Eltwise over three bottoms, each operation, the same way.
+TEST_P(PointwiseStorage, EltwiseResultsAreTheRoundedFloatResults) {
+  const std::vector<std::string> params = {
+      "eltwise_param { operation: SUM }", "eltwise_param { operation: SUM coeff: 0.5 coeff: -1 coeff: 3 }",
+      "eltwise_param { operation: PROD }", "eltwise_param { operation: PROD stable_prod_grad: false }",
+      "eltwise_param { operation: MAX }"};
+  const std::vector<int> shape = {5, 127};
+  for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    for (const std::string& param : params) {
+      SCOPED_TRACE(param + " " + StorageTypeName(type));
+      Context& ctx = TestContext();
+      std::vector<std::vector<float>> inputs;
+      Blob source(ctx, shape);
+      for (unsigned k = 0; k < 3; ++k) {
+        FillUniform(&source, 0.25f, 2.f, 31 + k);  // away from 0: PROD's quotient
+        inputs.push_back(RoundedTo(source.ReadData(), type));
+      }
+      FillUniform(&source, -1, 1, 37);
+      const std::vector<float> dy = RoundedTo(source.ReadData(), type);
+      struct Result { std::vector<float> top; std::vector<std::vector<float>> dx; };
+      const auto run = [&](StorageType t, const std::vector<float>* top_data) {
+        auto layer = MakeLayer("name: 'e' type: 'Eltwise' " + param);
+        std::vector<std::unique_ptr<Blob>> blobs;
+        std::vector<Blob*> bottoms;
+        for (int k = 0; k < 4; ++k) {
+          blobs.emplace_back(new Blob(ctx));
+          blobs.back()->set_storage_type(t);
+          blobs.back()->Reshape(shape);
+        }
+        for (int k = 0; k < 3; ++k) bottoms.push_back(blobs[k].get());
+        const std::vector<Blob*> tops{blobs[3].get()};
+        layer->SetUp(bottoms, tops);
+        for (int k = 0; k < 3; ++k) bottoms[k]->WriteData(inputs[k]);
+        layer->Forward(bottoms, tops);
+        Result r;
+        r.top = tops[0]->ReadData();
+        if (top_data) tops[0]->WriteData(*top_data);
+        tops[0]->WriteDiff(dy);
+        layer->Backward(tops, {true, true, true}, bottoms);
+        for (Blob* b : bottoms) r.dx.push_back(b->ReadDiff());
+        return r;
+      };
+      const Result half = run(type, nullptr);
+      const Result full = run(StorageType::kFloat32, &half.top);
+      ASSERT_EQ(Bits(half.top), Bits(RoundedTo(full.top, type))) << "forward";
+      for (int k = 0; k < 3; ++k)
+        ASSERT_EQ(Bits(half.dx[k]), Bits(RoundedTo(full.dx[k], type))) << "bottom " << k;
     }
   }
 }
