@@ -125,8 +125,13 @@ void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
     if (layer.has_backward_math())
       CheckMath(where, "backward_math", layer.backward_math(), &warned);
     if (asked != caffe::FLOAT) asked_most = asked;
-    const std::unique_ptr<Layer> probe = LayerRegistry::Create(layer, ctx);
-    const auto supports = [&](caffe::Type type) { return probe->SupportsStorage(ToStorage(type)); };
+    // A layer made only to ask; not a Python layer, whose construction runs
+    // the user's code (it reads and writes float32 on the host anyway).
+    const std::unique_ptr<Layer> probe =
+        layer.type() == "Python" ? nullptr : LayerRegistry::Create(layer, ctx);
+    const auto supports = [&](caffe::Type type) {
+      return type == caffe::FLOAT || (probe && probe->SupportsStorage(ToStorage(type)));
+    };
 
     // In place (top t named as bottom t): the top follows the bottom's
     // current name.

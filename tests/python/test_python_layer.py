@@ -118,3 +118,20 @@ def test_an_exception_in_forward_names_the_layer_and_the_error(write_file):
     message = str(raised.value)
     assert "layer 'times'" in message and "FailingLayer.forward" in message
     assert "ValueError: the sample layer fails on purpose" in message
+
+
+def test_a_python_layer_in_a_sixteen_bit_net_reads_and_writes_float(write_file):
+    # The net stores FLOAT16; the Python layer stays float32 behind Convert
+    # layers (made once: its class is not instantiated to ask).
+    text = TIMES_NET.replace('name: "times" force_backward: true',
+                             'name: "times" force_backward: true default_forward_type: FLOAT16')
+    net = caffe.Net(write_file("times16.prototxt", text), caffe.TRAIN)
+    assert "data_as_float" in net.blobs
+    x = np.random.RandomState(0).randn(3, 5, 2).astype(np.float32)
+    x16 = x.astype(np.float16).astype(np.float32)
+    out = net.forward(data=x)["out"]
+    np.testing.assert_array_equal(out, -2.5 * x16)  # exact: x16 times -2.5 fits a float
+    d = np.random.RandomState(1).randn(3, 5, 2).astype(np.float32)
+    grads = net.backward(out=d)
+    np.testing.assert_array_equal(
+        grads["data"], (-2.5 * d).astype(np.float16).astype(np.float32))
