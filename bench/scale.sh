@@ -5,6 +5,14 @@
 #   threads  one process, one replica per entry of DEVICES (--device=a,b,...)
 #   mpi      $MPIRUN -np REPLICAS, one replica per process (each rank takes
 #            the GPU of its local rank, or the default device without GPUs)
+# and, to find where a step's time goes (docs/data-parallel.md, "Where the
+# time goes"), threads-mode variants that do not train correctly:
+#   threads/none    --exchange_diagnosis=none: nothing exchanged
+#   threads/copies  --exchange_diagnosis=copies: copies to the host and back
+#   threads/sum1    the exchange with one summing thread (--exchange_threads=1)
+#   threads/flat    the exchange with equal buckets (--bucket_taper=false)
+# With TRACE=1 every several-replica run writes --exchange_trace into the
+# logs, and its sum (bench/exchange_trace.py) follows the run's progress line.
 # Every replica trains BATCH images per step (the effective batch is
 # REPLICAS x BATCH), SGD with momentum, on the Input layer's constant data
 # (zeros; a DummyData layer with a gaussian filler also trains, but draws
@@ -125,6 +133,12 @@ train() {
     return 0
   fi
   local took=$((SECONDS - start)) out
+  if [ -f "$log.trace" ]; then
+    python3 "$root/bench/exchange_trace.py" --skip "$((warm_n * interval))" "$log.trace" | sed 's/^/    /' >&2
+  fi
+  if [ -f "$log.trace.rank0" ]; then
+    python3 "$root/bench/exchange_trace.py" --skip "$((warm_n * interval))" "$log.trace.rank0" | sed 's/^/    rank 0: /' >&2
+  fi
   # Each display interval: "Iteration N (R iter/s, Ls/D iters)", then (when
   # R > 0, i.e. from the second display on) the Speed line and, with several
   # replicas, the Gradient exchange line. images/s is taken from the
@@ -194,19 +208,28 @@ EOF
   echo "$net single 1 $batch ${one:--}" >> "$rows"
   [ "$replicas" -gt 1 ] || continue
   for mode in $modes; do
+    log="$logs/${net}_${mode/\//_}_$replicas.log"
+    trace=()
+    if [ "${TRACE:-0}" = 1 ]; then trace=(--exchange_trace="$log.trace"); fi
     case "$mode" in
-      threads)
-        extra=(--device="$devices")
-        res="$(train "$logs/${net}_threads_$replicas.log" "$solver" $((batch * replicas)))";;
+      threads|threads/none|threads/copies|threads/sum1|threads/flat)
+        extra=(--device="$devices" "${trace[@]}")
+        case "$mode" in
+          threads/none) extra+=(--exchange_diagnosis=none);;
+          threads/copies) extra+=(--exchange_diagnosis=copies);;
+          threads/sum1) extra+=(--exchange_threads=1);;
+          threads/flat) extra+=(--bucket_taper=false);;
+        esac
+        res="$(train "$log" "$solver" $((batch * replicas)))";;
       mpi)
         [ "$mpi_ok" = 1 ] || continue
-        extra=()
+        extra=("${trace[@]}")
         oversub=()
         if [ "$replicas" -gt "$(nproc)" ]; then oversub=(--oversubscribe); fi
         # shellcheck disable=SC2086
-        res="$(train "$logs/${net}_mpi_$replicas.log" "$solver" $((batch * replicas)) \
+        res="$(train "$log" "$solver" $((batch * replicas)) \
                "$mpirun" -np "$replicas" $mpirun_args "${oversub[@]}")";;
-      *) echo "unknown mode '$mode' (threads, mpi)" >&2; continue;;
+      *) echo "unknown mode '$mode' (threads, mpi, threads/none, threads/copies, threads/sum1, threads/flat)" >&2; continue;;
     esac
     echo "$net $mode $replicas $batch ${res:--}" >> "$rows"
   done

@@ -36,7 +36,9 @@
 # NET_ARGS (extra make_torchvision_tests.py arguments, e.g. --small),
 # TEST_JOBS (test programs at a time, 4), TEST_TIMEOUT (seconds a program
 # may take, 900), TEST_FILTER (a regex over the programs' names, default
-# all).
+# all), PARALLEL=1 (on a host with several GPUs: each part at once on a GPU
+# of its own, DLCAFFE_DEVICE=0, 1, ... in the order given; each part's
+# results in $OUT/PART/, their summaries joined in $OUT/summary.txt).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -234,16 +236,38 @@ case "$mode" in
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
       env | grep -E '^DLCAFFE_' | grep -vE 'BUILD_DIR|SOURCE_DIR|PYTHON' || echo "switches: all at their defaults"
     } | tee -a "$summary"
-    status=0
+    run_part() {
+      case "$1" in
+        tests) run_tests ;;
+        nets) run_nets ;;
+        transformers) run_transformers ;;
+        python) run_python ;;
+      esac
+    }
     for part in "${parts[@]}"; do
       case "$part" in
-        tests) run_tests || status=1 ;;
-        nets) run_nets || status=1 ;;
-        transformers) run_transformers || status=1 ;;
-        python) run_python || status=1 ;;
+        tests|nets|transformers|python) ;;
         *) echo "gpu_check: unknown part '$part' (tests, nets, transformers, python)" >&2; exit 2 ;;
       esac
     done
+    status=0
+    if [ "${PARALLEL:-0}" = 1 ]; then
+      pids=()
+      for i in "${!parts[@]}"; do
+        part="${parts[$i]}"
+        mkdir -p "$out/$part"
+        (export DLCAFFE_DEVICE="$i"; out="$out/$part"; summary="$out/summary.txt"
+         echo "$part on DLCAFFE_DEVICE=$i" > "$summary"; run_part "$part" || exit 1) \
+          > "$out/$part/console.log" 2>&1 &
+        pids+=($!)
+      done
+      for i in "${!parts[@]}"; do
+        wait "${pids[$i]}" || status=1
+        cat "$out/${parts[$i]}/summary.txt" | tee -a "$summary"
+      done
+    else
+      for part in "${parts[@]}"; do run_part "$part" || status=1; done
+    fi
     echo "gpu_check: $([ $status = 0 ] && echo CLEAN || echo FAILURES)" | tee -a "$summary"
     exit $status
     ;;

@@ -40,6 +40,16 @@ DEFINE_string(options, "",
               "variables (README, 'Run options'), e.g. fusion=off,kernel_shape=gpu");
 DEFINE_int32(bucket_mb, 25, "train on several devices or processes: gradients are averaged "
              "in buckets of about this many MB, each sent as soon as backward finishes it.");
+DEFINE_bool(bucket_taper, true, "train on several devices or processes: the last buckets "
+            "backward finishes are smaller (1/16 of --bucket_mb, doubling up), since the "
+            "last one's exchange cannot overlap backward.");
+DEFINE_int32(exchange_threads, 0, "train on several devices: host threads that sum each bucket "
+             "of gradients (0: half the cores, 1 to 8); results do not depend on it.");
+DEFINE_string(exchange_trace, "", "train on several devices or processes: write a timeline of "
+              "every step's gradient exchange to this file (bench/exchange_trace.py reads it).");
+DEFINE_string(exchange_diagnosis, "", "train on several devices, to find where time goes, never "
+              "to train: 'copies' sends gradients to the host and back unsummed, 'none' sends "
+              "nothing (the replicas train apart).");
 DEFINE_double(replica_timeout, 600, "train under mpirun: seconds a process waits for the "
               "others in one exchange before it gives up and ends the job.");
 DEFINE_string(solver, "", "The solver definition protocol buffer text file.");
@@ -188,6 +198,11 @@ int Train() {
     options.resume_file = FLAGS_snapshot;
     options.weights = Split(FLAGS_weights, ',');
     options.bucket_bytes = static_cast<size_t>(FLAGS_bucket_mb) << 20;
+    DLC_REQUIRE(FLAGS_exchange_threads >= 0, "--exchange_threads must be 0 or more");
+    options.exchange_threads = FLAGS_exchange_threads;
+    options.bucket_taper = FLAGS_bucket_taper;
+    options.exchange_trace = FLAGS_exchange_trace;
+    options.exchange_diagnosis = FLAGS_exchange_diagnosis;
     options.action_request = action_request;
     LOG(INFO) << "Starting Optimization";
     try {

@@ -33,8 +33,21 @@ struct DataParallelOptions {
   // start from (read by the root); at most one of them.
   std::string resume_file;
   std::vector<std::string> weights;
-  // Gradients travel in buckets of about this size.
+  // Gradients travel in buckets of at most this size; with bucket_taper
+  // the last ones backward finishes are smaller (1/16 of it, doubling up),
+  // since the last bucket's exchange cannot overlap backward.
   size_t bucket_bytes = size_t(25) << 20;
+  bool bucket_taper = true;
+  // Host threads that sum a bucket of the local replicas; 0: half the
+  // host's cores, 1 to 8. Results do not depend on it.
+  int exchange_threads = 0;
+  // Where to write a timeline of each step's exchange ("": none; under MPI
+  // each rank writes FILE.rankR). bench/exchange_trace.py sums it up.
+  std::string exchange_trace;
+  // For finding where a step's time goes, never for training: "copies" sends
+  // the gradients to the host and back without summing them, "none" sends
+  // nothing; either way the replicas train apart. "" (all) is the exchange.
+  std::string exchange_diagnosis;
   // Polled on every replica after each iteration (signals).
   std::function<SolverAction()> action_request;
   // Called on each of this process's replicas (on its thread) once it has

@@ -93,7 +93,25 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
   DLC_REQUIRE(options.resume_file.empty() || options.weights.empty(),
               "give a solver state to resume or weights to start from, not both");
   CheckProcessesAgree(processes, param, local_count);
-  ReplicaGroup group(processes, local_count);
+  ExchangeOptions exchange;
+  exchange.bucket_bytes = options.bucket_bytes;
+  exchange.bucket_taper = options.bucket_taper;
+  exchange.sum_threads = options.exchange_threads;
+  exchange.trace_path = options.exchange_trace;
+  if (options.exchange_diagnosis == "copies") {
+    exchange.mode = ExchangeOptions::Mode::kCopiesOnly;
+  } else if (options.exchange_diagnosis == "none") {
+    exchange.mode = ExchangeOptions::Mode::kNothing;
+  } else {
+    DLC_REQUIRE(options.exchange_diagnosis.empty(),
+                "the exchange diagnosis must be 'copies' or 'none' (or empty), not '"
+                    << options.exchange_diagnosis << "'");
+  }
+  if (exchange.mode != ExchangeOptions::Mode::kAll)
+    LOG(WARNING) << "Exchange diagnosis '" << options.exchange_diagnosis
+                 << "': gradients are not averaged, the replicas train apart: a measurement "
+                    "of speed, not a training";
+  ReplicaGroup group(processes, local_count, exchange);
   // What the replicas draw alike (shuffled list orders) comes from one seed:
   // the solver's, else the root's random one.
   const uint64_t shared_seed = std::stoull(processes.Broadcast(std::to_string(
@@ -136,7 +154,7 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
   }
   CheckNetsAgree(processes, solvers[0]->net());
   for (int i = 0; i < local_count; ++i) {
-    group.Attach(i, solvers[i]->net(), *contexts[i], options.bucket_bytes);
+    group.Attach(i, solvers[i]->net(), *contexts[i]);
     solvers[i]->set_replica_link(&group.link(i));
     solvers[i]->set_action_request(options.action_request);
   }
@@ -157,7 +175,7 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
   LOG(INFO) << "Data-parallel training: " << group.count() << " replicas ("
             << processes.size() << " process(es) × " << local_count << " device(s); " << where
             << "), gradients averaged in buckets of " << options.bucket_bytes / double(1 << 20)
-            << " MB";
+            << " MB" << (options.bucket_taper ? " (smaller at the end of backward)" : "");
 
   std::mutex mutex;
   std::condition_variable finished_one;

@@ -27,7 +27,26 @@ std::vector<int> GradientFinalLayers(const Net& net) {
   return final_layer;
 }
 
-std::vector<GradientBucket> PlanGradientBuckets(const Net& net, size_t bucket_bytes) {
+std::vector<size_t> BucketCapacities(size_t total, size_t capacity, bool taper) {
+  capacity = std::max<size_t>(1, capacity);
+  std::vector<size_t> sizes;
+  if (!taper) {  // full buckets, the rest last
+    for (size_t left = total; left > 0; left -= sizes.back())
+      sizes.push_back(std::min(left, capacity));
+    return sizes;
+  }
+  // From the last bucket up, then turned into send order.
+  size_t next = std::max<size_t>(1, capacity / 16);
+  for (size_t left = total; left > 0; left -= sizes.back()) {
+    sizes.push_back(std::min(left, next));
+    next = std::min(capacity, next * 2);
+  }
+  std::reverse(sizes.begin(), sizes.end());
+  return sizes;
+}
+
+std::vector<GradientBucket> PlanGradientBuckets(const Net& net, size_t bucket_bytes,
+                                                bool taper) {
   const auto& learnable = net.learnable_params();
   const std::vector<int> final_layer = GradientFinalLayers(net);
   std::vector<int> order(learnable.size());
@@ -35,18 +54,22 @@ std::vector<GradientBucket> PlanGradientBuckets(const Net& net, size_t bucket_by
   // Top layers first: their gradients are final first.
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return final_layer[a] > final_layer[b]; });
-  const size_t capacity = std::max<size_t>(1, bucket_bytes / sizeof(float));
+  size_t total = 0;
+  for (const Blob* param : learnable) total += param->count();
+  const std::vector<size_t> capacities =
+      BucketCapacities(total, bucket_bytes / sizeof(float), taper);
   std::vector<GradientBucket> buckets;
   size_t start = 0;
   for (int p : order) {
     const size_t count = learnable[p]->count();
     for (size_t offset = 0; offset < count;) {
-      if (buckets.empty() || buckets.back().count == capacity) {
+      if (buckets.empty() || buckets.back().count == capacities[buckets.size() - 1]) {
         buckets.emplace_back();
         buckets.back().start = start;
       }
       GradientBucket& bucket = buckets.back();
-      const size_t piece = std::min(count - offset, capacity - bucket.count);
+      const size_t piece =
+          std::min(count - offset, capacities[buckets.size() - 1] - bucket.count);
       bucket.pieces.push_back({p, offset, piece, start});
       bucket.count += piece;
       bucket.final_after_layer = final_layer[p];

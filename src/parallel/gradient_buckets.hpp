@@ -32,7 +32,17 @@ struct GradientBucket {
 // another in a flat gradient of all learnable parameters. A parameter larger
 // than the room left is split over several buckets, so that copying one
 // piece to the host, summing another and copying a third back overlap.
-std::vector<GradientBucket> PlanGradientBuckets(const Net& net, size_t bucket_bytes);
+// With `taper`, the buckets that backward finishes last are smaller
+// (BucketCapacities): the last one's whole exchange comes after backward,
+// so it should be short.
+std::vector<GradientBucket> PlanGradientBuckets(const Net& net, size_t bucket_bytes,
+                                                bool taper = true);
+
+// The buckets' capacities in floats, in send order, for `total` floats and
+// buckets of at most `capacity`: without taper, full ones and the rest last;
+// with it, from the last bucket up, capacity / 16 (at least 1), doubling up
+// to `capacity`, and the first one takes what is left.
+std::vector<size_t> BucketCapacities(size_t total, size_t capacity, bool taper);
 
 // The index of the lowest layer whose backward writes learnable parameter
 // `param`: a layer that uses it (shared parameters have several), or the

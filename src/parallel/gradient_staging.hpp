@@ -1,8 +1,11 @@
 // One replica's gradients in host memory: a page-locked buffer (OpenCL
 // CL_MEM_ALLOC_HOST_PTR, mapped once) of all its learnable parameters'
-// gradients, laid out as PlanGradientBuckets says, and a command queue of its
-// own for the copies, so that they run beside the backward pass's kernels
-// instead of between them.
+// gradients, laid out as PlanGradientBuckets says, and two command queues of
+// its own for the copies, so that they run beside the backward pass's
+// kernels instead of between them: one to the host, one back. (On one
+// in-order queue, every copy back waited behind the copies to the host
+// already enqueued for later buckets, each waiting for its point in
+// backward: no mean reached the device before backward had ended.)
 #pragma once
 #include <CL/cl.h>
 
@@ -34,7 +37,8 @@ class GradientStaging {
 
  private:
   Context* ctx_;
-  cl_command_queue transfers_ = nullptr;
+  cl_command_queue to_host_ = nullptr;
+  cl_command_queue to_device_ = nullptr;
   cl_mem pinned_ = nullptr;
   float* host_ = nullptr;
 };

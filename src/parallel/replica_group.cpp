@@ -5,19 +5,15 @@
 #include <sstream>
 
 #include "dlcaffe/error.hpp"
+#include "host_sum.hpp"
 
 namespace dlcaffe {
 
 namespace {
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
+// A write's completion time, for the trace (set from the driver's thread).
 void CL_CALLBACK RecordCompletion(cl_event, cl_int, void* slot) {
-  static_cast<std::atomic<int64_t>*>(slot)->store(NowNs());
+  static_cast<std::atomic<int64_t>*>(slot)->store(SteadyNowNs());
 }
 
 // Strings packed into one: each as its decimal length, a space, its bytes.
@@ -50,24 +46,30 @@ class ReplicaGroup::Link : public ReplicaLink {
   int index() const override { return group_.global_index(local_); }
   int count() const override { return group_.count(); }
 
+  ~Link() override {
+    if (last_computed_) clReleaseEvent(last_computed_);
+  }
+
   void StartGradientExchange() override {
     armed_ = true;
     next_bucket_ = 0;
     ++exchanges_started_;
-    group_.backward_done_ns_[local_].store(0);
+    if (local_ == 0) group_.step_start_ns_.store(SteadyNowNs());
   }
 
   void OnLayerBackward(int layer_id) override {
-    if (!armed_) return;
+    if (!armed_ || group_.options_.mode == ExchangeOptions::Mode::kNothing) return;
     const auto& buckets = group_.buckets_;
     while (next_bucket_ < buckets.size() &&
            buckets[next_bucket_].final_after_layer >= layer_id) {
       cl_event computed = nullptr, done = nullptr;
       group_.staging_[local_]->ReadAfterCompute(*group_.nets_[local_], buckets[next_bucket_],
                                                 &computed, &done);
-      if (next_bucket_ + 1 == buckets.size())
-        DLC_CL_CHECK(clSetEventCallback(computed, CL_COMPLETE, RecordCompletion,
-                                        &group_.backward_done_ns_[local_]));
+      if (next_bucket_ + 1 == buckets.size()) {
+        // The end of this replica's backward pass on its device.
+        DLC_CL_CHECK(clRetainEvent(computed));
+        last_computed_ = computed;
+      }
       group_.Post(local_, next_bucket_, computed, done);
       ++next_bucket_;
     }
@@ -77,7 +79,22 @@ class ReplicaGroup::Link : public ReplicaLink {
     if (!armed_) StartGradientExchange();
     OnLayerBackward(-1);  // whatever no layer's turn has sent yet
     armed_ = false;
+    const int64_t enqueued = SteadyNowNs();
+    // This thread waits for the exchange anyway, which waits for the end of
+    // backward: seeing that end first costs nothing and tells the exchange
+    // time that backward did not hide. (A failed command is reported by the
+    // exchange, which waits for the copies behind it.)
+    if (!last_computed_) {
+      DLC_CL_CHECK(clEnqueueMarkerWithWaitList(group_.contexts_[local_]->queue(), 0, nullptr,
+                                               &last_computed_));
+      DLC_CL_CHECK(clFlush(group_.contexts_[local_]->queue()));
+    }
+    clWaitForEvents(1, &last_computed_);
+    clReleaseEvent(last_computed_);
+    last_computed_ = nullptr;
+    const int64_t backward_done = SteadyNowNs();
     group_.WaitForExchange(local_, exchanges_started_);
+    group_.RecordStep(local_, exchanges_started_, enqueued, backward_done, SteadyNowNs());
   }
 
   std::string TakeExchangeReport() override { return group_.TakeReport(); }
@@ -117,16 +134,21 @@ class ReplicaGroup::Link : public ReplicaLink {
   bool armed_ = false;
   size_t next_bucket_ = 0;
   uint64_t exchanges_started_ = 0;
+  cl_event last_computed_ = nullptr;  // retained: the last bucket's compute point
 };
 
-ReplicaGroup::ReplicaGroup(ProcessGroup& processes, int local_count)
+ReplicaGroup::ReplicaGroup(ProcessGroup& processes, int local_count,
+                           const ExchangeOptions& options)
     : processes_(processes),
       local_count_(local_count),
+      options_(options),
+      trace_(options.trace_path.empty() || processes.size() == 1
+                 ? options.trace_path
+                 : options.trace_path + ".rank" + std::to_string(processes.rank())),
       nets_(local_count, nullptr),
       contexts_(local_count, nullptr),
       text_slots_(local_count),
-      int_slots_(local_count, 0),
-      backward_done_ns_(local_count) {
+      int_slots_(local_count, 0) {
   DLC_REQUIRE(local_count >= 1, "data-parallel training needs at least one device");
   for (int i = 0; i < local_count; ++i) links_.emplace_back(new Link(*this, i));
   staging_.resize(local_count);
@@ -160,11 +182,13 @@ std::string ReplicaGroup::Describe(int local) const {
   return text.str();
 }
 
-void ReplicaGroup::Attach(int local, Net& net, Context& ctx, size_t bucket_bytes) {
+void ReplicaGroup::Attach(int local, Net& net, Context& ctx) {
   nets_[local] = &net;
   contexts_[local] = &ctx;
   if (++attached_ < local_count_) return;
-  buckets_ = PlanGradientBuckets(*nets_[0], bucket_bytes);
+  buckets_ = PlanGradientBuckets(*nets_[0], options_.bucket_bytes, options_.bucket_taper);
+  posted_ns_.assign(buckets_.size(), 0);
+  written_ns_ = std::vector<std::atomic<int64_t>>(buckets_.size() * local_count_);
   size_t floats = 0;
   for (const GradientBucket& bucket : buckets_) floats += bucket.count;
   for (int i = 0; i < local_count_; ++i)
@@ -172,7 +196,7 @@ void ReplicaGroup::Attach(int local, Net& net, Context& ctx, size_t bucket_bytes
   posted_.assign(local_count_, std::vector<std::pair<cl_event, cl_event>>(
                                    buckets_.size(), {nullptr, nullptr}));
   // A net without learnable parameters has nothing to exchange.
-  if (!buckets_.empty()) exchanger_ = std::thread([this] { ExchangeLoop(); });
+  if (!buckets_.empty() && options_.mode != ExchangeOptions::Mode::kNothing) exchanger_ = std::thread([this] { ExchangeLoop(); });
 }
 
 void ReplicaGroup::Fail(const std::string& who, std::exception_ptr error) {
@@ -235,13 +259,14 @@ void ReplicaGroup::Post(int local, size_t bucket, cl_event computed, cl_event do
   {
     std::lock_guard<std::mutex> lock(mutex_);
     posted_[local][bucket] = {computed, done};
+    posted_ns_[bucket] = std::max(posted_ns_[bucket], SteadyNowNs());
   }
   changed_.notify_all();
 }
 
 void ReplicaGroup::WaitForExchange(int local, uint64_t exchange) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!buckets_.empty())
+  if (!buckets_.empty() && options_.mode != ExchangeOptions::Mode::kNothing)
     changed_.wait(lock, [&] { return exchanges_done_ >= exchange || failed_; });
   ThrowIfFailed(local);
 }
@@ -281,7 +306,14 @@ void WaitForCopy(cl_event event, const std::string& who, const char* what) {
 
 void ReplicaGroup::ExchangeOnce() {
   const float mean_scale = 1.f / count();
+  const int threads = options_.sum_threads > 0 ? options_.sum_threads : DefaultSumThreads();
+  const bool sums = options_.mode == ExchangeOptions::Mode::kAll;
+  struct Times {
+    int64_t posted, copied, summed, reduced;
+  };
+  std::vector<Times> times(buckets_.size());
   std::vector<cl_event> writes;
+  int64_t start = 0;
   for (size_t b = 0; b < buckets_.size(); ++b) {
     std::vector<std::pair<cl_event, cl_event>> events(local_count_);
     {
@@ -300,46 +332,78 @@ void ReplicaGroup::ExchangeOnce() {
         events[j] = posted_[j][b];
         posted_[j][b] = {nullptr, nullptr};
       }
+      times[b].posted = posted_ns_[b];
+      posted_ns_[b] = 0;
     }
+    // The root replica has begun this step by now (it posted).
+    if (b == 0) start = step_start_ns_.load();
     for (int j = 0; j < local_count_; ++j) {
       clReleaseEvent(events[j].first);
       WaitForCopy(events[j].second, Describe(j), "copying gradients to the host");
     }
+    times[b].copied = SteadyNowNs();
     const GradientBucket& bucket = buckets_[b];
     float* sum = staging_[0]->host() + bucket.start;
-    // Local replicas in index order, then the processes: the same sums in
-    // the same order at every iteration.
-    for (int j = 1; j < local_count_; ++j) {
-      const float* other = staging_[j]->host() + bucket.start;
-      for (size_t i = 0; i < bucket.count; ++i) sum[i] += other[i];
+    if (sums) {
+      // Local replicas in index order, then the processes: the same sums in
+      // the same order at every iteration.
+      std::vector<const float*> others;
+      for (int j = 1; j < local_count_; ++j) others.push_back(staging_[j]->host() + bucket.start);
+      const bool across = processes_.size() > 1;
+      SumInto(sum, others, bucket.count, across ? 1.f : mean_scale, threads);
+      times[b].summed = SteadyNowNs();
+      if (across) {
+        processes_.AllReduceSum(sum, bucket.count);
+        SumInto(sum, {}, bucket.count, mean_scale, threads);
+      }
+    } else {
+      times[b].summed = times[b].copied;
     }
-    processes_.AllReduceSum(sum, bucket.count);
-    for (size_t i = 0; i < bucket.count; ++i) sum[i] *= mean_scale;
-    for (int j = 0; j < local_count_; ++j)
-      writes.push_back(staging_[j]->Write(*nets_[j], bucket, staging_[0]->host()));
+    times[b].reduced = SteadyNowNs();
+    // Without sums (a diagnosis), every replica gets its own gradients back.
+    for (int j = 0; j < local_count_; ++j) {
+      writes.push_back(
+          staging_[j]->Write(*nets_[j], bucket, staging_[sums ? 0 : j]->host()));
+      if (trace_.on()) {
+        written_ns_[writes.size() - 1].store(0);
+        DLC_CL_CHECK(clSetEventCallback(writes.back(), CL_COMPLETE, RecordCompletion,
+                                        &written_ns_[writes.size() - 1]));
+      }
+    }
   }
   for (size_t w = 0; w < writes.size(); ++w)
     WaitForCopy(writes[w], Describe(static_cast<int>(w % local_count_)),
                 "copying the mean gradients to the device");
-
-  const int64_t end = NowNs();
-  int64_t backward_end = 0;
-  for (int j = 0; j < local_count_; ++j) {
-    // The completion callback may run a moment after the copies it gates.
-    int64_t at = 0;
-    for (int spins = 0; (at = backward_done_ns_[j].load()) == 0 && spins < 100000; ++spins)
-      std::this_thread::yield();
-    backward_end = std::max(backward_end, at ? at : end);
+  if (trace_.on()) {
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      int64_t written = 0;
+      for (int j = 0; j < local_count_; ++j) {
+        // The callback may run a moment after the wait returned.
+        std::atomic<int64_t>& at = written_ns_[b * local_count_ + j];
+        for (int spins = 0; at.load() == 0 && spins < 100000; ++spins) std::this_thread::yield();
+        written = std::max(written, at.load());
+      }
+      trace_.Bucket(exchanges_done_ + 1, b, buckets_[b].count, start, times[b].posted,
+                    times[b].copied, times[b].summed, times[b].reduced, written);
+    }
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (last_exchange_end_ns_ > 0) {
-    exposed_s_ += std::max<int64_t>(0, end - backward_end) * 1e-9;
-    step_s_ += (end - last_exchange_end_ns_) * 1e-9;
-    ++reported_steps_;
-  }
-  last_exchange_end_ns_ = end;
   ++exchanges_done_;
   changed_.notify_all();
+}
+
+void ReplicaGroup::RecordStep(int local, uint64_t step, int64_t enqueued_ns,
+                              int64_t backward_done_ns, int64_t exchange_done_ns) {
+  trace_.Replica(step, global_index(local), step_start_ns_.load(), enqueued_ns,
+                 backward_done_ns, exchange_done_ns);
+  if (local != 0) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (last_exchange_end_ns_ > 0) {
+    exposed_s_ += std::max<int64_t>(0, exchange_done_ns - backward_done_ns) * 1e-9;
+    step_s_ += (exchange_done_ns - last_exchange_end_ns_) * 1e-9;
+    ++reported_steps_;
+  }
+  last_exchange_end_ns_ = exchange_done_ns;
 }
 
 std::string ReplicaGroup::TakeReport() {

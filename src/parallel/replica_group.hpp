@@ -10,7 +10,9 @@
 // local replica's copy, sums them, sums that over the processes (MPI),
 // divides by the number of replicas, and writes the mean back to every
 // local replica's device. Backward goes on meanwhile; only what is left
-// after its last layer is waited for (TakeExchangeReport measures that).
+// after its last layer is waited for (TakeExchangeReport measures that:
+// from the moment the root replica's thread sees its device finish backward
+// to the moment it sees the mean written back).
 //
 // Failure: the first replica (or the exchange thread) to fail stops the
 // group; every other local replica's next call throws instead of waiting.
@@ -28,14 +30,26 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/process_group.hpp"
 #include "dlcaffe/replica_link.hpp"
+#include "exchange_trace.hpp"
 #include "gradient_buckets.hpp"
 #include "gradient_staging.hpp"
 
 namespace dlcaffe {
 
+struct ExchangeOptions {
+  size_t bucket_bytes = size_t(25) << 20;
+  bool bucket_taper = true;  // PlanGradientBuckets
+  int sum_threads = 0;     // host threads summing a bucket; 0: DefaultSumThreads()
+  std::string trace_path;  // "": no trace (exchange_trace.hpp)
+  // What travels, for finding where a step's time goes: everything; only
+  // the copies to the host and back (no sums: replicas train apart); or
+  // nothing at all. Only kAll trains correctly.
+  enum class Mode { kAll, kCopiesOnly, kNothing } mode = Mode::kAll;
+};
+
 class ReplicaGroup {
  public:
-  ReplicaGroup(ProcessGroup& processes, int local_count);
+  ReplicaGroup(ProcessGroup& processes, int local_count, const ExchangeOptions& options);
   ~ReplicaGroup();  // stops the exchange thread
   // Ends the gradient exchange and lets go of the devices: joins the
   // exchange thread, releases the posted events and frees the staging (each
@@ -53,7 +67,7 @@ class ReplicaGroup {
   // Registers local replica `local`'s train net and context (every replica's
   // net is alike); once all have, plans the buckets and starts the exchange
   // thread.
-  void Attach(int local, Net& net, Context& ctx, size_t bucket_bytes);
+  void Attach(int local, Net& net, Context& ctx);
   ReplicaLink& link(int local);
 
   // Stops the group: `error` becomes what the run reports, unless another
@@ -75,12 +89,17 @@ class ReplicaGroup {
 
   void Post(int local, size_t bucket, cl_event computed, cl_event done);
   void WaitForExchange(int local, uint64_t exchange);
+  // Local replica `local`'s view of one step, for the report and the trace.
+  void RecordStep(int local, uint64_t step, int64_t enqueued_ns, int64_t backward_done_ns,
+                  int64_t exchange_done_ns);
   void ExchangeLoop();
   void ExchangeOnce();
   std::string TakeReport();
 
   ProcessGroup& processes_;
   const int local_count_;
+  const ExchangeOptions options_;
+  ExchangeTrace trace_;
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<Net*> nets_;
   std::vector<Context*> contexts_;
@@ -104,12 +123,16 @@ class ReplicaGroup {
   int int_result_ = 0;
   // Gradient exchange: posted_[local][bucket] = {compute point, copy done}.
   std::vector<std::vector<std::pair<cl_event, cl_event>>> posted_;
+  // When each bucket's copy was posted (the latest local replica's).
+  std::vector<int64_t> posted_ns_;
+  // For the trace: when each write back (bucket-major) completed.
+  std::vector<std::atomic<int64_t>> written_ns_;
   uint64_t exchanges_done_ = 0;
   std::thread exchanger_;
-  // When each local replica's device finished its backward pass (the last
-  // bucket's compute point), in steady-clock nanoseconds; 0 = not yet.
-  std::vector<std::atomic<int64_t>> backward_done_ns_;
-  // For TakeExchangeReport: seconds not hidden, and steps, since the last.
+  // When the root replica's step began (SteadyNowNs), for the trace.
+  std::atomic<int64_t> step_start_ns_{0};
+  // For TakeExchangeReport (the first local replica's steps): seconds not
+  // hidden, and steps, since the last report.
   double exposed_s_ = 0, step_s_ = 0;
   int reported_steps_ = 0;
   int64_t last_exchange_end_ns_ = 0;

@@ -72,12 +72,15 @@ TEST(GradientBuckets, EachGradientIsFinalAtTheLowestLayerThatWritesIt) {
   EXPECT_EQ(final_layer[ParamIndex(*net, "ip_a", 0)], LayerIndex(*net, "ip_a"));
   // In training the BatchNorm's backward computes the Scale's gradients
   // (unless fusion is switched off: then the Scale's own backward does).
-  if (TestContext().options().fusion) ASSERT_EQ(net->plan().absorbs_after(bn), 1);
+  if (TestContext().options().fusion) {
+    ASSERT_EQ(net->plan().absorbs_after(bn), 1);
+  }
   const int scale_final = final_layer[ParamIndex(*net, "scale", 0)];
-  if (net->plan().absorbs_after(bn) > 0)
+  if (net->plan().absorbs_after(bn) > 0) {
     EXPECT_EQ(scale_final, bn);
-  else
+  } else {
     EXPECT_EQ(scale_final, LayerIndex(*net, "scale"));
+  }
   EXPECT_EQ(final_layer[ParamIndex(*net, "scale", 1)], scale_final);
 }
 
@@ -91,9 +94,12 @@ TEST(GradientBuckets, BucketsGoTopFirstAndCoverEveryGradientOnce) {
     largest = std::max<size_t>(largest, p->count());
   }
   ASSERT_EQ(largest, 36u * 36u);  // the shared weight
+  for (bool taper : {false, true}) {
   for (size_t bytes : {size_t(4), size_t(200), size_t(4000), size_t(1) << 30}) {
     const size_t capacity = bytes / sizeof(float);
-    const std::vector<GradientBucket> buckets = PlanGradientBuckets(*net, bytes);
+    const std::vector<GradientBucket> buckets = PlanGradientBuckets(*net, bytes, taper);
+    const std::vector<size_t> capacities = BucketCapacities(total, capacity, taper);
+    ASSERT_EQ(buckets.size(), capacities.size());
     // covered[p][i]: how many pieces hold float i of parameter p.
     std::vector<std::vector<int>> covered(params.size());
     for (size_t p = 0; p < params.size(); ++p) covered[p].assign(params[p]->count(), 0);
@@ -117,9 +123,16 @@ TEST(GradientBuckets, BucketsGoTopFirstAndCoverEveryGradientOnce) {
       }
       EXPECT_EQ(bucket.count, count);
       EXPECT_EQ(bucket.final_after_layer, final_layer[bucket.pieces.back().param]);
-      // Full, but for the last: a large parameter is split to fill them.
-      EXPECT_LE(count, capacity);
-      if (&bucket != &buckets.back()) EXPECT_EQ(count, capacity);
+      // Filled to their capacities (a large parameter is split to fill
+      // them), which the first bucket may not reach.
+      const size_t b = &bucket - &buckets[0];
+      EXPECT_LE(count, capacities[b]);
+      if (b > 0 || !taper) {
+        EXPECT_EQ(count, capacities[b]) << "bucket " << b;
+      }
+      if (&bucket == &buckets.back() && taper) {
+        EXPECT_LE(count, std::max<size_t>(1, capacity / 16));
+      }
       next_start += count;
     }
     EXPECT_EQ(next_start, total) << "bucket size " << bytes;
@@ -127,8 +140,25 @@ TEST(GradientBuckets, BucketsGoTopFirstAndCoverEveryGradientOnce) {
       for (size_t i = 0; i < covered[p].size(); ++i)
         ASSERT_EQ(covered[p][i], 1) << "parameter " << p << " float " << i << ", bucket size "
                                     << bytes;
-    EXPECT_EQ(buckets.size(), (total + capacity - 1) / capacity);
+    if (!taper) {
+      EXPECT_EQ(buckets.size(), (total + capacity - 1) / capacity);
+    }
   }
+  }
+}
+
+TEST(GradientBuckets, TaperedCapacitiesGrowFromTheLastBucketUp) {
+  // 100 floats, at most 32 a bucket: from the last up 2, 4, 8, 16, 32, 32,
+  // and the first takes the 6 left.
+  EXPECT_EQ(BucketCapacities(100, 32, true), (std::vector<size_t>{6, 32, 32, 16, 8, 4, 2}));
+  EXPECT_EQ(BucketCapacities(100, 32, false), (std::vector<size_t>{32, 32, 32, 4}));
+  EXPECT_EQ(BucketCapacities(3, 32, true), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(BucketCapacities(5, 1, true), (std::vector<size_t>{1, 1, 1, 1, 1}));
+  EXPECT_TRUE(BucketCapacities(0, 32, true).empty());
+  // resnet50's 25.6 million floats in 25 MB buckets: the last 1.56 MB.
+  const std::vector<size_t> resnet50 = BucketCapacities(25557032, (25 << 20) / 4, true);
+  EXPECT_EQ(resnet50.back(), size_t(25 << 20) / 4 / 16);
+  EXPECT_EQ(resnet50.size(), 7u);
 }
 
 }  // namespace

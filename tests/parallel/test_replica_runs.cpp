@@ -1,11 +1,15 @@
 // Data-parallel runs in one process (TrainDataParallel with two replicas on
 // the default device): exact resume of a multi-replica run, a stop asked of
-// one replica that stops all, and a failing replica that ends the run with
-// its name instead of leaving the others waiting.
+// one replica that stops all, a failing replica that ends the run with its
+// name instead of leaving the others waiting, and the exchange's options
+// (summing threads, the timeline, the diagnoses).
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
+#include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -179,6 +183,96 @@ TEST(ReplicaRuns, AnUnknownDeviceIsAnErrorBeforeTraining) {
   EXPECT_THROW(
       TrainDataParallel(Solver(MakeDataset(6), TempDir() + "/x", 5), options, *processes),
       Error);
+}
+
+using Weights = std::vector<std::vector<float>>;
+
+// Trains two replicas with `options` (devices and buckets: TwoReplicas');
+// returns each one's weights, by replica index.
+std::vector<Weights> TrainTwo(const caffe::SolverParameter& param, DataParallelOptions options) {
+  std::mutex mutex;
+  std::vector<Weights> weights(2);
+  options.on_trained = [&](dlcaffe::Solver& solver) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Blob* p : solver.net().learnable_params())
+      weights[solver.net().context().replica().index].push_back(p->ReadData());
+  };
+  auto processes = ProcessGroup::Single();
+  TrainDataParallel(param, options, *processes);
+  return weights;
+}
+
+// The number of summing threads changes nothing: each element is summed in
+// the same order.
+TEST(ReplicaRuns, SummingThreadsDoNotChangeTheWeights) {
+  caffe::SolverParameter param = Solver(MakeDataset(13), TempDir() + "/t", 6);
+  param.set_snapshot_after_train(false);
+  DataParallelOptions one = TwoReplicas(), three = TwoReplicas();
+  one.exchange_threads = 1;
+  three.exchange_threads = 3;
+  one.bucket_bytes = three.bucket_bytes = 1 << 20;  // one bucket: a whole net's split
+  EXPECT_EQ(TrainTwo(param, one), TrainTwo(param, three));
+}
+
+// The timeline: a line per replica and per bucket at every step, each
+// phase no earlier than the one before it.
+TEST(ReplicaRuns, TheExchangeTraceHasEveryStepInOrder) {
+  const int iters = 5;
+  caffe::SolverParameter param = Solver(MakeDataset(13), TempDir() + "/t", iters);
+  param.set_snapshot_after_train(false);
+  DataParallelOptions options = TwoReplicas();
+  options.exchange_trace = TempDir() + "/exchange.trace";
+  options.bucket_taper = false;
+  TrainTwo(param, options);
+  std::ifstream trace(options.exchange_trace);
+  std::map<std::string, int> lines;
+  std::map<int, double> exchange_done;  // replica 0's, by step
+  std::map<int, double> latest_write;   // by step
+  std::string line;
+  while (std::getline(trace, line)) {
+    std::istringstream words(line);
+    std::string kind, name;
+    int step = 0, index = 0;
+    words >> kind >> step >> index;
+    std::vector<double> times;
+    double value = 0;
+    while (words >> name >> value)
+      if (name != "floats" && name != "start") times.push_back(value);
+    ++lines[kind];
+    EXPECT_GE(step, 1);
+    EXPECT_LE(step, iters);
+    for (size_t k = 1; k < times.size(); ++k)
+      EXPECT_LE(times[k - 1], times[k]) << "phases out of order: " << line;
+    if (kind == "replica" && index == 0) exchange_done[step] = times.back();
+    if (kind == "bucket") latest_write[step] = std::max(latest_write[step], times.back());
+  }
+  // 123 floats of parameters (6x16 + 6 and 3x6 + 3) in equal buckets of 25.
+  EXPECT_EQ(lines["replica"], 2 * iters);
+  EXPECT_EQ(lines["bucket"], 5 * iters);
+  for (const auto& [step, written] : latest_write)
+    EXPECT_LE(written, exchange_done[step] + 1e-3) << "step " << step;
+}
+
+// The diagnoses leave the replicas training apart (their data differ), and
+// say so; an unknown one is refused before training.
+TEST(ReplicaRuns, ExchangeDiagnosesLeaveTheReplicasApart) {
+  caffe::SolverParameter param = Solver(MakeDataset(13), TempDir() + "/t", 4);
+  param.set_snapshot_after_train(false);
+  EXPECT_EQ(TrainTwo(param, TwoReplicas())[0], TrainTwo(param, TwoReplicas())[1]);
+  for (const char* diagnosis : {"none", "copies"}) {
+    DataParallelOptions options = TwoReplicas();
+    options.exchange_diagnosis = diagnosis;
+    const std::vector<Weights> apart = TrainTwo(param, options);
+    EXPECT_NE(apart[0], apart[1]) << diagnosis;
+  }
+  DataParallelOptions bad = TwoReplicas();
+  bad.exchange_diagnosis = "some";
+  try {
+    TrainTwo(param, bad);
+    ADD_FAILURE() << "an unknown diagnosis was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'some'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
