@@ -42,6 +42,7 @@
 DEFINE_string(devices, "0,1", "two flat device indices over all platforms (may be the same)");
 DEFINE_string(sizes_mb, "1,4,25,100", "comma-separated buffer sizes in MiB");
 DEFINE_int32(repeats, 10, "timed runs per (path, size); the best and the median are printed");
+DEFINE_int32(pieces, 40, "part 3: a bucket's writes/reads as this many separate copies");
 
 namespace {
 
@@ -114,12 +115,13 @@ void Print(const char* path, const std::string& devs, int mb, const Stats& s,
 // Part 1: one device in its own context, a pinned host buffer mapped once
 // (all released at exit).
 struct Staged {
+  cl_context ctx = nullptr;
   cl_command_queue queue = nullptr;
   cl_mem device = nullptr;
   void* host = nullptr;
   Staged(const DeviceInfo& d, size_t bytes) {
     cl_int err = CL_SUCCESS;
-    cl_context ctx = CL_CREATE(clCreateContext(nullptr, 1, &d.device_id, nullptr, nullptr, &err));
+    ctx = CL_CREATE(clCreateContext(nullptr, 1, &d.device_id, nullptr, nullptr, &err));
     queue = CL_CREATE(clCreateCommandQueue(ctx, d.device_id, 0, &err));
     device = CL_CREATE(clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, nullptr, &err));
     cl_mem pinned = CL_CREATE(clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err));
@@ -169,6 +171,81 @@ std::vector<int> ParseInts(const std::string& text, const char* flag) {
     v.push_back(static_cast<int>(x));
   }
   return v;
+}
+
+// Part 3: the copies as data-parallel training makes them, on the first
+// device: a bucket as --pieces separate copies (one per parameter) against
+// one copy; a write from pinned memory of another context (the second
+// device's, or a second context on the same device); a write while a kernel
+// keeps the device busy on another queue (does the copy overlap compute, and
+// at what rate?).
+void ExchangePatterns(Staged& s, Staged& other, const std::string& id, const std::vector<int>& mbs) {
+  cl_int err = CL_SUCCESS;
+  const char* spin_source =
+      "__kernel void spin(__global float* x, int n) {\n"
+      "  float v = x[get_global_id(0)];\n"
+      "  for (int i = 0; i < n; ++i) v = v * 0.999f + 0.001f;\n"
+      "  x[get_global_id(0)] = v;\n"
+      "}\n";
+  cl_device_id device = nullptr;
+  DLC_CL_CHECK(clGetCommandQueueInfo(s.queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr));
+  cl_program program = CL_CREATE(clCreateProgramWithSource(s.ctx, 1, &spin_source, nullptr, &err));
+  DLC_CL_CHECK(clBuildProgram(program, 1, &device, "", nullptr, nullptr));
+  cl_kernel spin = CL_CREATE(clCreateKernel(program, "spin", &err));
+  cl_command_queue compute = CL_CREATE(clCreateCommandQueue(s.ctx, device, 0, &err));
+  const size_t spin_items = size_t(1) << 20;
+  cl_mem spin_data = CL_CREATE(clCreateBuffer(s.ctx, CL_MEM_READ_WRITE, spin_items * 4, nullptr, &err));
+  const float zero = 0.f;
+  DLC_CL_CHECK(clEnqueueFillBuffer(compute, spin_data, &zero, 4, 0, spin_items * 4, 0, nullptr, nullptr));
+  DLC_CL_CHECK(clSetKernelArg(spin, 0, sizeof spin_data, &spin_data));
+  // The loop count that keeps the device busy for about 50 ms.
+  int n = 1000;
+  for (;;) {
+    DLC_CL_CHECK(clSetKernelArg(spin, 1, sizeof n, &n));
+    const auto start = std::chrono::steady_clock::now();
+    DLC_CL_CHECK(clEnqueueNDRangeKernel(compute, spin, 1, nullptr, &spin_items, nullptr, 0, nullptr, nullptr));
+    DLC_CL_CHECK(clFinish(compute));
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (ms > 40 || n > (1 << 28)) {
+      std::printf("exchange: busy kernel %.1f ms (loop %d) on #%s\n", ms, n, id.c_str());
+      break;
+    }
+    n *= ms < 5 ? 8 : 2;
+  }
+  const int pieces = std::max(1, FLAGS_pieces);
+  for (int mb : mbs) {
+    const size_t bytes = size_t(mb) << 20;
+    const size_t piece = (bytes / pieces) / 4 * 4;
+    const auto split = [&](int to_host, void* host) {
+      for (int k = 0; k < pieces; ++k) {
+        const size_t at = k * piece, size = k + 1 == pieces ? bytes - at : piece;
+        char* h = static_cast<char*>(host) + at;
+        if (to_host)
+          DLC_CL_CHECK(clEnqueueReadBuffer(s.queue, s.device, CL_FALSE, at, size, h, 0, nullptr, nullptr));
+        else
+          DLC_CL_CHECK(clEnqueueWriteBuffer(s.queue, s.device, CL_FALSE, at, size, h, 0, nullptr, nullptr));
+      }
+      DLC_CL_CHECK(clFinish(s.queue));
+    };
+    char name[64];
+    std::snprintf(name, sizeof name, "exchange_d2h_%dpieces", pieces);
+    Print(name, id, mb, Measure(bytes, [&] { split(1, s.host); }));
+    std::snprintf(name, sizeof name, "exchange_h2d_%dpieces", pieces);
+    Print(name, id, mb, Measure(bytes, [&] { split(0, s.host); }));
+    Print("exchange_h2d_foreign", id, mb, Measure(bytes, [&] {
+      DLC_CL_CHECK(clEnqueueWriteBuffer(s.queue, s.device, CL_FALSE, 0, bytes, other.host, 0, nullptr, nullptr));
+      DLC_CL_CHECK(clFinish(s.queue));
+    }), "  (host memory pinned by another context)");
+    for (int to_host : {0, 1}) {
+      Print(to_host ? "exchange_d2h_busy" : "exchange_h2d_busy", id, mb, Measure(bytes, [&] {
+        DLC_CL_CHECK(clEnqueueNDRangeKernel(compute, spin, 1, nullptr, &spin_items, nullptr, 0, nullptr, nullptr));
+        DLC_CL_CHECK(clFlush(compute));
+        s.Enqueue(to_host, bytes);
+        DLC_CL_CHECK(clFinish(s.queue));
+      }, {}, [&](int) { DLC_CL_CHECK(clFinish(compute)); return std::string(); }),
+        "  (while a kernel runs on another queue)");
+    }
+  }
 }
 
 int Run() {
@@ -260,6 +337,7 @@ int Run() {
       Print(kPath[1][to_host], id0 + "+" + id1, mb, both, note);
     }
   }
+  ExchangePatterns(*staged[0], *staged.back(), id0, mbs);
   if (!pair) return 0;
 
   // Part 2: one context with both devices (a device named twice counts once).

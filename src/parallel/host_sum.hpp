@@ -13,8 +13,11 @@ namespace dlcaffe {
 int DefaultSumThreads();
 
 // sum[i] = ((sum[i] + others[0][i]) + others[1][i] + ...), then, when
-// `scale` is not 1, sum[i] *= scale; for i < count.
+// `scale` is not 1, sum[i] *= scale, and copies[k][i] = sum[i]; for
+// i < count. (The copies let each device read the result from host memory
+// pinned for it: from another context's, a driver may copy at a fraction of
+// the rate.)
 void SumInto(float* sum, const std::vector<const float*>& others, size_t count, float scale,
-             int threads);
+             int threads, const std::vector<float*>& copies = {});
 
 }  // namespace dlcaffe
