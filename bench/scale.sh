@@ -11,8 +11,6 @@
 #   threads/copies  --exchange_diagnosis=copies: copies to the host and back
 #   threads/sum1    the exchange with one summing thread (--exchange_threads=1)
 #   threads/flat    the exchange with equal buckets (--bucket_taper=false)
-#   threads/shared  every device reads the mean from the first one's host
-#                   memory (--exchange_diagnosis=shared_source)
 # With TRACE=1 every several-replica run writes --exchange_trace into the
 # logs, and its sum (bench/exchange_trace.py) follows the run's progress line.
 # Every replica trains BATCH images per step (the effective batch is
@@ -214,14 +212,13 @@ EOF
     trace=()
     if [ "${TRACE:-0}" = 1 ]; then trace=(--exchange_trace="$log.trace"); fi
     case "$mode" in
-      threads|threads/none|threads/copies|threads/sum1|threads/flat|threads/shared)
+      threads|threads/none|threads/copies|threads/sum1|threads/flat)
         extra=(--device="$devices" "${trace[@]}")
         case "$mode" in
           threads/none) extra+=(--exchange_diagnosis=none);;
           threads/copies) extra+=(--exchange_diagnosis=copies);;
           threads/sum1) extra+=(--exchange_threads=1);;
           threads/flat) extra+=(--bucket_taper=false);;
-          threads/shared) extra+=(--exchange_diagnosis=shared_source);;
         esac
         res="$(train "$log" "$solver" $((batch * replicas)))";;
       mpi)
@@ -232,7 +229,7 @@ EOF
         # shellcheck disable=SC2086
         res="$(train "$log" "$solver" $((batch * replicas)) \
                "$mpirun" -np "$replicas" $mpirun_args "${oversub[@]}")";;
-      *) echo "unknown mode '$mode' (threads, mpi, threads/none, threads/copies, threads/sum1, threads/flat, threads/shared)" >&2; continue;;
+      *) echo "unknown mode '$mode' (threads, mpi, threads/none, threads/copies, threads/sum1, threads/flat)" >&2; continue;;
     esac
     echo "$net $mode $replicas $batch ${res:--}" >> "$rows"
   done

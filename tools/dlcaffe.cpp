@@ -49,8 +49,7 @@ DEFINE_string(exchange_trace, "", "train on several devices or processes: write 
               "every step's gradient exchange to this file (bench/exchange_trace.py reads it).");
 DEFINE_string(exchange_diagnosis, "", "train on several devices, to find where time goes, never "
               "to train: 'copies' sends gradients to the host and back unsummed, 'none' sends "
-              "nothing (the replicas train apart); 'shared_source': every device reads the "
-              "mean from the first one's host memory.");
+              "nothing (the replicas train apart).");
 DEFINE_double(replica_timeout, 600, "train under mpirun: seconds a process waits for the "
               "others in one exchange before it gives up and ends the job.");
 DEFINE_string(solver, "", "The solver definition protocol buffer text file.");

@@ -46,9 +46,7 @@ struct DataParallelOptions {
   std::string exchange_trace;
   // For finding where a step's time goes, never for training: "copies" sends
   // the gradients to the host and back without summing them, "none" sends
-  // nothing; either way the replicas train apart. "shared_source" is the
-  // exchange with every device reading the mean from the first replica's
-  // host memory (as it did before each got a copy). "" is the exchange.
+  // nothing; either way the replicas train apart. "" (all) is the exchange.
   std::string exchange_diagnosis;
   // Polled on every replica after each iteration (signals).
   std::function<SolverAction()> action_request;

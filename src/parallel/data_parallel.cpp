@@ -102,16 +102,12 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
     exchange.mode = ExchangeOptions::Mode::kCopiesOnly;
   } else if (options.exchange_diagnosis == "none") {
     exchange.mode = ExchangeOptions::Mode::kNothing;
-  } else if (options.exchange_diagnosis == "shared_source") {
-    exchange.mode = ExchangeOptions::Mode::kSharedSource;
   } else {
     DLC_REQUIRE(options.exchange_diagnosis.empty(),
-                "the exchange diagnosis must be 'copies', 'none' or 'shared_source' (or "
-                "empty), not '"
+                "the exchange diagnosis must be 'copies' or 'none' (or empty), not '"
                     << options.exchange_diagnosis << "'");
   }
-  if (exchange.mode == ExchangeOptions::Mode::kCopiesOnly ||
-      exchange.mode == ExchangeOptions::Mode::kNothing)
+  if (exchange.mode != ExchangeOptions::Mode::kAll)
     LOG(WARNING) << "Exchange diagnosis '" << options.exchange_diagnosis
                  << "': gradients are not averaged, the replicas train apart: a measurement "
                     "of speed, not a training";

@@ -13,11 +13,8 @@ namespace dlcaffe {
 int DefaultSumThreads();
 
 // sum[i] = ((sum[i] + others[0][i]) + others[1][i] + ...), then, when
-// `scale` is not 1, sum[i] *= scale, and copies[k][i] = sum[i]; for
-// i < count. (The copies let each device read the result from host memory
-// pinned for it: from another context's, a driver may copy at a fraction of
-// the rate.)
+// `scale` is not 1, sum[i] *= scale; for i < count.
 void SumInto(float* sum, const std::vector<const float*>& others, size_t count, float scale,
-             int threads, const std::vector<float*>& copies = {});
+             int threads);
 
 }  // namespace dlcaffe

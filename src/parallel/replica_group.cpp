@@ -307,8 +307,7 @@ void WaitForCopy(cl_event event, const std::string& who, const char* what) {
 void ReplicaGroup::ExchangeOnce() {
   const float mean_scale = 1.f / count();
   const int threads = options_.sum_threads > 0 ? options_.sum_threads : DefaultSumThreads();
-  const bool sums = options_.mode != ExchangeOptions::Mode::kCopiesOnly;
-  const bool own_sources = options_.mode != ExchangeOptions::Mode::kSharedSource;
+  const bool sums = options_.mode == ExchangeOptions::Mode::kAll;
   struct Times {
     int64_t posted, copied, summed, reduced;
   };
@@ -347,21 +346,15 @@ void ReplicaGroup::ExchangeOnce() {
     float* sum = staging_[0]->host() + bucket.start;
     if (sums) {
       // Local replicas in index order, then the processes: the same sums in
-      // the same order at every iteration. The mean lands in every local
-      // replica's own staging, which is pinned for its device.
+      // the same order at every iteration.
       std::vector<const float*> others;
-      std::vector<float*> copies;
-      for (int j = 1; j < local_count_; ++j) {
-        others.push_back(staging_[j]->host() + bucket.start);
-        if (own_sources) copies.push_back(staging_[j]->host() + bucket.start);
-      }
+      for (int j = 1; j < local_count_; ++j) others.push_back(staging_[j]->host() + bucket.start);
       const bool across = processes_.size() > 1;
-      SumInto(sum, others, bucket.count, across ? 1.f : mean_scale, threads,
-              across ? std::vector<float*>() : copies);
+      SumInto(sum, others, bucket.count, across ? 1.f : mean_scale, threads);
       times[b].summed = SteadyNowNs();
       if (across) {
         processes_.AllReduceSum(sum, bucket.count);
-        SumInto(sum, {}, bucket.count, mean_scale, threads, copies);
+        SumInto(sum, {}, bucket.count, mean_scale, threads);
       }
     } else {
       times[b].summed = times[b].copied;
@@ -370,7 +363,7 @@ void ReplicaGroup::ExchangeOnce() {
     // Without sums (a diagnosis), every replica gets its own gradients back.
     for (int j = 0; j < local_count_; ++j) {
       writes.push_back(
-          staging_[j]->Write(*nets_[j], bucket, staging_[own_sources ? j : 0]->host()));
+          staging_[j]->Write(*nets_[j], bucket, staging_[sums ? 0 : j]->host()));
       if (trace_.on()) {
         written_ns_[writes.size() - 1].store(0);
         DLC_CL_CHECK(clSetEventCallback(writes.back(), CL_COMPLETE, RecordCompletion,

@@ -42,11 +42,9 @@ struct ExchangeOptions {
   int sum_threads = 0;     // host threads summing a bucket; 0: DefaultSumThreads()
   std::string trace_path;  // "": no trace (exchange_trace.hpp)
   // What travels, for finding where a step's time goes: everything; only
-  // the copies to the host and back (no sums: replicas train apart);
-  // nothing at all; or everything, with every device reading the mean from
-  // the first replica's staging (as before each got a copy in its own).
-  // kAll and kSharedSource train correctly.
-  enum class Mode { kAll, kCopiesOnly, kNothing, kSharedSource } mode = Mode::kAll;
+  // the copies to the host and back (no sums: replicas train apart); or
+  // nothing at all. Only kAll trains correctly.
+  enum class Mode { kAll, kCopiesOnly, kNothing } mode = Mode::kAll;
 };
 
 class ReplicaGroup {
