@@ -4,7 +4,10 @@
 // weights and decisions between the processes through it.
 //
 // Every collective below must be called by every process, in the same order,
-// and by one thread at a time. None waits forever: the collectives are MPI's
+// and by one thread at a time, except AllReduceSum: the gradients travel on
+// an MPI communicator of their own, so one thread may sum gradients while
+// another runs the other collectives (each kind in the same order on every
+// process). None waits forever: the collectives are MPI's
 // blocking ones (its fastest), watched by a thread of the group's own; one
 // that has not completed after timeout() seconds makes it print a message
 // naming this rank and what it waited for, and end the job (MPI_Abort). A
@@ -59,10 +62,13 @@ class ProcessGroup {
 
   // Ends the job when a collective outlasts timeout() (process_group.cpp).
   struct Watchdog;
+  // The communicator the gradients travel on (process_group.cpp).
+  struct GradientChannel;
 
  private:
   ProcessGroup();
   std::unique_ptr<Watchdog> watchdog_;
+  std::unique_ptr<GradientChannel> gradients_;
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;

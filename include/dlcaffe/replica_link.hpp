@@ -26,9 +26,15 @@ class ReplicaLink {
   virtual void StartGradientExchange() = 0;
   // After layer `layer_id`'s turn in the backward pass (Net::set_after_backward).
   virtual void OnLayerBackward(int layer_id) = 0;
-  // Returns once every gradient on this replica's device is the mean of all
-  // replicas' gradients.
+  // After the backward pass: from here on, every command enqueued on this
+  // replica's queue runs once every gradient on its device is the mean of
+  // all replicas' gradients (the queue waits, the host does not: a blocking
+  // read of a gradient returns the mean).
   virtual void FinishGradientExchange() = 0;
+  // Returns once every exchange this replica began has ended (before its
+  // weights are read for a snapshot, or training ends); throws if another
+  // replica or the exchange failed.
+  virtual void Settle() = 0;
   // A line for the training log on the time the exchange did not hide
   // behind backward since the last report (and starts the next report).
   virtual std::string TakeExchangeReport() = 0;

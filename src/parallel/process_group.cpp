@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +34,7 @@ int LauncherWorldSize() {
 #ifndef DLCAFFE_WITH_MPI
 
 struct ProcessGroup::Watchdog {};
+struct ProcessGroup::GradientChannel {};
 ProcessGroup::ProcessGroup() = default;
 
 std::unique_ptr<ProcessGroup> ProcessGroup::Single() {
@@ -85,6 +87,12 @@ constexpr size_t kMaxPiece = size_t(1) << 30;
 
 // Watches the collective in progress: one that takes longer than the
 // timeout ends the job, since a blocking MPI call cannot be given up.
+struct ProcessGroup::GradientChannel {
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+// Collectives may be in flight on two threads at once (gradients on one,
+// decisions on another): each is watched on its own.
 struct ProcessGroup::Watchdog {
   explicit Watchdog(const ProcessGroup& group) : group(group) {
     thread = std::thread([this] { Run(); });
@@ -97,39 +105,41 @@ struct ProcessGroup::Watchdog {
     changed.notify_all();
     thread.join();
   }
-  void Begin(const char* what) {
+  int Begin(const char* what) {
     std::lock_guard<std::mutex> lock(mutex);
-    waiting_for = what;
-    since = std::chrono::steady_clock::now();
+    waiting[++last_id] = {what, std::chrono::steady_clock::now()};
+    return last_id;
   }
-  void End() {
+  void End(int id) {
     std::lock_guard<std::mutex> lock(mutex);
-    waiting_for = nullptr;
+    waiting.erase(id);
   }
   void Run() {
     std::unique_lock<std::mutex> lock(mutex);
     while (!stopping) {
       changed.wait_for(lock, std::chrono::milliseconds(100));
-      if (!waiting_for) continue;
-      const double waited =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-      if (waited < group.timeout()) continue;
-      // One write, so that it does not mix with another rank's lines.
-      std::cerr << ("dlcaffe: error: rank " + std::to_string(group.rank()) + ": waited " +
-                    std::to_string(static_cast<long>(waited)) + " s for " + waiting_for +
-                    " from the other ranks; one of them is stuck or gone (the limit is "
-                    "--replica_timeout)\n")
-                << std::flush;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-      std::_Exit(1);
+      for (const auto& [id, entry] : waiting) {
+        const double waited = std::chrono::duration<double>(
+                                  std::chrono::steady_clock::now() - entry.second)
+                                  .count();
+        if (waited < group.timeout()) continue;
+        // One write, so that it does not mix with another rank's lines.
+        std::cerr << ("dlcaffe: error: rank " + std::to_string(group.rank()) + ": waited " +
+                      std::to_string(static_cast<long>(waited)) + " s for " + entry.first +
+                      " from the other ranks; one of them is stuck or gone (the limit is "
+                      "--replica_timeout)\n")
+                  << std::flush;
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        std::_Exit(1);
+      }
     }
   }
 
   const ProcessGroup& group;
   std::mutex mutex;
   std::condition_variable changed;
-  const char* waiting_for = nullptr;
-  std::chrono::steady_clock::time_point since;
+  std::map<int, std::pair<const char*, std::chrono::steady_clock::time_point>> waiting;
+  int last_id = 0;
   bool stopping = false;
   std::thread thread;
 };
@@ -140,14 +150,15 @@ namespace {
 class Watched {
  public:
   Watched(ProcessGroup::Watchdog* watchdog, const char* what) : watchdog_(watchdog) {
-    if (watchdog_) watchdog_->Begin(what);
+    if (watchdog_) id_ = watchdog_->Begin(what);
   }
   ~Watched() {
-    if (watchdog_) watchdog_->End();
+    if (watchdog_) watchdog_->End(id_);
   }
 
  private:
   ProcessGroup::Watchdog* watchdog_;
+  int id_ = 0;
 };
 
 }  // namespace
@@ -163,11 +174,12 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Join(int* argc, char*** argv) {
   int provided = 0;
   DLC_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
   // Gradients are exchanged by a thread of their own while the training
-  // thread waits, so calls come from two threads, never at the same time;
-  // the watchdog may end the job from a third.
-  DLC_REQUIRE(provided >= MPI_THREAD_SERIALIZED,
-              "the MPI library offers thread support level " << provided
-                  << "; data-parallel training needs MPI_THREAD_SERIALIZED or more");
+  // threads go on (and agree on stopping and snapshots) on theirs; the
+  // watchdog may end the job from a third.
+  DLC_REQUIRE(provided >= MPI_THREAD_MULTIPLE,
+              "the MPI library offers thread support level "
+                  << provided << "; data-parallel training needs MPI_THREAD_MULTIPLE ("
+                  << MPI_THREAD_MULTIPLE << ")");
   // Errors come back as codes (and become dlcaffe::Error) instead of aborting.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   std::unique_ptr<ProcessGroup> group(new ProcessGroup());
@@ -179,12 +191,16 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Join(int* argc, char*** argv) {
                                     MPI_INFO_NULL, &local));
   MPI_Comm_rank(local, &group->local_rank_);
   MPI_Comm_free(&local);
+  group->gradients_ = std::make_unique<GradientChannel>();
+  DLC_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &group->gradients_->comm));
+  MPI_Comm_set_errhandler(group->gradients_->comm, MPI_ERRORS_RETURN);
   group->watchdog_ = std::make_unique<Watchdog>(*group);
   return group;
 }
 
 ProcessGroup::~ProcessGroup() {
   watchdog_.reset();
+  if (gradients_ && gradients_->comm != MPI_COMM_NULL) MPI_Comm_free(&gradients_->comm);
   if (uses_mpi_) MPI_Finalize();
 }
 
@@ -248,7 +264,7 @@ void ProcessGroup::AllReduceSum(float* values, size_t count) {
   for (size_t done = 0; done < count; done += kMaxPiece) {
     const int piece = static_cast<int>(std::min<size_t>(kMaxPiece, count - done));
     DLC_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values + done, piece, MPI_FLOAT, MPI_SUM,
-                                MPI_COMM_WORLD));
+                                gradients_->comm));
   }
 }
 

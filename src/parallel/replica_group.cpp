@@ -1,5 +1,6 @@
 #include "replica_group.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -47,14 +48,16 @@ class ReplicaGroup::Link : public ReplicaLink {
   int count() const override { return group_.count(); }
 
   ~Link() override {
-    if (last_computed_) clReleaseEvent(last_computed_);
+    if (step_wait_) clReleaseEvent(step_wait_);
   }
 
   void StartGradientExchange() override {
     armed_ = true;
     next_bucket_ = 0;
-    ++exchanges_started_;
     if (local_ == 0) group_.step_start_ns_.store(SteadyNowNs());
+    if (step_wait_) clReleaseEvent(step_wait_);
+    step_wait_ = group_.OpenStep(local_);
+    if (step_wait_) ++exchanges_started_;
   }
 
   void OnLayerBackward(int layer_id) override {
@@ -62,40 +65,33 @@ class ReplicaGroup::Link : public ReplicaLink {
     const auto& buckets = group_.buckets_;
     while (next_bucket_ < buckets.size() &&
            buckets[next_bucket_].final_after_layer >= layer_id) {
+      // The whole backward pass is enqueued when the last bucket is.
+      const int64_t enqueued = SteadyNowNs();
       cl_event computed = nullptr, done = nullptr;
       group_.staging_[local_]->ReadAfterCompute(*group_.nets_[local_], buckets[next_bucket_],
                                                 &computed, &done);
-      if (next_bucket_ + 1 == buckets.size()) {
-        // The end of this replica's backward pass on its device.
-        DLC_CL_CHECK(clRetainEvent(computed));
-        last_computed_ = computed;
-      }
-      group_.Post(local_, next_bucket_, computed, done);
+      group_.Post(local_, next_bucket_, computed, done, enqueued);
       ++next_bucket_;
     }
   }
 
+  // The host does not wait: the device does. Whatever this replica enqueues
+  // from here on (the update, the next forward) runs once the mean is on its
+  // device, so the update's kernels are queued, not launched, when the
+  // exchange ends.
   void FinishGradientExchange() override {
     if (!armed_) StartGradientExchange();
     OnLayerBackward(-1);  // whatever no layer's turn has sent yet
     armed_ = false;
-    const int64_t enqueued = SteadyNowNs();
-    // This thread waits for the exchange anyway, which waits for the end of
-    // backward: seeing that end first costs nothing and tells the exchange
-    // time that backward did not hide. (A failed command is reported by the
-    // exchange, which waits for the copies behind it.)
-    if (!last_computed_) {
-      DLC_CL_CHECK(clEnqueueMarkerWithWaitList(group_.contexts_[local_]->queue(), 0, nullptr,
-                                               &last_computed_));
-      DLC_CL_CHECK(clFlush(group_.contexts_[local_]->queue()));
-    }
-    clWaitForEvents(1, &last_computed_);
-    clReleaseEvent(last_computed_);
-    last_computed_ = nullptr;
-    const int64_t backward_done = SteadyNowNs();
-    group_.WaitForExchange(local_, exchanges_started_);
-    group_.RecordStep(local_, exchanges_started_, enqueued, backward_done, SteadyNowNs());
+    if (!step_wait_) return;
+    cl_command_queue queue = group_.contexts_[local_]->queue();
+    DLC_CL_CHECK(clEnqueueBarrierWithWaitList(queue, 1, &step_wait_, nullptr));
+    DLC_CL_CHECK(clFlush(queue));
+    clReleaseEvent(step_wait_);
+    step_wait_ = nullptr;
   }
+
+  void Settle() override { group_.WaitForExchange(local_, exchanges_started_); }
 
   std::string TakeExchangeReport() override { return group_.TakeReport(); }
 
@@ -133,8 +129,10 @@ class ReplicaGroup::Link : public ReplicaLink {
   const int local_;
   bool armed_ = false;
   size_t next_bucket_ = 0;
+  // The user event the exchange completes once this step's mean is on the
+  // device (this thread's reference; the group holds another).
+  cl_event step_wait_ = nullptr;
   uint64_t exchanges_started_ = 0;
-  cl_event last_computed_ = nullptr;  // retained: the last bucket's compute point
 };
 
 ReplicaGroup::ReplicaGroup(ProcessGroup& processes, int local_count,
@@ -163,6 +161,10 @@ void ReplicaGroup::Stop() {
   }
   changed_.notify_all();
   if (exchanger_.joinable()) exchanger_.join();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ReleaseStepWaits();
+  }
   for (auto& buckets : posted_)
     for (auto& events : buckets) {
       if (events.first) clReleaseEvent(events.first);
@@ -188,6 +190,9 @@ void ReplicaGroup::Attach(int local, Net& net, Context& ctx) {
   if (++attached_ < local_count_) return;
   buckets_ = PlanGradientBuckets(*nets_[0], options_.bucket_bytes, options_.bucket_taper);
   posted_ns_.assign(buckets_.size(), 0);
+  enqueued_ns_.assign(local_count_, 0);
+  backward_done_ns_ = std::vector<std::atomic<int64_t>>(local_count_);
+  step_waits_.resize(local_count_);
   written_ns_ = std::vector<std::atomic<int64_t>>(buckets_.size() * local_count_);
   size_t floats = 0;
   for (const GradientBucket& bucket : buckets_) floats += bucket.count;
@@ -207,8 +212,35 @@ void ReplicaGroup::Fail(const std::string& who, std::exception_ptr error) {
       failure_ = error;
       failure_who_ = who;
     }
+    // Queues waiting for an exchange that will not come would never drain:
+    // they go on with the gradients they have, which no one will use (every
+    // replica's next agreement, or Settle, throws). (An error status would
+    // say it better, but PoCL 3.1 aborts on one.)
+    ReleaseStepWaits();
   }
   changed_.notify_all();
+}
+
+cl_event ReplicaGroup::OpenStep(int local) {
+  if (buckets_.empty() || options_.mode == ExchangeOptions::Mode::kNothing) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  ThrowIfFailed(local);
+  cl_int err = CL_SUCCESS;
+  cl_event wait = clCreateUserEvent(contexts_[local]->cl(), &err);
+  DLC_CL_CHECK(err);
+  DLC_CL_CHECK(clRetainEvent(wait));
+  step_waits_[local].push_back(wait);
+  return wait;
+}
+
+void ReplicaGroup::ReleaseStepWaits() {
+  for (auto& waits : step_waits_) {
+    for (cl_event wait : waits) {
+      clSetUserEventStatus(wait, CL_COMPLETE);
+      clReleaseEvent(wait);
+    }
+    waits.clear();
+  }
 }
 
 bool ReplicaGroup::failed() const {
@@ -255,19 +287,27 @@ void ReplicaGroup::Rendezvous(int local, Work&& leader_work) {
   changed_.notify_all();
 }
 
-void ReplicaGroup::Post(int local, size_t bucket, cl_event computed, cl_event done) {
+void ReplicaGroup::Post(int local, size_t bucket, cl_event computed, cl_event done,
+                        int64_t enqueued_ns) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     posted_[local][bucket] = {computed, done};
-    posted_ns_[bucket] = std::max(posted_ns_[bucket], SteadyNowNs());
+    const int64_t now = SteadyNowNs();
+    posted_ns_[bucket] = std::max(posted_ns_[bucket], now);
+    if (bucket + 1 == buckets_.size()) {
+      // The backward pass is enqueued; its end on the device is this event.
+      enqueued_ns_[local] = enqueued_ns;
+      backward_done_ns_[local].store(0);
+      DLC_CL_CHECK(clSetEventCallback(computed, CL_COMPLETE, RecordCompletion,
+                                      &backward_done_ns_[local]));
+    }
   }
   changed_.notify_all();
 }
 
 void ReplicaGroup::WaitForExchange(int local, uint64_t exchange) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!buckets_.empty() && options_.mode != ExchangeOptions::Mode::kNothing)
-    changed_.wait(lock, [&] { return exchanges_done_ >= exchange || failed_; });
+  changed_.wait(lock, [&] { return exchanges_done_ >= exchange || failed_; });
   ThrowIfFailed(local);
 }
 
@@ -312,6 +352,7 @@ void ReplicaGroup::ExchangeOnce() {
     int64_t posted, copied, summed, reduced;
   };
   std::vector<Times> times(buckets_.size());
+  std::vector<int64_t> backward_done(local_count_, 0);
   std::vector<cl_event> writes;
   int64_t start = 0;
   for (size_t b = 0; b < buckets_.size(); ++b) {
@@ -338,6 +379,14 @@ void ReplicaGroup::ExchangeOnce() {
     // The root replica has begun this step by now (it posted).
     if (b == 0) start = step_start_ns_.load();
     for (int j = 0; j < local_count_; ++j) {
+      if (b + 1 == buckets_.size()) {
+        // The end of replica j's backward pass: when this thread, idle until
+        // then, sees it, or when the driver's callback did, whichever is
+        // earlier (this thread may arrive late; the callback may run late).
+        clWaitForEvents(1, &events[j].first);
+        const int64_t seen = SteadyNowNs(), called = backward_done_ns_[j].load();
+        backward_done[j] = called > 0 ? std::min(seen, called) : seen;
+      }
       clReleaseEvent(events[j].first);
       WaitForCopy(events[j].second, Describe(j), "copying gradients to the host");
     }
@@ -374,36 +423,44 @@ void ReplicaGroup::ExchangeOnce() {
   for (size_t w = 0; w < writes.size(); ++w)
     WaitForCopy(writes[w], Describe(static_cast<int>(w % local_count_)),
                 "copying the mean gradients to the device");
-  if (trace_.on()) {
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      int64_t written = 0;
-      for (int j = 0; j < local_count_; ++j) {
-        // The callback may run a moment after the wait returned.
-        std::atomic<int64_t>& at = written_ns_[b * local_count_ + j];
-        for (int spins = 0; at.load() == 0 && spins < 100000; ++spins) std::this_thread::yield();
-        written = std::max(written, at.load());
-      }
-      trace_.Bucket(exchanges_done_ + 1, b, buckets_[b].count, start, times[b].posted,
-                    times[b].copied, times[b].summed, times[b].reduced, written);
+  const int64_t end = SteadyNowNs();
+  const uint64_t step = exchanges_done_ + 1;  // only this thread changes it
+  std::vector<int64_t> enqueued(local_count_);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // (Once their queues go on, the replicas may post their next step.)
+    enqueued = enqueued_ns_;
+    // Every local replica's queue goes on.
+    for (auto& waits : step_waits_) {
+      DLC_REQUIRE(!waits.empty(), "a replica's step ended without its wait");
+      clSetUserEventStatus(waits.front(), CL_COMPLETE);
+      clReleaseEvent(waits.front());
+      waits.pop_front();
     }
+    const int64_t backward_end = *std::max_element(backward_done.begin(), backward_done.end());
+    if (last_exchange_end_ns_ > 0) {
+      exposed_s_ += std::max<int64_t>(0, end - backward_end) * 1e-9;
+      step_s_ += (end - last_exchange_end_ns_) * 1e-9;
+      ++reported_steps_;
+    }
+    last_exchange_end_ns_ = end;
+    ++exchanges_done_;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++exchanges_done_;
   changed_.notify_all();
-}
-
-void ReplicaGroup::RecordStep(int local, uint64_t step, int64_t enqueued_ns,
-                              int64_t backward_done_ns, int64_t exchange_done_ns) {
-  trace_.Replica(step, global_index(local), step_start_ns_.load(), enqueued_ns,
-                 backward_done_ns, exchange_done_ns);
-  if (local != 0) return;
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (last_exchange_end_ns_ > 0) {
-    exposed_s_ += std::max<int64_t>(0, exchange_done_ns - backward_done_ns) * 1e-9;
-    step_s_ += (exchange_done_ns - last_exchange_end_ns_) * 1e-9;
-    ++reported_steps_;
+  if (!trace_.on()) return;
+  for (int j = 0; j < local_count_; ++j)
+    trace_.Replica(step, global_index(j), start, enqueued[j], backward_done[j], end);
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    int64_t written = 0;
+    for (int j = 0; j < local_count_; ++j) {
+      // The callback may run a moment after the wait returned.
+      std::atomic<int64_t>& at = written_ns_[b * local_count_ + j];
+      for (int spins = 0; at.load() == 0 && spins < 100000; ++spins) std::this_thread::yield();
+      written = std::max(written, at.load());
+    }
+    trace_.Bucket(step, b, buckets_[b].count, start, times[b].posted, times[b].copied,
+                  times[b].summed, times[b].reduced, written);
   }
-  last_exchange_end_ns_ = exchange_done_ns;
 }
 
 std::string ReplicaGroup::TakeReport() {

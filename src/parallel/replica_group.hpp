@@ -9,16 +9,19 @@
 // bucket and in a fixed order (so every run sums alike): waits for every
 // local replica's copy, sums them, sums that over the processes (MPI),
 // divides by the number of replicas, and writes the mean back to every
-// local replica's device. Backward goes on meanwhile; only what is left
-// after its last layer is waited for (TakeExchangeReport measures that:
-// from the moment the root replica's thread sees its device finish backward
-// to the moment it sees the mean written back).
+// local replica's device. Backward goes on meanwhile. The replicas' threads
+// do not wait for the exchange: their queues do (a barrier on a user event
+// the exchange completes), so each update is already enqueued when the
+// mean arrives. Only what is left after the last backward layer delays a
+// device (TakeExchangeReport measures that: from the end of the slowest
+// local replica's backward pass to the end of the writes).
 //
 // Failure: the first replica (or the exchange thread) to fail stops the
 // group; every other local replica's next call throws instead of waiting.
 #pragma once
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -87,11 +90,16 @@ class ReplicaGroup {
   void Rendezvous(int local, Work&& leader_work);
   void ThrowIfFailed(int local) const;  // requires mutex_
 
-  void Post(int local, size_t bucket, cl_event computed, cl_event done);
+  // `enqueued_ns`: for the last bucket, when the replica had enqueued its
+  // whole backward pass.
+  void Post(int local, size_t bucket, cl_event computed, cl_event done, int64_t enqueued_ns);
+  // A user event that the exchange completes when local replica `local`'s
+  // step now beginning has its mean on the device (nullptr when nothing is
+  // exchanged). The caller gets a reference of its own.
+  cl_event OpenStep(int local);
+  // Completes every open step's event (requires mutex_).
+  void ReleaseStepWaits();
   void WaitForExchange(int local, uint64_t exchange);
-  // Local replica `local`'s view of one step, for the report and the trace.
-  void RecordStep(int local, uint64_t step, int64_t enqueued_ns, int64_t backward_done_ns,
-                  int64_t exchange_done_ns);
   void ExchangeLoop();
   void ExchangeOnce();
   std::string TakeReport();
@@ -123,8 +131,14 @@ class ReplicaGroup {
   int int_result_ = 0;
   // Gradient exchange: posted_[local][bucket] = {compute point, copy done}.
   std::vector<std::vector<std::pair<cl_event, cl_event>>> posted_;
-  // When each bucket's copy was posted (the latest local replica's).
+  // When each bucket's copy was posted (the latest local replica's), when
+  // each replica had enqueued its backward pass, and when its device ended
+  // it (a driver callback's time; 0 = not yet).
   std::vector<int64_t> posted_ns_;
+  std::vector<int64_t> enqueued_ns_;
+  std::vector<std::atomic<int64_t>> backward_done_ns_;
+  // Per local replica, the user events of its steps not yet exchanged.
+  std::vector<std::deque<cl_event>> step_waits_;
   // For the trace: when each write back (bucket-major) completed.
   std::vector<std::atomic<int64_t>> written_ns_;
   uint64_t exchanges_done_ = 0;

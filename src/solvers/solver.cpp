@@ -173,6 +173,8 @@ void Solver::Solve(const std::string& resume_file) {
     Restore(resume_file);
   }
   Step(param_.max_iter() - iter_);
+  // The device waits for the exchange, the host did not: end with it.
+  if (link_) link_->Settle();
   // A final snapshot unless the last iteration just wrote one.
   if (param_.snapshot_after_train() &&
       (!param_.snapshot() || iter_ % param_.snapshot() != 0))

@@ -105,6 +105,8 @@ void Solver::CheckSnapshotWritePermissions() {
 }
 
 void Solver::Snapshot() {
+  // The weights read below must have taken their last update.
+  if (link_) link_->Settle();
   // Caffe's two formats: binary protos, or HDF5 (.caffemodel.h5 and
   // .solverstate.h5), each file written atomically either way.
   const bool hdf5 = param_.snapshot_format() == caffe::SolverParameter_SnapshotFormat_HDF5;
