@@ -4,10 +4,9 @@
 // weights and decisions between the processes through it.
 //
 // Every collective below must be called by every process, in the same order,
-// and by one thread at a time, except AllReduceSum: the gradients travel on
-// an MPI communicator of their own, so one thread may sum gradients while
-// another runs the other collectives (each kind in the same order on every
-// process). None waits forever: the collectives are MPI's
+// and by one thread at a time. (The gradients, AllReduceSum, travel on an
+// MPI communicator of their own, so that a library with MPI_THREAD_MULTIPLE
+// could run them beside the others.) None waits forever: the collectives are MPI's
 // blocking ones (its fastest), watched by a thread of the group's own; one
 // that has not completed after timeout() seconds makes it print a message
 // naming this rank and what it waited for, and end the job (MPI_Abort). A

@@ -173,13 +173,13 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Join(int* argc, char*** argv) {
   if (LauncherWorldSize() <= 1) return Single();
   int provided = 0;
   DLC_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
-  // Gradients are exchanged by a thread of their own while the training
-  // threads go on (and agree on stopping and snapshots) on theirs; the
-  // watchdog may end the job from a third.
-  DLC_REQUIRE(provided >= MPI_THREAD_MULTIPLE,
-              "the MPI library offers thread support level "
-                  << provided << "; data-parallel training needs MPI_THREAD_MULTIPLE ("
-                  << MPI_THREAD_MULTIPLE << ")");
+  // Gradients are exchanged by a thread of their own, and the training
+  // thread waits for it before its own collectives, so calls come from two
+  // threads, never at the same time (the gradients' on a communicator of
+  // their own all the same); the watchdog may end the job from a third.
+  DLC_REQUIRE(provided >= MPI_THREAD_SERIALIZED,
+              "the MPI library offers thread support level " << provided
+                  << "; data-parallel training needs MPI_THREAD_SERIALIZED or more");
   // Errors come back as codes (and become dlcaffe::Error) instead of aborting.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   std::unique_ptr<ProcessGroup> group(new ProcessGroup());
