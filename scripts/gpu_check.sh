@@ -38,7 +38,9 @@
 # may take, 900), TEST_FILTER (a regex over the programs' names, default
 # all), PARALLEL=1 (on a host with several GPUs: each part at once on a GPU
 # of its own, DLCAFFE_DEVICE=0, 1, ... in the order given; each part's
-# results in $OUT/PART/, their summaries joined in $OUT/summary.txt).
+# results in $OUT/PART/, their summaries joined in $OUT/summary.txt; the
+# nets' generator then shares the CPUs with the others and may not finish
+# in one 10-minute call: give `nets` a call of its own).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
