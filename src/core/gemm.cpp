@@ -8,6 +8,7 @@
 
 #include "core/gemm_config.hpp"
 #include "core/gemm_tuning.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/math.hpp"
@@ -210,8 +211,7 @@ namespace {
 // The -D option giving operand X ("A", "B", "C") storage type `type` (none
 // for float: the kernel's default).
 std::string TypeDefine(const char* operand, StorageType type) {
-  if (type == StorageType::kFloat32) return "";
-  return std::string(" -D") + operand + "_TYPE=" + (type == StorageType::kFloat16 ? "1" : "2");
+  return StorageOption(std::string(operand) + "_TYPE", type);
 }
 
 // The kernel's -D options; `grouped` flags which of A, B, C (bits 1, 2, 4)

@@ -12,6 +12,7 @@
 
 #include "core/cache_files.hpp"
 #include "core/gemm_config.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/error.hpp"
 
 namespace dlcaffe {
@@ -199,7 +200,7 @@ std::string GeneratedKernel::TypeOptions(const std::vector<BufferArg>& buffers) 
     if (!a.is_buffer() || b >= buffers.size()) continue;
     const StorageType type = buffers[b++].type;
     if (type == StorageType::kFloat32) continue;
-    options += " -DPW_TYPE__" + a.name + (type == StorageType::kFloat16 ? "=1" : "=2");
+    options += StorageOption("PW_TYPE__" + a.name, type);
   }
   return options;
 }

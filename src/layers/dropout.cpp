@@ -8,6 +8,7 @@
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
 #include "core/neuron_layer.hpp"
+#include "core/storage_option.hpp"
 
 namespace dlcaffe {
 
@@ -53,9 +54,8 @@ class DropoutLayer : public NeuronLayer {
   // `blob` gives the storage type (bottom and top share it).
   template <typename... Args>
   void Launch(const char* kernel, const Blob& blob, int n, const Args&... args) {
-    const int type = static_cast<int>(blob.storage_type());
     ctx_->Launch1D(
-        ctx_->Kernel("dropout.cl", type ? "-DDATA_TYPE=" + std::to_string(type) : "", kernel), n,
+        ctx_->Kernel("dropout.cl", StorageOption("DATA_TYPE", blob.storage_type()), kernel), n,
         n, args...);
   }
 

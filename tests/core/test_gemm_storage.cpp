@@ -18,6 +18,7 @@
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/half_conversion.hpp"
 #include "dlcaffe/math.hpp"
+#include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -32,12 +33,7 @@ std::vector<float> Values(size_t n, StorageType type, unsigned seed) {
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<float> v(n);
   for (float& x : v) x = dist(rng);
-  std::vector<uint16_t> bits(n);
-  if (type != F::kFloat32) {
-    FloatsToStorage(v.data(), static_cast<int>(n), type, bits.data());
-    StorageToFloats(bits.data(), static_cast<int>(n), type, v.data());
-  }
-  return v;
+  return RoundedTo(v, type);
 }
 
 // A device buffer holding `values` in `type`.
@@ -63,9 +59,7 @@ std::vector<uint32_t> Download(Context& ctx, cl_mem mem, size_t n, StorageType t
 std::vector<uint32_t> RoundedBits(Context& ctx, cl_mem mem, size_t n, StorageType type) {
   std::vector<float> values(n);
   ctx.Read(mem, 0, n * sizeof(float), values.data());
-  std::vector<char> bytes(n * StorageBytes(type));
-  FloatsToStorage(values.data(), static_cast<int>(n), type, bytes.data());
-  StorageToFloats(bytes.data(), static_cast<int>(n), type, values.data());
+  values = RoundedTo(values, type);
   std::vector<uint32_t> bits(n);
   std::memcpy(bits.data(), values.data(), n * sizeof(float));
   return bits;
