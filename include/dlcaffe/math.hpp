@@ -86,10 +86,13 @@ struct GemmArgs {
 };
 void Gemm(Context& ctx, const GemmArgs& args);
 
-// Convenience form with packed strides.
+// Convenience form with packed strides (and operands of any storage type).
 void Gemm(Context& ctx, Transpose trans_a, Transpose trans_b, int M, int N,
           int K, float alpha, cl_mem A, size_t a_offset, cl_mem B,
-          size_t b_offset, float beta, cl_mem C, size_t c_offset);
+          size_t b_offset, float beta, cl_mem C, size_t c_offset,
+          StorageType a_type = StorageType::kFloat32,
+          StorageType b_type = StorageType::kFloat32,
+          StorageType c_type = StorageType::kFloat32);
 
 // y = a * x + y
 void Axpy(Context& ctx, int n, float a, cl_mem x, size_t x_off, cl_mem y,

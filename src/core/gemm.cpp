@@ -544,7 +544,8 @@ void Gemm(Context& ctx, const GemmArgs& args) {
 
 void Gemm(Context& ctx, Transpose trans_a, Transpose trans_b, int M, int N, int K,
           float alpha, cl_mem A, size_t a_offset, cl_mem B, size_t b_offset, float beta,
-          cl_mem C, size_t c_offset) {
+          cl_mem C, size_t c_offset, StorageType a_type, StorageType b_type,
+          StorageType c_type) {
   GemmArgs g;
   g.trans_a = trans_a;
   g.trans_b = trans_b;
@@ -559,6 +560,9 @@ void Gemm(Context& ctx, Transpose trans_a, Transpose trans_b, int M, int N, int 
   g.b_offset = b_offset;
   g.C = C;
   g.c_offset = c_offset;
+  g.a_type = a_type;
+  g.b_type = b_type;
+  g.c_type = c_type;
   Gemm(ctx, g);
 }
 

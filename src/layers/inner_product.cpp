@@ -83,20 +83,8 @@ class InnerProductLayer : public Layer {
   // C = op(A) op(B) + beta C over operands of any storage type.
   void Product(Transpose trans_a, Transpose trans_b, int M, int N, int K, const BufferArg& a,
                const BufferArg& b, float beta, const BufferArg& c) {
-    GemmArgs g;
-    g.trans_a = trans_a;
-    g.trans_b = trans_b;
-    g.M = M;
-    g.N = N;
-    g.K = K;
-    g.A = a.mem;
-    g.a_type = a.type;
-    g.B = b.mem;
-    g.b_type = b.type;
-    g.beta = beta;
-    g.C = c.mem;
-    g.c_type = c.type;
-    Gemm(*ctx_, g);
+    Gemm(*ctx_, trans_a, trans_b, M, N, K, 1.f, a.mem, 0, b.mem, 0, beta, c.mem, 0, a.type,
+         b.type, c.type);
   }
 
   // bias_diff += the column sums of top_diff (M x N): per-channel sums with
