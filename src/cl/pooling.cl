@@ -8,6 +8,16 @@
 // EXCLUDE_PAD (0/1): average pooling divides by the number of input elements
 // in the window (ONNX AveragePool's count_include_pad = 0) instead of Caffe's
 // window clipped to the padded input.
+// DATA_TYPE (common.cl's storage codes; float by default): how the data and
+// diffs are stored. Values are widened to float on load and rounded once on
+// store; the argmax and the mask top stay int and float.
+
+#ifndef DATA_TYPE
+#define DATA_TYPE 0
+#endif
+#define DATA_ELEM STORAGE_ELEM(DATA_TYPE)
+#define LOAD(p, i) STORAGE_LOAD(DATA_TYPE, p, i)
+#define STORE(p, i, v) STORAGE_STORE(DATA_TYPE, p, i, v)
 
 #ifndef HAS_TOP_MASK
 #define HAS_TOP_MASK 0
@@ -24,8 +34,8 @@
 
 // Max over the window clipped to the input; argmax is the offset h * width + w
 // inside the (n, c) plane, -1 for a window that covers no input.
-__kernel void max_pool_forward(const int n, __global const float* bottom,
-                               POOL_GEOMETRY, __global float* top,
+__kernel void max_pool_forward(const int n, __global const DATA_ELEM* bottom,
+                               POOL_GEOMETRY, __global DATA_ELEM* top,
                                __global int* argmax
 #if HAS_TOP_MASK
                                , __global float* top_mask
@@ -42,19 +52,19 @@ __kernel void max_pool_forward(const int n, __global const float* bottom,
   const int wend = min(wstart + kernel_w, width);
   hstart = max(hstart, 0);
   wstart = max(wstart, 0);
-  __global const float* slice = bottom + plane * height * width;
+  __global const DATA_ELEM* slice = bottom + plane * height * width;
   float maxval = -FLT_MAX;
   int maxidx = -1;
   for (int h = hstart; h < hend; ++h) {
     for (int w = wstart; w < wend; ++w) {
-      const float v = slice[h * width + w];
+      const float v = LOAD(slice, h * width + w);
       if (v > maxval) {
         maxval = v;
         maxidx = h * width + w;
       }
     }
   }
-  top[index] = maxval;
+  STORE(top, index, maxval);
   argmax[index] = maxidx;
 #if HAS_TOP_MASK
   top_mask[index] = (float)maxidx;
@@ -62,9 +72,9 @@ __kernel void max_pool_forward(const int n, __global const float* bottom,
 }
 
 // Each input element sums the top diffs of the windows whose argmax it is.
-__kernel void max_pool_backward(const int n, __global const float* top_diff,
+__kernel void max_pool_backward(const int n, __global const DATA_ELEM* top_diff,
                                 __global const int* argmax, POOL_GEOMETRY,
-                                __global float* bottom_diff) {
+                                __global DATA_ELEM* bottom_diff) {
   const int index = GLOBAL_INDEX;
   if (index >= n) return;
   const int w = index % width;
@@ -81,10 +91,10 @@ __kernel void max_pool_backward(const int n, __global const float* top_diff,
   for (int ph = phstart; ph < phend; ++ph) {
     for (int pw = pwstart; pw < pwend; ++pw) {
       const int t = offset + ph * pooled_w + pw;
-      if (argmax[t] == self) gradient += top_diff[t];
+      if (argmax[t] == self) gradient += LOAD(top_diff, t);
     }
   }
-  bottom_diff[index] = gradient;
+  STORE(bottom_diff, index, gradient);
 }
 
 // Average over the window; the divisor is the window clipped to the padded
@@ -109,8 +119,8 @@ inline float ave_pool_divisor(const int hstart, const int wstart, const int heig
 #endif
 }
 
-__kernel void ave_pool_forward(const int n, __global const float* bottom,
-                               POOL_GEOMETRY, __global float* top) {
+__kernel void ave_pool_forward(const int n, __global const DATA_ELEM* bottom,
+                               POOL_GEOMETRY, __global DATA_ELEM* top) {
   const int index = GLOBAL_INDEX;
   if (index >= n) return;
   const int pw = index % pooled_w;
@@ -122,15 +132,15 @@ __kernel void ave_pool_forward(const int n, __global const float* bottom,
       ave_pool_divisor(h0, w0, height, width, kernel_h, kernel_w, pad_h, pad_w);
   const int hstart = max(h0, 0), wstart = max(w0, 0);
   const int hend = min(h0 + kernel_h, height), wend = min(w0 + kernel_w, width);
-  __global const float* slice = bottom + plane * height * width;
+  __global const DATA_ELEM* slice = bottom + plane * height * width;
   float sum = 0.f;
   for (int h = hstart; h < hend; ++h)
-    for (int w = wstart; w < wend; ++w) sum += slice[h * width + w];
-  top[index] = sum / pool_size;
+    for (int w = wstart; w < wend; ++w) sum += LOAD(slice, h * width + w);
+  STORE(top, index, sum / pool_size);
 }
 
-__kernel void ave_pool_backward(const int n, __global const float* top_diff,
-                                POOL_GEOMETRY, __global float* bottom_diff) {
+__kernel void ave_pool_backward(const int n, __global const DATA_ELEM* top_diff,
+                                POOL_GEOMETRY, __global DATA_ELEM* bottom_diff) {
   const int index = GLOBAL_INDEX;
   if (index >= n) return;
   // Coordinates in the padded input.
@@ -141,17 +151,17 @@ __kernel void ave_pool_backward(const int n, __global const float* top_diff,
   const int phend = min(h / stride_h + 1, pooled_h);
   const int pwstart = (w < kernel_w) ? 0 : (w - kernel_w) / stride_w + 1;
   const int pwend = min(w / stride_w + 1, pooled_w);
-  __global const float* slice = top_diff + plane * pooled_h * pooled_w;
+  __global const DATA_ELEM* slice = top_diff + plane * pooled_h * pooled_w;
   float gradient = 0.f;
   for (int ph = phstart; ph < phend; ++ph) {
     for (int pw = pwstart; pw < pwend; ++pw) {
       const float pool_size =
           ave_pool_divisor(ph * stride_h - pad_h, pw * stride_w - pad_w, height, width,
                            kernel_h, kernel_w, pad_h, pad_w);
-      gradient += slice[ph * pooled_w + pw] / pool_size;
+      gradient += LOAD(slice, ph * pooled_w + pw) / pool_size;
     }
   }
-  bottom_diff[index] = gradient;
+  STORE(bottom_diff, index, gradient);
 }
 
 // Stochastic pooling (Zeiler & Fergus), as Caffe: in training, each window
@@ -163,9 +173,9 @@ __kernel void ave_pool_backward(const int n, __global const float* top_diff,
 
 // Random numbers: uniform_from_hash (common.cl).
 
-__kernel void stochastic_pool_forward_train(const int n, __global const float* bottom,
+__kernel void stochastic_pool_forward_train(const int n, __global const DATA_ELEM* bottom,
                                             POOL_GEOMETRY, const int seed,
-                                            __global float* top, __global int* chosen) {
+                                            __global DATA_ELEM* top, __global int* chosen) {
   const int index = GLOBAL_INDEX;
   if (index >= n) return;
   const int pw = index % pooled_w;
@@ -174,10 +184,10 @@ __kernel void stochastic_pool_forward_train(const int n, __global const float* b
   const int hstart = ph * stride_h, wstart = pw * stride_w;
   const int hend = min(hstart + kernel_h, height);
   const int wend = min(wstart + kernel_w, width);
-  __global const float* slice = bottom + plane * height * width;
+  __global const DATA_ELEM* slice = bottom + plane * height * width;
   float sum = 0.f;
   for (int h = hstart; h < hend; ++h)
-    for (int w = wstart; w < wend; ++w) sum += slice[h * width + w];
+    for (int w = wstart; w < wend; ++w) sum += LOAD(slice, h * width + w);
   const float threshold = uniform_from_hash((uint)seed, (uint)index) * sum;
   // The first element where the running sum reaches the threshold; the last
   // one if rounding keeps the running sum just below it.
@@ -186,19 +196,19 @@ __kernel void stochastic_pool_forward_train(const int n, __global const float* b
   bool found = false;
   for (int h = hstart; h < hend && !found; ++h) {
     for (int w = wstart; w < wend && !found; ++w) {
-      running += slice[h * width + w];
+      running += LOAD(slice, h * width + w);
       if (running >= threshold) {
         pick = h * width + w;
         found = true;
       }
     }
   }
-  top[index] = slice[pick];
+  STORE(top, index, LOAD(slice, pick));
   chosen[index] = pick;
 }
 
-__kernel void stochastic_pool_forward_test(const int n, __global const float* bottom,
-                                           POOL_GEOMETRY, __global float* top) {
+__kernel void stochastic_pool_forward_test(const int n, __global const DATA_ELEM* bottom,
+                                           POOL_GEOMETRY, __global DATA_ELEM* top) {
   const int index = GLOBAL_INDEX;
   if (index >= n) return;
   const int pw = index % pooled_w;
@@ -207,27 +217,28 @@ __kernel void stochastic_pool_forward_test(const int n, __global const float* bo
   const int hstart = ph * stride_h, wstart = pw * stride_w;
   const int hend = min(hstart + kernel_h, height);
   const int wend = min(wstart + kernel_w, width);
-  __global const float* slice = bottom + plane * height * width;
+  __global const DATA_ELEM* slice = bottom + plane * height * width;
   float sum = FLT_MIN, weighted = 0.f;  // FLT_MIN: an all-zero window gives 0
   for (int h = hstart; h < hend; ++h) {
     for (int w = wstart; w < wend; ++w) {
-      const float v = slice[h * width + w];
+      const float v = LOAD(slice, h * width + w);
       sum += v;
       weighted += v * v;
     }
   }
-  top[index] = weighted / sum;
+  STORE(top, index, weighted / sum);
 }
 
 // When windows do not overlap (stride >= kernel on both axes) each input
 // element belongs to at most one window, so every top element can write its
 // diff to its argmax without races: a loop-free kernel over the (smaller) top,
 // after the bottom diff is zeroed. Much faster on CPU devices than the gather.
-__kernel void max_pool_backward_scatter(const int n, __global const float* top_diff,
+__kernel void max_pool_backward_scatter(const int n, __global const DATA_ELEM* top_diff,
                                         __global const int* argmax, const int plane_in,
-                                        const int plane_out, __global float* bottom_diff) {
+                                        const int plane_out, __global DATA_ELEM* bottom_diff) {
   const int index = GLOBAL_INDEX;
   if (index >= n) return;
   const int where = argmax[index];
-  if (where >= 0) bottom_diff[(index / plane_out) * plane_in + where] = top_diff[index];
+  if (where >= 0)
+    STORE(bottom_diff, (index / plane_out) * plane_in + where, LOAD(top_diff, index));
 }

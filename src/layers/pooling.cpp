@@ -6,11 +6,13 @@
 // buffer (the argmax or the sampled element), so they need no atomics.
 // average_excludes_padding (dlcaffe, ONNX count_include_pad = 0): AVE divides
 // by the number of input elements in each window instead of Caffe's window
-// clipped to the padded input.
+// clipped to the padded input. Data and diffs may be stored in 16 bits (mixed
+// precision), except with the mask top: its indices need float.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -25,6 +27,7 @@ class PoolingLayer : public Layer {
   int MaxTopBlobs() const override {
     return param_.pooling_param().pool() == caffe::PoolingParameter_PoolMethod_MAX ? 2 : 1;
   }
+  bool SupportsStorage(StorageType) const override { return param_.top_size() < 2; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::PoolingParameter& p = param_.pooling_param();
@@ -104,30 +107,30 @@ class PoolingLayer : public Layer {
     const int n = top[0]->count();
     if (method_ == caffe::PoolingParameter_PoolMethod_MAX) {
       if (top.size() > 1) {
-        ctx_->Launch1D(ctx_->Kernel("pooling.cl", "-DHAS_TOP_MASK=1", "max_pool_forward"),
+        ctx_->Launch1D(Kernel("-DHAS_TOP_MASK=1", "max_pool_forward", *bottom[0]),
                        n, n, bottom[0]->data(), height_, width_, pooled_h_, pooled_w_,
                        kernel_h_, kernel_w_, stride_h_, stride_w_, pad_h_, pad_w_,
                        top[0]->data(), argmax_->mem(), top[1]->data());
       } else {
-        ctx_->Launch1D(ctx_->Kernel("pooling.cl", "", "max_pool_forward"), n, n,
+        ctx_->Launch1D(Kernel("", "max_pool_forward", *bottom[0]), n, n,
                        bottom[0]->data(), height_, width_, pooled_h_, pooled_w_,
                        kernel_h_, kernel_w_, stride_h_, stride_w_, pad_h_, pad_w_,
                        top[0]->data(), argmax_->mem());
       }
     } else if (method_ == caffe::PoolingParameter_PoolMethod_AVE) {
-      ctx_->Launch1D(ctx_->Kernel("pooling.cl", ave_options_, "ave_pool_forward"), n, n,
+      ctx_->Launch1D(Kernel(ave_options_, "ave_pool_forward", *bottom[0]), n, n,
                      bottom[0]->data(), height_, width_, pooled_h_, pooled_w_, kernel_h_,
                      kernel_w_, stride_h_, stride_w_, pad_h_, pad_w_, top[0]->data());
     } else if (param_.phase() == caffe::TRAIN) {
       // A fresh seed per pass from the context's generator: reproducible
       // under Context::Seed, and no random state on the device.
       const int seed = static_cast<int>(ctx_->rng()() & 0x7fffffff);
-      ctx_->Launch1D(ctx_->Kernel("pooling.cl", "", "stochastic_pool_forward_train"), n, n,
+      ctx_->Launch1D(Kernel("", "stochastic_pool_forward_train", *bottom[0]), n, n,
                      bottom[0]->data(), height_, width_, pooled_h_, pooled_w_, kernel_h_,
                      kernel_w_, stride_h_, stride_w_, pad_h_, pad_w_, seed, top[0]->data(),
                      argmax_->mem());
     } else {
-      ctx_->Launch1D(ctx_->Kernel("pooling.cl", "", "stochastic_pool_forward_test"), n, n,
+      ctx_->Launch1D(Kernel("", "stochastic_pool_forward_test", *bottom[0]), n, n,
                      bottom[0]->data(), height_, width_, pooled_h_, pooled_w_, kernel_h_,
                      kernel_w_, stride_h_, stride_w_, pad_h_, pad_w_, top[0]->data());
     }
@@ -142,25 +145,34 @@ class PoolingLayer : public Layer {
     const int n = bottom[0]->count();
     if (method_ != caffe::PoolingParameter_PoolMethod_AVE && stride_h_ >= kernel_h_ &&
         stride_w_ >= kernel_w_) {
-      ctx_->Fill(bottom[0]->diff(), 0, n, 0.f);
+      const uint32_t zero = 0;  // in every storage type
+      ctx_->FillPattern(bottom[0]->diff(), 0, n * bottom[0]->element_bytes(), &zero,
+                        bottom[0]->element_bytes());
       const int top_count = top[0]->count();
-      ctx_->Launch1D(ctx_->Kernel("pooling.cl", "", "max_pool_backward_scatter"), top_count,
+      ctx_->Launch1D(Kernel("", "max_pool_backward_scatter", *bottom[0]), top_count,
                      top_count, top[0]->diff(), argmax_->mem(), height_ * width_,
                      pooled_h_ * pooled_w_, bottom[0]->diff());
     } else if (method_ != caffe::PoolingParameter_PoolMethod_AVE) {
       // MAX: the argmax; STOCHASTIC: the element sampled by the TRAIN forward.
-      ctx_->Launch1D(ctx_->Kernel("pooling.cl", "", "max_pool_backward"), n, n,
+      ctx_->Launch1D(Kernel("", "max_pool_backward", *bottom[0]), n, n,
                      top[0]->diff(), argmax_->mem(), height_, width_, pooled_h_,
                      pooled_w_, kernel_h_, kernel_w_, stride_h_, stride_w_, pad_h_,
                      pad_w_, bottom[0]->diff());
     } else {
-      ctx_->Launch1D(ctx_->Kernel("pooling.cl", ave_options_, "ave_pool_backward"), n, n,
+      ctx_->Launch1D(Kernel(ave_options_, "ave_pool_backward", *bottom[0]), n, n,
                      top[0]->diff(), height_, width_, pooled_h_, pooled_w_, kernel_h_,
                      kernel_w_, stride_h_, stride_w_, pad_h_, pad_w_, bottom[0]->diff());
     }
   }
 
  private:
+  // A pooling.cl kernel built with `options` for `blob`'s storage type (the
+  // layer's bottom and tops share it).
+  cl_kernel Kernel(const std::string& options, const char* name, const Blob& blob) {
+    return ctx_->Kernel("pooling.cl", options + StorageOption("DATA_TYPE", blob.storage_type()),
+                        name);
+  }
+
   // Caffe's output size: CEIL (default) or FLOOR of (size + 2 pad - kernel) /
   // stride, plus one; when the layer pads (either axis, as Caffe tests it), a
   // last window that would start inside the padding (past the input) is dropped.
