@@ -2,17 +2,15 @@
 // one, e.g. N x C x H x W -> N x (C*H*W) with the defaults axis = 1,
 // end_axis = -1. The top is a view of the bottom: Reshape makes it share the
 // bottom's data and diff buffers, so neither pass copies anything.
+#include "core/view_layer.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "dlcaffe/math.hpp"
 
 namespace dlcaffe {
 
-class FlattenLayer : public Layer {
+class FlattenLayer : public ViewLayer {
  public:
-  using Layer::Layer;
+  using ViewLayer::ViewLayer;
   const char* type() const override { return "Flatten"; }
-  int ExactNumBottomBlobs() const override { return 1; }
-  int ExactNumTopBlobs() const override { return 1; }
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     DLC_REQUIRE(top[0] != bottom[0], Where() << "Flatten cannot work in place");
@@ -29,19 +27,6 @@ class FlattenLayer : public Layer {
     top[0]->Reshape(shape);
     top[0]->ShareData(in);
     top[0]->ShareDiff(in);
-  }
-
-  // Both copies below are no-ops while the top shares the bottom's buffers (as
-  // Reshape arranges); they keep the layer correct if a caller has given the
-  // top storage of its own since.
-  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    CopyFloats(*ctx_, bottom[0]->count(), bottom[0]->data(), 0, top[0]->data(), 0);
-  }
-
-  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                const std::vector<Blob*>& bottom) override {
-    if (!propagate_down[0]) return;
-    CopyFloats(*ctx_, bottom[0]->count(), top[0]->diff(), 0, bottom[0]->diff(), 0);
   }
 
  private:

@@ -7,17 +7,15 @@
 #include <climits>
 #include <string>
 
+#include "core/view_layer.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "dlcaffe/math.hpp"
 
 namespace dlcaffe {
 
-class ReshapeLayer : public Layer {
+class ReshapeLayer : public ViewLayer {
  public:
-  using Layer::Layer;
+  using ViewLayer::ViewLayer;
   const char* type() const override { return "Reshape"; }
-  int ExactNumBottomBlobs() const override { return 1; }
-  int ExactNumTopBlobs() const override { return 1; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::ReshapeParameter& p = param_.reshape_param();
@@ -93,19 +91,6 @@ class ReshapeLayer : public Layer {
     top[0]->Reshape(shape);
     top[0]->ShareData(in);
     top[0]->ShareDiff(in);
-  }
-
-  // Both copies below are no-ops while the top shares the bottom's buffers (as
-  // Reshape arranges); they keep the layer correct if a caller has given the
-  // top storage of its own since.
-  void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    CopyFloats(*ctx_, bottom[0]->count(), bottom[0]->data(), 0, top[0]->data(), 0);
-  }
-
-  void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
-                const std::vector<Blob*>& bottom) override {
-    if (!propagate_down[0]) return;
-    CopyFloats(*ctx_, bottom[0]->count(), top[0]->diff(), 0, bottom[0]->diff(), 0);
   }
 
  private:
