@@ -4,6 +4,7 @@
 // storage type, only if a caller has given the top storage of its own since.
 // Values pass through untouched, so any storage type will do.
 #pragma once
+#include "core/blob_copy.hpp"
 #include "dlcaffe/layer.hpp"
 
 namespace dlcaffe {
@@ -16,18 +17,14 @@ class ViewLayer : public Layer {
   bool SupportsStorage(StorageType) const override { return true; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    CopyIfApart(bottom[0]->data(), top[0]->data(), *bottom[0]);
+    CopyBlobValues(*ctx_, *bottom[0], bottom[0]->data(), top[0]->data());
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
-    if (propagate_down[0]) CopyIfApart(top[0]->diff(), bottom[0]->diff(), *bottom[0]);
+    if (propagate_down[0]) CopyBlobValues(*ctx_, *bottom[0], top[0]->diff(), bottom[0]->diff());
   }
 
- private:
-  void CopyIfApart(cl_mem from, cl_mem to, const Blob& blob) {
-    if (from != to) ctx_->Copy(from, 0, to, 0, blob.count() * blob.element_bytes());
-  }
 };
 
 }  // namespace dlcaffe

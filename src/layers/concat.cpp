@@ -3,8 +3,9 @@
 // single bottom the top is a view that shares its data and diff.
 #include <cstdint>
 
+#include "core/blob_copy.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "dlcaffe/math.hpp"
 
 namespace dlcaffe {
 
@@ -12,6 +13,8 @@ class ConcatLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Concat"; }
+  // Values are moved as they are stored.
+  bool SupportsStorage(StorageType) const override { return true; }
   int MinBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -64,10 +67,11 @@ class ConcatLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     // One bottom: the top shares its buffers (copies only if since replaced).
     if (bottom.size() == 1) {
-      CopyFloats(*ctx_, bottom[0]->count(), bottom[0]->data(), 0, top[0]->data(), 0);
+      CopyBlobValues(*ctx_, *bottom[0], bottom[0]->data(), top[0]->data());
       return;
     }
-    cl_kernel kernel = ctx_->Kernel("concat.cl", "", "part_to_whole");
+    cl_kernel kernel = ctx_->Kernel(
+        "concat.cl", StorageOption("DATA_TYPE", bottom[0]->storage_type()), "part_to_whole");
     const int whole_axis = top[0]->shape(axis_), inner = top[0]->count(axis_ + 1);
     int offset = 0;
     for (Blob* b : bottom) {
@@ -82,10 +86,11 @@ class ConcatLayer : public Layer {
                 const std::vector<Blob*>& bottom) override {
     if (bottom.size() == 1) {
       if (propagate_down[0])
-        CopyFloats(*ctx_, bottom[0]->count(), top[0]->diff(), 0, bottom[0]->diff(), 0);
+        CopyBlobValues(*ctx_, *bottom[0], top[0]->diff(), bottom[0]->diff());
       return;
     }
-    cl_kernel kernel = ctx_->Kernel("concat.cl", "", "whole_to_part");
+    cl_kernel kernel = ctx_->Kernel(
+        "concat.cl", StorageOption("DATA_TYPE", bottom[0]->storage_type()), "whole_to_part");
     const int whole_axis = top[0]->shape(axis_), inner = top[0]->count(axis_ + 1);
     int offset = 0;
     for (size_t i = 0; i < bottom.size(); ++i) {

@@ -6,8 +6,9 @@
 #include <cstdint>
 #include <sstream>
 
+#include "core/blob_copy.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "dlcaffe/math.hpp"
 
 namespace dlcaffe {
 
@@ -15,6 +16,8 @@ class SliceLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Slice"; }
+  // Values are moved as they are stored.
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
 
@@ -79,10 +82,11 @@ class SliceLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     // One top: it shares the bottom's buffers (copies only if since replaced).
     if (top.size() == 1) {
-      CopyFloats(*ctx_, bottom[0]->count(), bottom[0]->data(), 0, top[0]->data(), 0);
+      CopyBlobValues(*ctx_, *bottom[0], bottom[0]->data(), top[0]->data());
       return;
     }
-    cl_kernel kernel = ctx_->Kernel("concat.cl", "", "whole_to_part");
+    cl_kernel kernel = ctx_->Kernel(
+        "concat.cl", StorageOption("DATA_TYPE", bottom[0]->storage_type()), "whole_to_part");
     const int whole_axis = bottom[0]->shape(axis_), inner = bottom[0]->count(axis_ + 1);
     int offset = 0;
     for (Blob* t : top) {
@@ -97,10 +101,11 @@ class SliceLayer : public Layer {
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     if (top.size() == 1) {
-      CopyFloats(*ctx_, bottom[0]->count(), top[0]->diff(), 0, bottom[0]->diff(), 0);
+      CopyBlobValues(*ctx_, *bottom[0], top[0]->diff(), bottom[0]->diff());
       return;
     }
-    cl_kernel kernel = ctx_->Kernel("concat.cl", "", "part_to_whole");
+    cl_kernel kernel = ctx_->Kernel(
+        "concat.cl", StorageOption("DATA_TYPE", bottom[0]->storage_type()), "part_to_whole");
     const int whole_axis = bottom[0]->shape(axis_), inner = bottom[0]->count(axis_ + 1);
     int offset = 0;
     for (Blob* t : top) {

@@ -8,6 +8,7 @@
 // and whose time does not grow with the channels walked one by one.
 #include <string>
 
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -16,6 +17,7 @@ class SoftmaxLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Softmax"; }
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -29,13 +31,15 @@ class SoftmaxLayer : public Layer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     if (ByRows()) {
-      ctx_->Launch(ctx_->Kernel("softmax.cl", GroupOption(), "softmax_forward_rows"),
+      ctx_->Launch(ctx_->Kernel("softmax.cl", GroupOption() + TypeOption(*bottom[0]),
+                                "softmax_forward_rows"),
                    NDRange(size_t(outer_) * Group()), NDRange(Group()), channels_,
                    bottom[0]->data(), top[0]->data());
       return;
     }
     const int positions = outer_ * inner_;
-    ctx_->Launch1D(ctx_->Kernel("softmax.cl", "", "softmax_forward"), positions, positions,
+    ctx_->Launch1D(ctx_->Kernel("softmax.cl", TypeOption(*bottom[0]), "softmax_forward"),
+                   positions, positions,
                    channels_, inner_, bottom[0]->data(), top[0]->data());
   }
 
@@ -43,13 +47,15 @@ class SoftmaxLayer : public Layer {
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     if (ByRows()) {
-      ctx_->Launch(ctx_->Kernel("softmax.cl", GroupOption(), "softmax_backward_rows"),
+      ctx_->Launch(ctx_->Kernel("softmax.cl", GroupOption() + TypeOption(*bottom[0]),
+                                "softmax_backward_rows"),
                    NDRange(size_t(outer_) * Group()), NDRange(Group()), channels_,
                    top[0]->data(), top[0]->diff(), bottom[0]->diff());
       return;
     }
     const int positions = outer_ * inner_;
-    ctx_->Launch1D(ctx_->Kernel("softmax.cl", "", "softmax_backward"), positions, positions,
+    ctx_->Launch1D(ctx_->Kernel("softmax.cl", TypeOption(*bottom[0]), "softmax_backward"),
+                   positions, positions,
                    channels_, inner_, top[0]->data(), top[0]->diff(), bottom[0]->diff());
   }
 
@@ -64,6 +70,9 @@ class SoftmaxLayer : public Layer {
     return group;
   }
   std::string GroupOption() const { return "-DGROUP=" + std::to_string(Group()); }
+  static std::string TypeOption(const Blob& blob) {
+    return StorageOption("DATA_TYPE", blob.storage_type());
+  }
 
   int outer_ = 0, channels_ = 0, inner_ = 0;
 };
