@@ -90,6 +90,10 @@ class Layer {
   // storage keeps a layer that cannot in float32, converting its bottoms
   // (net_storage_types.hpp).
   virtual bool SupportsStorage(StorageType type) const { return type == StorageType::kFloat32; }
+  // Bottoms and tops that stay float32 when the layer stores another type
+  // (a loss's labels, which 16 bits cannot all hold, and its loss).
+  virtual bool KeepsBottomInFloat(int /*index*/) const { return false; }
+  virtual bool KeepsTopInFloat(int /*index*/) const { return false; }
   // What the next passes apply for the layers folded into this one (an
   // empty epilogue: none). The Net sets it; tests may too.
   void set_epilogue(const LayerEpilogue& epilogue) { epilogue_ = epilogue; }

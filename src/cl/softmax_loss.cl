@@ -1,5 +1,13 @@
 // Multinomial logistic loss of softmax probabilities (Caffe's SoftmaxWithLoss).
 // Probabilities are outer x channels x inner; labels are outer x inner.
+// DATA_TYPE (common.cl's storage codes; float by default): how the
+// probabilities and the bottom gradient are stored; labels and the loss are
+// float.
+
+#ifndef DATA_TYPE
+#define DATA_TYPE 0
+#endif
+#define DATA_ELEM STORAGE_ELEM(DATA_TYPE)
 
 #define LOSS_GROUP 128
 
@@ -10,7 +18,7 @@
 // host resets it to -1); such a pass's loss is NaN.
 __kernel __attribute__((reqd_work_group_size(LOSS_GROUP, 1, 1)))
 void softmax_loss_forward(const int outer, const int channels, const int inner,
-                          __global const float* prob, __global const float* label,
+                          __global const DATA_ELEM* prob, __global const float* label,
                           const int has_ignore_label, const int ignore_label,
                           const int normalization, __global float* loss,
                           __global float* normalizer, __global int* label_error) {
@@ -32,7 +40,8 @@ void softmax_loss_forward(const int outer, const int channels, const int inner,
     const int o = i / inner, s = i - o * inner;
     // Clamped to [FLT_MIN, 1]: a probability rounded above 1 (OpenCL allows
     // an inexact divide in softmax) would give a negative term.
-    sum -= log(clamp(prob[(o * channels + l) * inner + s], FLT_MIN, 1.f));
+    sum -= log(clamp(STORAGE_LOAD(DATA_TYPE, prob, (o * channels + l) * inner + s), FLT_MIN,
+                     1.f));
     ++valid;
   }
   loss_part[lid] = sum;
@@ -56,11 +65,12 @@ void softmax_loss_forward(const int outer, const int channels, const int inner,
 // d loss / d x = (prob - onehot(label)) * loss_weight / normalizer, zero at
 // ignored positions. The loss weight is top_diff[0], read here on the device.
 __kernel void softmax_loss_backward(const int count, const int channels, const int inner,
-                                    __global const float* prob, __global const float* label,
+                                    __global const DATA_ELEM* prob,
+                                    __global const float* label,
                                     const int has_ignore_label, const int ignore_label,
                                     __global const float* top_diff,
                                     __global const float* normalizer,
-                                    __global float* bottom_diff) {
+                                    __global DATA_ELEM* bottom_diff) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int s = i % inner;
@@ -68,6 +78,7 @@ __kernel void softmax_loss_backward(const int count, const int channels, const i
   const int o = i / (inner * channels);
   const int l = (int)label[o * inner + s];
   float g = 0.f;
-  if (!(has_ignore_label && l == ignore_label)) g = prob[i] - (c == l ? 1.f : 0.f);
-  bottom_diff[i] = g * (top_diff[0] / normalizer[0]);
+  if (!(has_ignore_label && l == ignore_label))
+    g = STORAGE_LOAD(DATA_TYPE, prob, i) - (c == l ? 1.f : 0.f);
+  STORAGE_STORE(DATA_TYPE, bottom_diff, i, g * (top_diff[0] / normalizer[0]));
 }

@@ -335,10 +335,13 @@ void Net::AppendTop(const caffe::LayerParameter& layer_param, int layer_id, int 
     blob_names_index_[blob_name] = blob_id;
     (*available_blobs)[blob_name] = blob_id;
   }
-  // The layer's storage type (passes/assign_storage_types.cpp), else its
-  // first bottom's (an inserted Split), else float32.
+  // The layer's storage type (passes/assign_storage_types.cpp) unless the
+  // layer keeps this top in float32, else its first bottom's (an inserted
+  // Split), else float32.
   StorageType storage = StorageType::kFloat32;
-  if (layer_param.has_forward_type()) {
+  if (layers_[layer_id]->KeepsTopInFloat(top_id)) {
+    storage = StorageType::kFloat32;
+  } else if (layer_param.has_forward_type()) {
     storage = layer_param.forward_type() == caffe::FLOAT16    ? StorageType::kFloat16
               : layer_param.forward_type() == caffe::BFLOAT16 ? StorageType::kBFloat16
                                                               : StorageType::kFloat32;

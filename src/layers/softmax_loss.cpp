@@ -4,6 +4,11 @@
 // NONE; the legacy `normalize` bool). The loss is a 0-d top computed on the
 // device; an optional second top shares the probabilities.
 //
+// In mixed precision the scores, probabilities and their gradient may be
+// 16-bit; the labels (16 bits hold integers only to 2048, bfloat16's to 256)
+// and the loss stay float32, and so does a layer with the probabilities as a
+// second top.
+//
 // Labels are never read on the host. A label out of range is a user error,
 // found lazily (LateLabelCheck): that pass's loss is NaN and a later Forward
 // throws.
@@ -11,6 +16,7 @@
 
 #include "dlcaffe/layer_registry.hpp"
 #include "core/late_label_check.hpp"
+#include "core/storage_option.hpp"
 
 namespace dlcaffe {
 
@@ -21,6 +27,9 @@ class SoftmaxWithLossLayer : public LossLayer {
   int ExactNumTopBlobs() const override { return -1; }
   int MinTopBlobs() const override { return 1; }
   int MaxTopBlobs() const override { return 2; }
+  bool SupportsStorage(StorageType) const override { return param_.top_size() < 2; }
+  bool KeepsBottomInFloat(int index) const override { return index == 1; }
+  bool KeepsTopInFloat(int index) const override { return index == 0; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     LossLayer::LayerSetUp(bottom, top);
@@ -29,6 +38,7 @@ class SoftmaxWithLossLayer : public LossLayer {
     softmax_param.set_name(param_.name() + "/softmax");
     softmax_param.clear_loss_weight();
     softmax_ = LayerRegistry::Create(softmax_param, *ctx_);
+    prob_.set_storage_type(bottom[0]->storage_type());
     softmax_->SetUp({bottom[0]}, {&prob_});
 
     const caffe::LossParameter& loss = param_.loss_param();
@@ -68,7 +78,7 @@ class SoftmaxWithLossLayer : public LossLayer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     ThrowLateErrors();
     softmax_->Forward({bottom[0]}, {&prob_});
-    ctx_->Launch(ctx_->Kernel("softmax_loss.cl", "", "softmax_loss_forward"),
+    ctx_->Launch(Kernel("softmax_loss_forward"),
                  NDRange(kLossGroup), NDRange(kLossGroup), outer_, channels_, inner_,
                  prob_.data(), bottom[1]->data(), (int)has_ignore_label_, ignore_label_,
                  (int)normalization_, top[0]->data(), normalizer_->mem(),
@@ -82,13 +92,18 @@ class SoftmaxWithLossLayer : public LossLayer {
     DLC_REQUIRE(!propagate_down[1], Where() << "cannot backpropagate to the label input");
     if (!propagate_down[0]) return;
     const int count = prob_.count();
-    ctx_->Launch1D(ctx_->Kernel("softmax_loss.cl", "", "softmax_loss_backward"), count,
+    ctx_->Launch1D(Kernel("softmax_loss_backward"), count,
                    count, channels_, inner_, prob_.data(), bottom[1]->data(),
                    (int)has_ignore_label_, ignore_label_, top[0]->diff(),
                    normalizer_->mem(), bottom[0]->diff());
   }
 
  private:
+  cl_kernel Kernel(const char* name) {
+    return ctx_->Kernel("softmax_loss.cl", StorageOption("DATA_TYPE", prob_.storage_type()),
+                        name);
+  }
+
   static constexpr size_t kLossGroup = 128;  // LOSS_GROUP in softmax_loss.cl
   static_assert(caffe::LossParameter_NormalizationMode_FULL == 0 &&
                     caffe::LossParameter_NormalizationMode_VALID == 1 &&

@@ -158,10 +158,18 @@ void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
     if (type != asked) kept_in_float.push_back(where);
     if (type != caffe::FLOAT) ++in_16_bit;
 
+    // What the layer reads and writes in float32 whatever its type.
+    const auto float_bottom = [&](int b) {
+      return type != caffe::FLOAT && probe && probe->KeepsBottomInFloat(b);
+    };
+    const auto float_top = [&](int t) {
+      return type != caffe::FLOAT && probe && probe->KeepsTopInFloat(t);
+    };
     for (int b = 0; b < layer.bottom_size(); ++b) {
       const std::string bottom = layer.bottom(b);
-      if (type_of(bottom) == type) continue;
-      const std::string as_type = convert(bottom, type);
+      const caffe::Type wanted = float_bottom(b) ? caffe::FLOAT : type;
+      if (type_of(bottom) == wanted) continue;
+      const std::string as_type = convert(bottom, wanted);
       layer.set_bottom(b, as_type);
       // In place on a converted blob: the result carries the new name, which
       // later readers of the old name follow.
@@ -172,7 +180,8 @@ void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
     }
     layer.set_forward_type(type);
     layer.set_backward_type(type);
-    for (const std::string& top : layer.top()) blob_type[top] = type;
+    for (int t = 0; t < layer.top_size(); ++t)
+      blob_type[layer.top(t)] = float_top(t) ? caffe::FLOAT : type;
     *typed->add_layer() = layer;
   }
   std::ostringstream kept;
