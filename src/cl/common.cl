@@ -55,6 +55,15 @@ inline float16 float16_of_bfloat16(const ushort16 b) { return as_float16(convert
 #define STORAGE_STORE_2(p, i, v) ((p)[i] = bfloat16_of_bits(as_uint(v)))
 #define STORAGE_STORE(t, p, i, v) STORAGE_CAT(STORAGE_STORE_, t)(p, i, v)
 
+// A hand-written kernel whose blobs share one storage type takes it as
+// -DDATA_TYPE (float when not given) and reads and writes through these.
+#ifndef DATA_TYPE
+#define DATA_TYPE 0
+#endif
+#define DATA_ELEM STORAGE_ELEM(DATA_TYPE)
+#define DATA_LOAD(p, i) STORAGE_LOAD(DATA_TYPE, p, i)
+#define DATA_STORE(p, i, v) STORAGE_STORE(DATA_TYPE, p, i, v)
+
 // Caffe's LossParameter.NormalizationMode, as loss layers pass it.
 #define NORMALIZE_FULL 0
 #define NORMALIZE_VALID 1

@@ -6,7 +6,7 @@
 // DATA_TYPE (common.cl's storage codes; float by default): the elements are
 // moved as they are stored, 16-bit ones as their bits.
 
-#if defined(DATA_TYPE) && DATA_TYPE != 0
+#if DATA_TYPE != 0
 #define ELEM ushort
 #else
 #define ELEM float

@@ -4,10 +4,6 @@
 // mask has to be stored. With ratio 0 every element is kept: that is the
 // plain y = scale * x of the test phase. DATA_TYPE (common.cl's storage
 // types; float by default) is how x, y, dy and dx are stored.
-#ifndef DATA_TYPE
-#define DATA_TYPE 0
-#endif
-#define DATA_ELEM STORAGE_ELEM(DATA_TYPE)
 
 // Kept where the element's uniform number (common.cl) is >= ratio.
 inline bool dropout_keeps(const uint seed, const uint index, const float ratio) {
@@ -18,8 +14,8 @@ __kernel void dropout_forward(const int n, const int seed, const float ratio, co
                               __global const DATA_ELEM* x, __global DATA_ELEM* y) {
   const int i = GLOBAL_INDEX;
   if (i >= n) return;
-  STORAGE_STORE(DATA_TYPE, y, i,
-                dropout_keeps((uint)seed, (uint)i, ratio) ? STORAGE_LOAD(DATA_TYPE, x, i) * scale
+  DATA_STORE(y, i,
+                dropout_keeps((uint)seed, (uint)i, ratio) ? DATA_LOAD(x, i) * scale
                                                           : 0.f);
 }
 
@@ -28,7 +24,7 @@ __kernel void dropout_backward(const int n, const int seed, const float ratio,
                                __global DATA_ELEM* dx) {
   const int i = GLOBAL_INDEX;
   if (i >= n) return;
-  STORAGE_STORE(DATA_TYPE, dx, i,
-                dropout_keeps((uint)seed, (uint)i, ratio) ? STORAGE_LOAD(DATA_TYPE, dy, i) * scale
+  DATA_STORE(dx, i,
+                dropout_keeps((uint)seed, (uint)i, ratio) ? DATA_LOAD(dy, i) * scale
                                                           : 0.f);
 }

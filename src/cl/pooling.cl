@@ -12,13 +12,6 @@
 // diffs are stored. Values are widened to float on load and rounded once on
 // store; the argmax and the mask top stay int and float.
 
-#ifndef DATA_TYPE
-#define DATA_TYPE 0
-#endif
-#define DATA_ELEM STORAGE_ELEM(DATA_TYPE)
-#define LOAD(p, i) STORAGE_LOAD(DATA_TYPE, p, i)
-#define STORE(p, i, v) STORAGE_STORE(DATA_TYPE, p, i, v)
-
 #ifndef HAS_TOP_MASK
 #define HAS_TOP_MASK 0
 #endif
@@ -57,14 +50,14 @@ __kernel void max_pool_forward(const int n, __global const DATA_ELEM* bottom,
   int maxidx = -1;
   for (int h = hstart; h < hend; ++h) {
     for (int w = wstart; w < wend; ++w) {
-      const float v = LOAD(slice, h * width + w);
+      const float v = DATA_LOAD(slice, h * width + w);
       if (v > maxval) {
         maxval = v;
         maxidx = h * width + w;
       }
     }
   }
-  STORE(top, index, maxval);
+  DATA_STORE(top, index, maxval);
   argmax[index] = maxidx;
 #if HAS_TOP_MASK
   top_mask[index] = (float)maxidx;
@@ -91,10 +84,10 @@ __kernel void max_pool_backward(const int n, __global const DATA_ELEM* top_diff,
   for (int ph = phstart; ph < phend; ++ph) {
     for (int pw = pwstart; pw < pwend; ++pw) {
       const int t = offset + ph * pooled_w + pw;
-      if (argmax[t] == self) gradient += LOAD(top_diff, t);
+      if (argmax[t] == self) gradient += DATA_LOAD(top_diff, t);
     }
   }
-  STORE(bottom_diff, index, gradient);
+  DATA_STORE(bottom_diff, index, gradient);
 }
 
 // Average over the window; the divisor is the window clipped to the padded
@@ -135,8 +128,8 @@ __kernel void ave_pool_forward(const int n, __global const DATA_ELEM* bottom,
   __global const DATA_ELEM* slice = bottom + plane * height * width;
   float sum = 0.f;
   for (int h = hstart; h < hend; ++h)
-    for (int w = wstart; w < wend; ++w) sum += LOAD(slice, h * width + w);
-  STORE(top, index, sum / pool_size);
+    for (int w = wstart; w < wend; ++w) sum += DATA_LOAD(slice, h * width + w);
+  DATA_STORE(top, index, sum / pool_size);
 }
 
 __kernel void ave_pool_backward(const int n, __global const DATA_ELEM* top_diff,
@@ -158,10 +151,10 @@ __kernel void ave_pool_backward(const int n, __global const DATA_ELEM* top_diff,
       const float pool_size =
           ave_pool_divisor(ph * stride_h - pad_h, pw * stride_w - pad_w, height, width,
                            kernel_h, kernel_w, pad_h, pad_w);
-      gradient += LOAD(slice, ph * pooled_w + pw) / pool_size;
+      gradient += DATA_LOAD(slice, ph * pooled_w + pw) / pool_size;
     }
   }
-  STORE(bottom_diff, index, gradient);
+  DATA_STORE(bottom_diff, index, gradient);
 }
 
 // Stochastic pooling (Zeiler & Fergus), as Caffe: in training, each window
@@ -187,7 +180,7 @@ __kernel void stochastic_pool_forward_train(const int n, __global const DATA_ELE
   __global const DATA_ELEM* slice = bottom + plane * height * width;
   float sum = 0.f;
   for (int h = hstart; h < hend; ++h)
-    for (int w = wstart; w < wend; ++w) sum += LOAD(slice, h * width + w);
+    for (int w = wstart; w < wend; ++w) sum += DATA_LOAD(slice, h * width + w);
   const float threshold = uniform_from_hash((uint)seed, (uint)index) * sum;
   // The first element where the running sum reaches the threshold; the last
   // one if rounding keeps the running sum just below it.
@@ -196,14 +189,14 @@ __kernel void stochastic_pool_forward_train(const int n, __global const DATA_ELE
   bool found = false;
   for (int h = hstart; h < hend && !found; ++h) {
     for (int w = wstart; w < wend && !found; ++w) {
-      running += LOAD(slice, h * width + w);
+      running += DATA_LOAD(slice, h * width + w);
       if (running >= threshold) {
         pick = h * width + w;
         found = true;
       }
     }
   }
-  STORE(top, index, LOAD(slice, pick));
+  DATA_STORE(top, index, DATA_LOAD(slice, pick));
   chosen[index] = pick;
 }
 
@@ -221,12 +214,12 @@ __kernel void stochastic_pool_forward_test(const int n, __global const DATA_ELEM
   float sum = FLT_MIN, weighted = 0.f;  // FLT_MIN: an all-zero window gives 0
   for (int h = hstart; h < hend; ++h) {
     for (int w = wstart; w < wend; ++w) {
-      const float v = LOAD(slice, h * width + w);
+      const float v = DATA_LOAD(slice, h * width + w);
       sum += v;
       weighted += v * v;
     }
   }
-  STORE(top, index, weighted / sum);
+  DATA_STORE(top, index, weighted / sum);
 }
 
 // When windows do not overlap (stride >= kernel on both axes) each input
@@ -240,5 +233,5 @@ __kernel void max_pool_backward_scatter(const int n, __global const DATA_ELEM* t
   if (index >= n) return;
   const int where = argmax[index];
   if (where >= 0)
-    STORE(bottom_diff, (index / plane_out) * plane_in + where, LOAD(top_diff, index));
+    DATA_STORE(bottom_diff, (index / plane_out) * plane_in + where, DATA_LOAD(top_diff, index));
 }

@@ -5,13 +5,6 @@
 // dx are stored. Every output is computed in float and stored once, so a
 // 16-bit output is the rounding of the float one.
 
-#ifndef DATA_TYPE
-#define DATA_TYPE 0
-#endif
-#define DATA_ELEM STORAGE_ELEM(DATA_TYPE)
-#define LOAD(p, i) STORAGE_LOAD(DATA_TYPE, p, i)
-#define STORE(p, i, v) STORAGE_STORE(DATA_TYPE, p, i, v)
-
 __kernel void softmax_forward(const int positions, const int channels, const int inner,
                               __global const DATA_ELEM* x, __global DATA_ELEM* y) {
   const int i = GLOBAL_INDEX;
@@ -21,12 +14,12 @@ __kernel void softmax_forward(const int positions, const int channels, const int
   // computed twice rather than stored between passes: one rounding of each
   // output, and x is still there to read when the layer works in place.
   float maxval = -FLT_MAX;
-  for (int c = 0; c < channels; ++c) maxval = fmax(maxval, LOAD(x, base + c * inner));
+  for (int c = 0; c < channels; ++c) maxval = fmax(maxval, DATA_LOAD(x, base + c * inner));
   float sum = 0.f;
-  for (int c = 0; c < channels; ++c) sum += exp(LOAD(x, base + c * inner) - maxval);
+  for (int c = 0; c < channels; ++c) sum += exp(DATA_LOAD(x, base + c * inner) - maxval);
   for (int c = 0; c < channels; ++c) {
     const int k = base + c * inner;
-    STORE(y, k, exp(LOAD(x, k) - maxval) / sum);
+    DATA_STORE(y, k, exp(DATA_LOAD(x, k) - maxval) / sum);
   }
 }
 
@@ -40,11 +33,11 @@ __kernel void softmax_backward(const int positions, const int channels, const in
   float dot = 0.f;
   for (int c = 0; c < channels; ++c) {
     const int k = base + c * inner;
-    dot += LOAD(dy, k) * LOAD(y, k);
+    dot += DATA_LOAD(dy, k) * DATA_LOAD(y, k);
   }
   for (int c = 0; c < channels; ++c) {
     const int k = base + c * inner;
-    STORE(dx, k, (LOAD(dy, k) - dot) * LOAD(y, k));
+    DATA_STORE(dx, k, (DATA_LOAD(dy, k) - dot) * DATA_LOAD(y, k));
   }
 }
 
@@ -87,13 +80,13 @@ __kernel void softmax_forward_rows(const int channels, __global const DATA_ELEM*
   const size_t base = (size_t)get_group_id(0) * channels;
   const int lid = get_local_id(0);
   float maxval = -FLT_MAX;
-  for (int c = lid; c < channels; c += GROUP) maxval = fmax(maxval, LOAD(x, base + c));
+  for (int c = lid; c < channels; c += GROUP) maxval = fmax(maxval, DATA_LOAD(x, base + c));
   maxval = GroupMax(scratch, maxval);
   float sum = 0.f;
-  for (int c = lid; c < channels; c += GROUP) sum += exp(LOAD(x, base + c) - maxval);
+  for (int c = lid; c < channels; c += GROUP) sum += exp(DATA_LOAD(x, base + c) - maxval);
   sum = GroupSum(scratch, sum);
   for (int c = lid; c < channels; c += GROUP)
-    STORE(y, base + c, exp(LOAD(x, base + c) - maxval) / sum);
+    DATA_STORE(y, base + c, exp(DATA_LOAD(x, base + c) - maxval) / sum);
 }
 
 __kernel void softmax_backward_rows(const int channels, __global const DATA_ELEM* y,
@@ -102,10 +95,10 @@ __kernel void softmax_backward_rows(const int channels, __global const DATA_ELEM
   const size_t base = (size_t)get_group_id(0) * channels;
   const int lid = get_local_id(0);
   float dot = 0.f;
-  for (int c = lid; c < channels; c += GROUP) dot += LOAD(dy, base + c) * LOAD(y, base + c);
+  for (int c = lid; c < channels; c += GROUP) dot += DATA_LOAD(dy, base + c) * DATA_LOAD(y, base + c);
   dot = GroupSum(scratch, dot);
   for (int c = lid; c < channels; c += GROUP)
-    STORE(dx, base + c, (LOAD(dy, base + c) - dot) * LOAD(y, base + c));
+    DATA_STORE(dx, base + c, (DATA_LOAD(dy, base + c) - dot) * DATA_LOAD(y, base + c));
 }
 
 #endif  // GROUP

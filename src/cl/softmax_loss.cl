@@ -4,11 +4,6 @@
 // probabilities and the bottom gradient are stored; labels and the loss are
 // float.
 
-#ifndef DATA_TYPE
-#define DATA_TYPE 0
-#endif
-#define DATA_ELEM STORAGE_ELEM(DATA_TYPE)
-
 #define LOSS_GROUP 128
 
 // One work-group sums -log(prob of the label) over every position and writes
@@ -40,7 +35,7 @@ void softmax_loss_forward(const int outer, const int channels, const int inner,
     const int o = i / inner, s = i - o * inner;
     // Clamped to [FLT_MIN, 1]: a probability rounded above 1 (OpenCL allows
     // an inexact divide in softmax) would give a negative term.
-    sum -= log(clamp(STORAGE_LOAD(DATA_TYPE, prob, (o * channels + l) * inner + s), FLT_MIN,
+    sum -= log(clamp(DATA_LOAD(prob, (o * channels + l) * inner + s), FLT_MIN,
                      1.f));
     ++valid;
   }
@@ -79,6 +74,6 @@ __kernel void softmax_loss_backward(const int count, const int channels, const i
   const int l = (int)label[o * inner + s];
   float g = 0.f;
   if (!(has_ignore_label && l == ignore_label))
-    g = STORAGE_LOAD(DATA_TYPE, prob, i) - (c == l ? 1.f : 0.f);
-  STORAGE_STORE(DATA_TYPE, bottom_diff, i, g * (top_diff[0] / normalizer[0]));
+    g = DATA_LOAD(prob, i) - (c == l ? 1.f : 0.f);
+  DATA_STORE(bottom_diff, i, g * (top_diff[0] / normalizer[0]));
 }
