@@ -1,7 +1,9 @@
 // Layout and bias kernels around the convolution GEMMs. On CPU-shaped
 // devices the GEMMs work in "column order" [channels][images * area] over a
 // chunk of images (GPU-shaped GEMMs read and write the NCHW blobs in place);
-// the blobs are NCHW. `nchw_off` (in floats) points at the chunk's first image.
+// the blobs are NCHW, stored as DATA_TYPE (common.cl; the column-order
+// buffers are float). `nchw_off` (in elements) points at the chunk's first
+// image.
 //
 // Two shapes of the same work (-DPLANES, as in im2col.cl):
 //   PLANES=0 (GPU): one work-item per element, 2-D range (n * area + p,
@@ -16,46 +18,46 @@
 // top (NCHW) = columns (the bias was added by the GEMM).
 __kernel void conv_columns_to_nchw(const int images, const int channels,
                                    const int area, __global const float* columns,
-                                   __global float* y, const int nchw_off) {
+                                   __global DATA_ELEM* y, const int nchw_off) {
 #if PLANES
   const int n = get_global_id(0), c = get_global_id(1);
   if (n >= images || c >= channels) return;
   __global const float* src = columns + (c * images + n) * area;
-  __global float* dst = y + nchw_off + (n * channels + c) * area;
-  for (int p = 0; p < area; ++p) dst[p] = src[p];
+  __global DATA_ELEM* dst = y + nchw_off + (n * channels + c) * area;
+  for (int p = 0; p < area; ++p) DATA_STORE(dst, p, src[p]);
 #else
   const int q = get_global_id(0), c = get_global_id(1);
   if (q >= images * area || c >= channels) return;
   const int n = q / area, p = q - n * area;
-  y[nchw_off + (n * channels + c) * area + p] = columns[c * images * area + q];
+  DATA_STORE(y, nchw_off + (n * channels + c) * area + p, columns[c * images * area + q]);
 #endif
 }
 
 // columns = top diff (NCHW) in column order, the GEMMs' operand in backward.
 __kernel void conv_nchw_to_columns(const int images, const int channels,
-                                   const int area, __global const float* dy,
+                                   const int area, __global const DATA_ELEM* dy,
                                    const int nchw_off, __global float* columns) {
 #if PLANES
   const int n = get_global_id(0), c = get_global_id(1);
   if (n >= images || c >= channels) return;
-  __global const float* src = dy + nchw_off + (n * channels + c) * area;
+  __global const DATA_ELEM* src = dy + nchw_off + (n * channels + c) * area;
   __global float* dst = columns + (c * images + n) * area;
-  for (int p = 0; p < area; ++p) dst[p] = src[p];
+  for (int p = 0; p < area; ++p) dst[p] = DATA_LOAD(src, p);
 #else
   const int q = get_global_id(0), c = get_global_id(1);
   if (q >= images * area || c >= channels) return;
   const int n = q / area, p = q - n * area;
-  columns[c * images * area + q] = dy[nchw_off + (n * channels + c) * area + p];
+  columns[c * images * area + q] = DATA_LOAD(dy, nchw_off + (n * channels + c) * area + p);
 #endif
 }
 
 // y[n][c][p] += bias[c] over `count` NCHW elements (Deconvolution's bias,
 // added after col2im has written the top).
 __kernel void conv_add_bias(const int count, const int channels, const int area,
-                            __global const float* bias, __global float* y) {
+                            __global const float* bias, __global DATA_ELEM* y) {
   const int i = get_global_id(0);
   if (i >= count) return;
-  y[i] += bias[(i / area) % channels];
+  DATA_STORE(y, i, DATA_LOAD(y, i) + bias[(i / area) % channels]);
 }
 
 // The data gradient of a stride-1 convolution is a convolution of the top

@@ -12,11 +12,17 @@
 //     whole rows. Output columns whose every tap lies inside the input row
 //     are done 16 or 8 at a time with explicit vectors (PoCL does not
 //     vectorise loops itself); the few edge columns one at a time with checks.
+//
+// The GPU shape reads and writes the images as DATA_TYPE (common.cl; 16-bit
+// convolutions take it on every device); weights, bias and sums are float.
 #ifndef PLANES
 #define PLANES 0
 #endif
 
 #if PLANES
+#if DATA_TYPE != 0
+#error "the planes shape of depthwise_convolution.cl reads float images only"
+#endif
 
 #define KK (KH * KW)
 // Output columns [OW_LO, OW_HI) read only inside the input row for every kw:
@@ -312,16 +318,16 @@ __kernel void depthwise_backward_weight(const int num, __global const float* x,
 #else  // PLANES == 0: GPU shape
 
 // One work-item per output element: y = bias + sum_k w[c, k] * x[c, at k].
-__kernel void depthwise_forward(const int count, __global const float* x,
+__kernel void depthwise_forward(const int count, __global const DATA_ELEM* x,
                                 __global const float* w, __global const float* bias,
-                                const int has_bias, __global float* y) {
+                                const int has_bias, __global DATA_ELEM* y) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int ow = i % WO;
   const int oh = (i / WO) % HO;
   const int plane = i / (WO * HO);  // n * C + c
   const int c = plane % C;
-  __global const float* xp = x + plane * H * W;
+  __global const DATA_ELEM* xp = x + plane * H * W;
   __global const float* wc = w + c * KH * KW;
   float sum = has_bias ? bias[c] : 0.f;
   for (int kh = 0; kh < KH; ++kh) {
@@ -329,22 +335,22 @@ __kernel void depthwise_forward(const int count, __global const float* x,
     if (h < 0 || h >= H) continue;
     for (int kw = 0; kw < KW; ++kw) {
       const int ww = ow * SW - PW + kw * DW;
-      if (ww >= 0 && ww < W) sum += wc[kh * KW + kw] * xp[h * W + ww];
+      if (ww >= 0 && ww < W) sum += wc[kh * KW + kw] * DATA_LOAD(xp, h * W + ww);
     }
   }
-  y[i] = sum;
+  DATA_STORE(y, i, sum);
 }
 
 // One work-item per input element: gathers the outputs whose window covers it.
-__kernel void depthwise_backward_data(const int count, __global const float* dy,
-                                      __global const float* w, __global float* dx) {
+__kernel void depthwise_backward_data(const int count, __global const DATA_ELEM* dy,
+                                      __global const float* w, __global DATA_ELEM* dx) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int iw = i % W;
   const int ih = (i / W) % H;
   const int plane = i / (W * H);
   const int c = plane % C;
-  __global const float* dyp = dy + plane * HO * WO;
+  __global const DATA_ELEM* dyp = dy + plane * HO * WO;
   __global const float* wc = w + c * KH * KW;
   float sum = 0.f;
   for (int kh = 0; kh < KH; ++kh) {
@@ -356,16 +362,16 @@ __kernel void depthwise_backward_data(const int count, __global const float* dy,
       const int tw = iw + PW - kw * DW;
       if (tw < 0 || tw % SW != 0) continue;
       const int ow = tw / SW;
-      if (ow < WO) sum += wc[kh * KW + kw] * dyp[oh * WO + ow];
+      if (ow < WO) sum += wc[kh * KW + kw] * DATA_LOAD(dyp, oh * WO + ow);
     }
   }
-  dx[i] = sum;
+  DATA_STORE(dx, i, sum);
 }
 
 // One work-group per weight (c, kh, kw): w_diff += sum over images and output
 // positions of dy * x. Launch with global = C*KH*KW * local.
-__kernel void depthwise_backward_weight(const int num, __global const float* x,
-                                        __global const float* dy, __global float* w_diff,
+__kernel void depthwise_backward_weight(const int num, __global const DATA_ELEM* x,
+                                        __global const DATA_ELEM* dy, __global float* w_diff,
                                         __local float* scratch) {
   const int weight = get_group_id(0);
   const int c = weight / (KH * KW);
@@ -382,7 +388,8 @@ __kernel void depthwise_backward_weight(const int num, __global const float* x,
     const int h = oh * SH - PH + kh * DH;
     const int ww = ow * SW - PW + kw * DW;
     if (h >= 0 && h < H && ww >= 0 && ww < W)
-      sum += dy[(n * C + c) * per_image + j % per_image] * x[((n * C + c) * H + h) * W + ww];
+      sum += DATA_LOAD(dy, (n * C + c) * per_image + j % per_image) *
+             DATA_LOAD(x, ((n * C + c) * H + h) * W + ww);
   }
   scratch[lid] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);

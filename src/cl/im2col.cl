@@ -6,7 +6,9 @@
 // kj * dilation_w), 0 outside the image. A group's rows are contiguous, so a
 // convolution is one GEMM per group over the whole chunk.
 //
-// `x_off` / `dx_off` (in floats) point at the chunk's first image in NCHW.
+// `x_off` / `dx_off` (in elements) point at the chunk's first image in NCHW.
+// The images are stored as DATA_TYPE (common.cl: float unless a 16-bit
+// convolution asks); the column buffer is float.
 //
 // Two shapes of the same work (-DPLANES):
 //   PLANES=0 (GPU): one work-item per element, 2-D range (column index,
@@ -35,14 +37,14 @@ __kernel void im2col(const int images, const int channels, const int height,
                      const int width, const int kernel_h, const int kernel_w,
                      const int pad_h, const int pad_w, const int stride_h,
                      const int stride_w, const int dilation_h, const int dilation_w,
-                     const int out_h, const int out_w, __global const float* x,
+                     const int out_h, const int out_w, __global const DATA_ELEM* x,
                      const int x_off, __global float* col) {
   const int out_area = out_h * out_w;
   const int columns = images * out_area;
 #if PLANES
   const int n = get_global_id(0), c = get_global_id(1);
   if (n >= images || c >= channels) return;
-  __global const float* plane = x + x_off + (n * channels + c) * height * width;
+  __global const DATA_ELEM* plane = x + x_off + (n * channels + c) * height * width;
   for (int ki = 0; ki < kernel_h; ++ki)
     for (int kj = 0; kj < kernel_w; ++kj) {
       const int r = (c * kernel_h + ki) * kernel_w + kj;
@@ -60,9 +62,9 @@ __kernel void im2col(const int images, const int channels, const int height,
         const int base = h * width + w_first;
         for (int ow = 0; ow < lo; ++ow) dst[ow] = 0.f;
         if (stride_w == 1)
-          for (int ow = lo; ow < hi; ++ow) dst[ow] = plane[base + ow];
+          for (int ow = lo; ow < hi; ++ow) dst[ow] = DATA_LOAD(plane, base + ow);
         else
-          for (int ow = lo; ow < hi; ++ow) dst[ow] = plane[base + ow * stride_w];
+          for (int ow = lo; ow < hi; ++ow) dst[ow] = DATA_LOAD(plane, base + ow * stride_w);
         for (int ow = hi; ow < out_w; ++ow) dst[ow] = 0.f;
       }
     }
@@ -79,52 +81,18 @@ __kernel void im2col(const int images, const int channels, const int height,
   const int w = ow * stride_w - pad_w + kj * dilation_w;
   const bool inside = h >= 0 && h < height && w >= 0 && w < width;
   col[r * columns + q] =
-      inside ? x[x_off + ((n * channels + c) * height + h) * width + w] : 0.f;
+      inside ? DATA_LOAD(x, x_off + ((n * channels + c) * height + h) * width + w) : 0.f;
 #endif
 }
 
-// The adjoint of im2col without atomics: every input pixel is written (=) by
-// exactly one work-item, which gathers all the column elements copied from it.
-__kernel void col2im(const int images, const int channels, const int height,
-                     const int width, const int kernel_h, const int kernel_w,
-                     const int pad_h, const int pad_w, const int stride_h,
-                     const int stride_w, const int dilation_h, const int dilation_w,
-                     const int out_h, const int out_w, __global const float* col,
-                     __global float* dx, const int dx_off) {
-  const int area = height * width;
-  const int out_area = out_h * out_w;
-  const int columns = images * out_area;
-#if PLANES
-  // The work-item owns plane (n, c) and adds each kernel tap's column rows
-  // into it, run by run.
-  const int n = get_global_id(0), c = get_global_id(1);
-  if (n >= images || c >= channels) return;
-  __global float* plane = dx + dx_off + (n * channels + c) * area;
-  for (int i = 0; i < area; ++i) plane[i] = 0.f;
-  for (int ki = 0; ki < kernel_h; ++ki)
-    for (int kj = 0; kj < kernel_w; ++kj) {
-      const int r = (c * kernel_h + ki) * kernel_w + kj;
-      __global const float* src = col + r * columns + n * out_area;
-      const int w_first = kj * dilation_w - pad_w;
-      int lo, hi;
-      valid_outputs(w_first, stride_w, width, out_w, &lo, &hi);
-      for (int oh = 0; oh < out_h; ++oh, src += out_w) {
-        const int h = oh * stride_h - pad_h + ki * dilation_h;
-        if (h < 0 || h >= height) continue;
-        const int base = h * width + w_first;
-        if (stride_w == 1)
-          for (int ow = lo; ow < hi; ++ow) plane[base + ow] += src[ow];
-        else
-          for (int ow = lo; ow < hi; ++ow) plane[base + ow * stride_w] += src[ow];
-      }
-    }
-#else
-  // The work-item owns pixel (n, c, h, w).
-  const int q = get_global_id(0), c = get_global_id(1);
-  if (q >= images * area || c >= channels) return;
-  const int n = q / area, hw = q - n * area;
-  const int h = hw / width, w = hw - h * width;
-  __global const float* col_image = col + n * out_area;
+// Sum of the column elements copied from input pixel (n, c, h, w): each
+// kernel tap (ki, kj) that reads it from an output inside the columns.
+inline float col2im_gather(__global const float* col, const int columns, const int n,
+                           const int c, const int h, const int w, const int kernel_h,
+                           const int kernel_w, const int pad_h, const int pad_w,
+                           const int stride_h, const int stride_w, const int dilation_h,
+                           const int dilation_w, const int out_h, const int out_w) {
+  __global const float* col_image = col + n * out_h * out_w;
   float sum = 0.f;
   for (int ki = 0; ki < kernel_h; ++ki) {
     // Output row oh reads input row h through kernel row ki when
@@ -144,9 +112,66 @@ __kernel void col2im(const int images, const int channels, const int height,
       sum += col_image[r * columns + oh * out_w + ow];
     }
   }
-  dx[dx_off + (n * channels + c) * area + hw] = sum;
+  return sum;
+}
+
+// The adjoint of im2col without atomics: every input pixel is written (=) by
+// exactly one work-item, which gathers all the column elements copied from it.
+__kernel void col2im(const int images, const int channels, const int height,
+                     const int width, const int kernel_h, const int kernel_w,
+                     const int pad_h, const int pad_w, const int stride_h,
+                     const int stride_w, const int dilation_h, const int dilation_w,
+                     const int out_h, const int out_w, __global const float* col,
+                     __global DATA_ELEM* dx, const int dx_off) {
+  const int area = height * width;
+  const int out_area = out_h * out_w;
+  const int columns = images * out_area;
+#if PLANES
+  const int n = get_global_id(0), c = get_global_id(1);
+  if (n >= images || c >= channels) return;
+  __global DATA_ELEM* plane = dx + dx_off + (n * channels + c) * area;
+#if DATA_TYPE == 0
+  // The work-item owns plane (n, c) and adds each kernel tap's column rows
+  // into it, run by run.
+  for (int i = 0; i < area; ++i) plane[i] = 0.f;
+  for (int ki = 0; ki < kernel_h; ++ki)
+    for (int kj = 0; kj < kernel_w; ++kj) {
+      const int r = (c * kernel_h + ki) * kernel_w + kj;
+      __global const float* src = col + r * columns + n * out_area;
+      const int w_first = kj * dilation_w - pad_w;
+      int lo, hi;
+      valid_outputs(w_first, stride_w, width, out_w, &lo, &hi);
+      for (int oh = 0; oh < out_h; ++oh, src += out_w) {
+        const int h = oh * stride_h - pad_h + ki * dilation_h;
+        if (h < 0 || h >= height) continue;
+        const int base = h * width + w_first;
+        if (stride_w == 1)
+          for (int ow = lo; ow < hi; ++ow) plane[base + ow] += src[ow];
+        else
+          for (int ow = lo; ow < hi; ++ow) plane[base + ow * stride_w] += src[ow];
+      }
+    }
+#else
+  // A 16-bit plane would round at every addition: gather each pixel's sum
+  // in float and store it once.
+  for (int h = 0; h < height; ++h)
+    for (int w = 0; w < width; ++w)
+      DATA_STORE(plane, h * width + w,
+                 col2im_gather(col, columns, n, c, h, w, kernel_h, kernel_w, pad_h, pad_w,
+                               stride_h, stride_w, dilation_h, dilation_w, out_h, out_w));
+#endif
+#else
+  // The work-item owns pixel (n, c, h, w).
+  const int q = get_global_id(0), c = get_global_id(1);
+  if (q >= images * area || c >= channels) return;
+  const int n = q / area, hw = q - n * area;
+  const int h = hw / width, w = hw - h * width;
+  DATA_STORE(dx, dx_off + (n * channels + c) * area + hw,
+             col2im_gather(col, columns, n, c, h, w, kernel_h, kernel_w, pad_h, pad_w,
+                           stride_h, stride_w, dilation_h, dilation_w, out_h, out_w));
 #endif
 }
+
 
 // im2col / col2im for any number of spatial axes (Caffe's im2col_nd), one
 // element per work-item. `geometry` holds 6 * num_axes ints: the image's
@@ -164,7 +189,7 @@ __kernel void col2im(const int images, const int channels, const int height,
 __kernel void im2col_nd(const int images, const int channels, const int num_axes,
                         __global const int* geometry, const int image_area,
                         const int column_area, const int kernel_area,
-                        __global const float* x, const int x_off, __global float* col) {
+                        __global const DATA_ELEM* x, const int x_off, __global float* col) {
   const int columns = images * column_area;
   const int q = get_global_id(0), r = get_global_id(1);
   if (q >= columns || r >= channels * kernel_area) return;
@@ -181,7 +206,8 @@ __kernel void im2col_nd(const int images, const int channels, const int num_axes
     index += i * image_stride;
     image_stride *= ND_IMAGE(d);
   }
-  col[r * columns + q] = inside ? x[x_off + (n * channels + c) * image_area + index] : 0.f;
+  col[r * columns + q] =
+      inside ? DATA_LOAD(x, x_off + (n * channels + c) * image_area + index) : 0.f;
 }
 
 // The adjoint, gathering: the work-item owns image element (n, c, position)
@@ -190,7 +216,7 @@ __kernel void im2col_nd(const int images, const int channels, const int num_axes
 __kernel void col2im_nd(const int images, const int channels, const int num_axes,
                         __global const int* geometry, const int image_area,
                         const int column_area, const int kernel_area,
-                        __global const float* col, __global float* dx, const int dx_off) {
+                        __global const float* col, __global DATA_ELEM* dx, const int dx_off) {
   const int columns = images * column_area;
   const int q = get_global_id(0), c = get_global_id(1);
   if (q >= images * image_area || c >= channels) return;
@@ -214,5 +240,5 @@ __kernel void col2im_nd(const int images, const int channels, const int num_axes
     }
     if (hit) sum += col_image[(c * kernel_area + kk) * columns + o_flat];
   }
-  dx[dx_off + (n * channels + c) * image_area + position] = sum;
+  DATA_STORE(dx, dx_off + (n * channels + c) * image_area + position, sum);
 }

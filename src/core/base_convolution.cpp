@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/gemm_config.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/math.hpp"
 
@@ -109,7 +110,6 @@ void BaseConvolutionLayer::SetUpGeometry(const Blob& bottom) {
   // (RunOptions::kernel_shape forces one; the tests run both).
   nd_ = num_spatial_axes_ != 2 || p.force_nd_im2col();
   planes_ = ctx_->cpu_shaped_kernels();
-  options_ = planes_ ? "-DPLANES=1" : "-DPLANES=0";
   in_place_ = !planes_;
   const RunOptions::Choice implicit = ctx_->options().implicit_gemm;
   implicit_ = !nd_ && (implicit == RunOptions::Choice::kAuto ? !planes_
@@ -174,6 +174,15 @@ void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
                 Where() << "all bottoms must have one shape: bottom 0 is "
                         << first.shape_string() << ", bottom " << i << " is "
                         << bottom[i]->shape_string());
+  storage_ = first.storage_type();
+  for (const std::vector<Blob*>* blobs : {&bottom, &top})
+    for (const Blob* blob : *blobs)
+      DLC_REQUIRE(blob->storage_type() == storage_,
+                  Where() << "stores its bottoms and tops in one type; bottom 0 is "
+                          << StorageTypeName(storage_) << ", another "
+                          << StorageTypeName(blob->storage_type()));
+  options_ = std::string(planes_ ? "-DPLANES=1" : "-DPLANES=0") +
+             StorageOption("DATA_TYPE", storage_);
   num_ = first.count(0, channel_axis_);
   input_shape_.assign(first.shape().begin() + channel_axis_ + 1, first.shape().end());
   output_shape_ = OutputShape(first);
@@ -233,7 +242,7 @@ NDRange BaseConvolutionLayer::LayoutGroup() const {
 void BaseConvolutionLayer::Im2col(cl_mem image, int n0, int images, cl_mem col) {
   const int image_off = n0 * image_channels_ * image_area();
   if (nd_) {
-    ctx_->Launch(ctx_->Kernel("im2col.cl", "", "im2col_nd"),
+    ctx_->Launch(ctx_->Kernel("im2col.cl", options_, "im2col_nd"),
                  NDRange(RoundUp(images * column_area(), kGroup), column_rows()),
                  NDRange(kGroup, 1), images, image_channels_, num_spatial_axes_,
                  geometry_->mem(), image_area(), column_area(), kernel_area(), image,
@@ -253,7 +262,7 @@ void BaseConvolutionLayer::Im2col(cl_mem image, int n0, int images, cl_mem col) 
 void BaseConvolutionLayer::Col2im(cl_mem col, int n0, int images, cl_mem image) {
   const int image_off = n0 * image_channels_ * image_area();
   if (nd_) {
-    ctx_->Launch(ctx_->Kernel("im2col.cl", "", "col2im_nd"),
+    ctx_->Launch(ctx_->Kernel("im2col.cl", options_, "col2im_nd"),
                  NDRange(RoundUp(images * image_area(), kGroup), image_channels_),
                  NDRange(kGroup, 1), images, image_channels_, num_spatial_axes_,
                  geometry_->mem(), image_area(), column_area(), kernel_area(), col, image,
@@ -273,6 +282,7 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ColumnSide(cl_mem blob, i
   MatrixView v;
   if (in_place_) {
     v.mem = blob;
+    v.type = storage_;
     v.offset = size_t(n0) * column_channels_ * column_area();
     v.ld = v.group = column_area();
     v.image = column_channels_ * column_area();
@@ -297,6 +307,7 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ImageColumns(cl_mem blob,
   if (in_place_ && Pointwise()) {
     // im2col of a 1x1 unpadded stride-1 kernel is the image itself.
     v.mem = blob;
+    v.type = storage_;
     v.offset = size_t(n0) * image_channels_ * image_area();
     v.ld = v.group = image_area();
     v.image = image_channels_ * image_area();
@@ -304,6 +315,7 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ImageColumns(cl_mem blob,
   }
   if (fill && implicit_) {
     v.mem = blob;
+    v.type = storage_;
     v.offset = size_t(n0) * image_channels_ * image_area();
     ConvolutionWindow& w = v.window;
     w.height = image_shape_[0];
@@ -354,6 +366,7 @@ namespace {
 // view's column index is the axis GemmArgs groups for that operand.
 void SetA(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
   g.A = v.mem;
+  g.a_type = v.type;
   g.a_offset = v.offset;
   g.lda = v.ld;
   g.a_group = v.group;
@@ -361,6 +374,7 @@ void SetA(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
 }
 void SetB(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
   g.B = v.mem;
+  g.b_type = v.type;
   g.b_offset = v.offset;
   g.ldb = v.ld;
   g.b_group = v.group;
@@ -369,6 +383,7 @@ void SetB(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
 }
 void SetC(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
   g.C = v.mem;
+  g.c_type = v.type;
   g.c_offset = v.offset;
   g.ldc = v.ld;
   g.c_group = v.group;
@@ -457,8 +472,8 @@ void BaseConvolutionLayer::AccumulateBiasDiff(cl_mem diff) {
   // The generated per-channel sums share a channel among work-groups: one
   // work-group per channel left most of a GPU idle on layers of few
   // channels and large images (docs/benchmarks.md, M7).
-  ChannelSums(*ctx_, ChannelSumKind::kProducts, num_, num_output_, output_area(), diff,
-              nullptr, {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
+  ChannelSums(*ctx_, ChannelSumKind::kProducts, num_, num_output_, output_area(),
+              {diff, storage_}, nullptr, {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
 }
 
 void BaseConvolutionLayer::AddBias(cl_mem top) {

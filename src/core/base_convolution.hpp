@@ -16,6 +16,9 @@
 // shape, Caffe's layout for both layers (num_output x C/g x kh x kw for
 // Convolution, C x num_output/g x kh x kw for Deconvolution).
 //
+// The bottoms and tops may be stored in 16 bits (mixed precision): the layout
+// kernels and the GEMMs read and write them in their storage type.
+//
 // Axes before the channel axis (convolution_param.axis, default 1) are
 // images; the axes after it are spatial. Two spatial axes take the 2-D
 // kernels (a CPU and a GPU shape); any other count, or force_nd_im2col, the
@@ -55,6 +58,7 @@ class BaseConvolutionLayer : public Layer {
     cl_mem mem = nullptr;
     size_t offset = 0;
     int ld = 0, group = 0, image = 0;
+    StorageType type = StorageType::kFloat32;  // the blob's; scratch is float
     ConvolutionWindow window;
     MatrixView Rows(int first_row) const {
       MatrixView v = *this;
@@ -164,7 +168,10 @@ class BaseConvolutionLayer : public Layer {
   // b_window), with no im2col buffer: on GPU-shaped devices, where it was
   // faster; RunOptions::implicit_gemm on|off forces it (the tests run both).
   bool implicit_ = false;
-  std::string options_;  // their -D options
+  std::string options_;  // their -D options (shape and the blobs' storage type)
+  // How the bottoms and tops are stored (Reshape): the weights, the scratch
+  // buffers and the GEMMs' sums are float in every case.
+  StorageType storage_ = StorageType::kFloat32;
   ReduceWorkspace bias_sums_;  // AccumulateBiasDiff's reduction scratch
 
  private:

@@ -32,6 +32,13 @@ const ChannelReduceKernel kProductSums("channel_product_sums",
                                        {Sum("s1", "a"), Sum("s2", "a * b")}, kStoreSums);
 
 BufferArg Target(const ChannelSumTarget& t) { return {t.out, t.offset}; }
+// The moments' shift per channel: a[c * inner], a per-channel argument of
+// a's storage type.
+BufferArg Shifts(const BufferArg& a, int inner) {
+  BufferArg shifts(a.mem, a.offset, inner);
+  shifts.type = a.type;
+  return shifts;
+}
 int Mode(const ChannelSumTarget& t) { return t.out ? (t.accumulate ? 1 : 0) : -1; }
 
 }  // namespace
@@ -43,7 +50,7 @@ KernelShape ChannelKernelShape(Context& ctx) {
 }
 
 void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int inner,
-                 cl_mem a, cl_mem b, const ChannelSumTarget& first,
+                 const BufferArg& a, const BufferArg& b, const ChannelSumTarget& first,
                  const ChannelSumTarget& second, ReduceWorkspace* workspace) {
   if (channels == 0) return;
   const KernelShape shape = ChannelKernelShape(ctx);
@@ -53,10 +60,10 @@ void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int
   if (kind == ChannelSumKind::kMoments) {
     // The shift is the channel's first value, a[c * inner].
     kMomentSums.Launch(ctx, space, outer, channels, inner,
-                       {a, {a, 0, inner}, Target(first), Target(second)}, modes, shape);
+                       {a, Shifts(a, inner), Target(first), Target(second)}, modes, shape);
   } else {
     kProductSums.Launch(ctx, space, outer, channels, inner,
-                        {a, b ? b : a, Target(first), Target(second)}, modes, shape);
+                        {a, b.mem ? b : a, Target(first), Target(second)}, modes, shape);
   }
 }
 

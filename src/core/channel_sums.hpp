@@ -31,10 +31,12 @@ struct ChannelSumTarget {
 
 // Enqueues the two sums of every channel into `first` and `second` (a
 // target with a null `out` is skipped; b may be null for kMoments; for
-// kProducts a null b means a). A caller that keeps a workspace (one per
+// kProducts a null b means a). a and b may be stored in 16 bits (their
+// BufferArg's type); the sums are float. A caller that keeps a workspace (one per
 // call site) saves allocating the reduction's scratch each call.
 void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int inner,
-                 cl_mem a, cl_mem b, const ChannelSumTarget& first,
+                 const pointwise::BufferArg& a, const pointwise::BufferArg& b,
+                 const ChannelSumTarget& first,
                  const ChannelSumTarget& second, ReduceWorkspace* workspace = nullptr);
 
 // The context's choice of shape (runs: the CPU shape) for generated kernels

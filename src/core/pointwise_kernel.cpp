@@ -119,10 +119,16 @@ void GeneratedKernel::Bind(cl_kernel kernel, const std::vector<int>& fixed_ints,
   CHECK_EQ(fixed_buffers.size(), fixed_buffers_.size()) << "generated kernel " << name_;
   CHECK_EQ(static_cast<int>(buffers.size()), num_buffers_)
       << "buffers bound to generated kernel " << name_;
-  for (const BufferArg& buffer : buffers)
-    DLC_REQUIRE(typed_buffers_ || buffer.type == StorageType::kFloat32,
-                generator_ << " kernel " << name_ << " reads and writes float32 buffers only, "
-                           << "got one of " << StorageTypeName(buffer.type));
+  size_t b = 0;
+  for (const Arg& a : args_) {
+    if (!a.is_buffer()) continue;
+    const StorageType type = buffers[b++].type;
+    DLC_REQUIRE(type == StorageType::kFloat32 ||
+                    std::find(typed_kinds_.begin(), typed_kinds_.end(), a.kind) !=
+                        typed_kinds_.end(),
+                generator_ << " kernel " << name_ << " takes buffer '" << a.name
+                           << "' in float32 only, got " << StorageTypeName(type));
+  }
   cl_uint index = 0;
   for (cl_mem mem : fixed_buffers)
     DLC_CL_CHECK(clSetKernelArg(kernel, index++, sizeof(cl_mem), &mem));
@@ -391,7 +397,7 @@ PointwiseKernel::PointwiseKernel(const std::string& name, std::vector<Arg> args,
                        Arg::kIntScalar},
                       {"pw_count", "pw_chunk", "pw_channels", "pw_inner"}),
       body_(body) {
-  typed_buffers_ = true;
+  typed_kinds_ = {Arg::kIn, Arg::kOut, Arg::kInOut, Arg::kChannel};
   const bool broadcast = std::any_of(args_.begin(), args_.end(),
                                      [](const Arg& a) { return a.kind == Arg::kChannel; });
   std::ostringstream s;

@@ -179,9 +179,10 @@ class GeneratedKernel {
   std::string LoadChannelValues(const std::string& channel_expr,
                                 const std::string& guard = "") const;
 
-  // Whether Bind accepts 16-bit buffers (the pointwise generator's loads and
-  // stores convert; the reduction's read floats).
-  bool typed_buffers_ = false;
+  // The kinds of buffer argument Bind accepts in 16 bits: the pointwise
+  // generator's loads and stores all convert; the reduction's loads do (its
+  // per-channel outputs are float).
+  std::vector<Arg::Kind> typed_kinds_;
   std::string generator_;
   std::string name_;
   std::vector<Arg> args_;

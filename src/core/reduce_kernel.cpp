@@ -31,7 +31,7 @@ std::string Combine(const Reduction& r, const std::string& acc, const std::strin
 }
 
 // Loads of the In and Channel arguments at element pw_i (`width` 16: float16
-// vectors), then each reduction's expression folded into its accumulator
+// vectors; In buffers widened from their storage type), then each reduction's expression folded into its accumulator
 // pw_a<k><suffix>.
 std::string TermBlock(const std::vector<Arg>& args, const std::vector<Reduction>& reductions,
                       int width, const std::string& index, const std::string& suffix,
@@ -42,8 +42,7 @@ std::string TermBlock(const std::vector<Arg>& args, const std::vector<Reduction>
   for (const Arg& a : args) {
     if (a.kind == Arg::kIn) {
       s << indent << "  const real " << a.name << " = "
-        << (vector ? "vload16(0, " + BufferName(a.name) + " + " + index + ")"
-                   : BufferName(a.name) + "[" + index + "]")
+        << (vector ? "PW_LOAD16__" : "PW_LOAD__") << a.name << "(" << index << ")"
         << ";\n";
     } else if (a.kind == Arg::kChannel) {
       s << indent << "  const real " << a.name << " = (real)" << ChannelValueName(a.name) << ";\n";
@@ -71,6 +70,7 @@ ChannelReduceKernel::ChannelReduceKernel(const std::string& name, std::vector<Ar
                       {"__global float* pw_partial"}),
       reductions_(std::move(reductions)),
       finish_(finish) {
+  typed_kinds_ = {Arg::kIn, Arg::kChannel};
   DLC_REQUIRE(!reductions_.empty(), "channel reduce kernel " << name_ << " has no reductions");
   std::set<std::string> names;
   for (const Arg& a : args_) names.insert(a.name);
@@ -289,10 +289,16 @@ std::string ChannelReduceKernel::Finish() const {
   s << "  {\n    typedef float real;\n";
   for (size_t k = 0; k < reductions_.size(); ++k)
     s << "    const float " << reductions_[k].name << " = pw_a" << k << ";\n";
-  for (const Arg& a : args_)
-    if (a.per_channel())
+  // Per-channel inputs read through their storage type; outputs (float)
+  // are lvalues.
+  for (const Arg& a : args_) {
+    if (a.kind == Arg::kChannel)
+      s << "#define " << a.name << " PW_LOAD__" << a.name << "(channel * " << StrideName(a.name)
+        << ")\n";
+    else if (a.per_channel())
       s << "#define " << a.name << " (" << BufferName(a.name) << "[channel * "
         << StrideName(a.name) << "])\n";
+  }
   s << "    {\n" << finish_ << "\n    }\n";
   for (const Arg& a : args_)
     if (a.per_channel()) s << "#undef " << a.name << "\n";
@@ -364,7 +370,7 @@ void ChannelReduceKernel::Launch(Context& ctx, ReduceWorkspace& workspace, int o
   const int group = GroupSize(ctx.info());
   const std::string options =
       std::string(cpu ? "-DPW_CPU_SHAPE=1" : "-DPW_CPU_SHAPE=0") +
-      (cpu ? "" : " -DPW_GROUP=" + std::to_string(group));
+      (cpu ? "" : " -DPW_GROUP=" + std::to_string(group)) + TypeOptions(buffers);
   const size_t kCpuGroup = 8;  // small work-groups: one item's loop is the work
   for (int phase = 0; phase < (split.parts > 1 ? 2 : 1); ++phase) {
     // The sweep: a work-item (CPU) or work-group (GPU) per part of each

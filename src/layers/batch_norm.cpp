@@ -12,6 +12,8 @@
 // gamma * x_norm + beta and computes that Scale's parameter gradients from
 // the sums its own backward needs anyway, and may clamp at 0 (a fused ReLU),
 // in place also masking the diff for that ReLU in backward.
+// The bottom, the top and the normalized copy kept for backward may be
+// stored in 16 bits (mixed precision); statistics and sums are float.
 #include <limits>
 
 #include "core/pointwise_kernel.hpp"
@@ -104,6 +106,7 @@ class BatchNormLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "BatchNorm"; }
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   unsigned EpilogueSupport() const override {
@@ -145,6 +148,9 @@ class BatchNormLayer : public Layer {
                 Where() << "the input " << bottom[0]->shape_string() << " must have "
                         << channels_ << " channels (axis 1), as at setup");
     top[0]->ReshapeLike(*bottom[0]);
+    // In the bottom's type: in 16 bits it is as large as an activation.
+    if (x_norm_.storage_type() != bottom[0]->storage_type())
+      x_norm_.set_storage_type(bottom[0]->storage_type());
     x_norm_.ReshapeLike(*bottom[0]);
     mean_.Reshape(std::vector<int>{channels_});
     stdev_.Reshape(std::vector<int>{channels_});
@@ -163,15 +169,15 @@ class BatchNormLayer : public Layer {
                      mean_.data(), stdev_.data());
     } else {
       kBatchStatistics.Launch(*ctx_, workspace_, num_, channels_, spatial_,
-                              {bottom[0]->data(), {bottom[0]->data(), 0, spatial_},
+                              {Data(*bottom[0]), Shifts(*bottom[0]),
                                mean_.data(), stdev_.data(), blobs_[0]->data(),
                                blobs_[1]->data(), {blobs_[2]->data(), 0, 0}},
                               {num_ * spatial_, fraction_, eps_}, ReduceShape(runs));
     }
     const float floor = epilogue_.relu ? 0.f : -std::numeric_limits<float>::infinity();
     kNormalize.Launch(*ctx_, count,
-                      {bottom[0]->data(), mean_.data(), stdev_.data(), Gamma(), Beta(),
-                       top[0]->data(), x_norm_.data()},
+                      {Data(*bottom[0]), mean_.data(), stdev_.data(), Gamma(), Beta(),
+                       Data(*top[0]), Data(x_norm_)},
                       {floor}, {channels_, spatial_}, ReduceShape(runs));
   }
 
@@ -185,21 +191,21 @@ class BatchNormLayer : public Layer {
     const float relu = epilogue_.relu_diff_mask ? 1.f : 0.f;
     if (use_global_stats_) {
       kBackwardGlobal.Launch(*ctx_, count,
-                             {top[0]->diff(), x_norm_.data(), Gamma(), Beta(), stdev_.data(),
-                              bottom[0]->diff()},
+                             {Diff(*top[0]), Data(x_norm_), Gamma(), Beta(), stdev_.data(),
+                              Diff(*bottom[0])},
                              {relu}, {channels_, spatial_}, ReduceShape(runs));
     } else {
       const cl_mem gamma_diff = ScaleParam(0, true), beta_diff = ScaleParam(1, true);
       kGradientSums.Launch(*ctx_, workspace_, num_, channels_, spatial_,
-                           {top[0]->diff(), x_norm_.data(), Gamma(), Beta(), sums_.data(),
+                           {Diff(*top[0]), Data(x_norm_), Gamma(), Beta(), sums_.data(),
                             {sums_.data(), channels_}, gamma_diff, beta_diff},
                            {gamma_diff != nullptr, beta_diff != nullptr, epilogue_.relu_diff_mask},
                            ReduceShape(runs));
       if (propagate_down[0])
         kBackwardFromSums.Launch(*ctx_, count,
-                                 {x_norm_.data(), top[0]->diff(), sums_.data(),
+                                 {Data(x_norm_), Diff(*top[0]), sums_.data(),
                                   {sums_.data(), channels_}, stdev_.data(), Gamma(), Beta(),
-                                  bottom[0]->diff()},
+                                  Diff(*bottom[0])},
                                  {static_cast<float>(num_ * spatial_), relu},
                                  {channels_, spatial_},
                                  ReduceShape(runs));
@@ -208,6 +214,12 @@ class BatchNormLayer : public Layer {
 
  private:
   static int ChannelsOf(const Blob& b) { return b.num_axes() == 1 ? 1 : b.shape(1); }
+  // The statistics' shift per channel: its first value, x[c * spatial].
+  BufferArg Shifts(const Blob& x) const {
+    BufferArg shifts(x.data(), 0, spatial_);
+    shifts.type = x.storage_type();
+    return shifts;
+  }
   // The reductions take the shape of the elementwise passes.
   static KernelShape ReduceShape(bool runs) {
     return runs ? KernelShape::kCpu : KernelShape::kGpu;

@@ -2,12 +2,13 @@
 // at `axis` and is broadcast over the others. b is bottom[1] or, with one
 // bottom, a learned blob shaped like those axes (num_axes -1: all remaining
 // axes, 0: a scalar), filled with `filler` (default constant 0). Works in
-// place.
+// place. With a learned bias, x and y may be stored in 16 bits (mixed
+// precision; the bias and its gradient are float).
+#include "core/blob_copy.hpp"
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "core/channel_sums.hpp"
-#include "dlcaffe/math.hpp"
 #include "core/broadcast_shape.hpp"
 
 namespace dlcaffe {
@@ -24,6 +25,8 @@ class BiasLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Bias"; }
+  // A second bottom's gradient is written by the float sums.
+  bool SupportsStorage(StorageType) const override { return param_.bottom_size() < 2; }
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
@@ -61,19 +64,18 @@ class BiasLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = bottom[0]->count();
     const Blob& bias = bottom.size() > 1 ? *bottom[1] : *blobs_[0];
-    kBiasForward.Launch(*ctx_, count, {bottom[0]->data(), bias.data(), top[0]->data()}, {},
+    kBiasForward.Launch(*ctx_, count, {Data(*bottom[0]), bias.data(), Data(*top[0])}, {},
                         {bias_dim_, inner_}, ChannelKernelShape(*ctx_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
-    if (propagate_down[0] && bottom[0] != top[0])
-      CopyFloats(*ctx_, bottom[0]->count(), top[0]->diff(), 0, bottom[0]->diff(), 0);
+    if (propagate_down[0]) CopyBlobValues(*ctx_, *bottom[0], top[0]->diff(), bottom[0]->diff());
     const bool learned = bottom.size() == 1;
     if (bias_dim_ == 0 || !(learned ? param_propagate_down(0) : bool(propagate_down[1]))) return;
     // A learned bias accumulates its gradient; bottom[1]'s is written.
     Blob& bias = learned ? *blobs_[0] : *bottom[1];
-    ChannelSums(*ctx_, ChannelSumKind::kProducts, outer_, bias_dim_, inner_, top[0]->diff(),
+    ChannelSums(*ctx_, ChannelSumKind::kProducts, outer_, bias_dim_, inner_, Diff(*top[0]),
                 nullptr, {bias.diff(), 0, learned}, {}, &workspace_);
   }
 

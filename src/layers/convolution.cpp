@@ -22,12 +22,17 @@
 // 3x3 stride-1 convolutions may run forward (not in training) and data
 // gradient as Winograd F(4x4, 3x3) instead (core/winograd.hpp; UseWinograd()
 // says where); the weight and bias gradients always take the path above.
+//
+// Bottoms and tops may be stored in 16 bits (mixed precision): every path
+// above reads and writes them in their type, with float weights and sums,
+// except Winograd (float only: 16-bit layers take the GEMMs).
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 
 #include "core/gemm_config.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "core/base_convolution.hpp"
 #include "core/winograd.hpp"
@@ -38,6 +43,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
  public:
   using BaseConvolutionLayer::BaseConvolutionLayer;
   const char* type() const override { return "Convolution"; }
+  bool SupportsStorage(StorageType) const override { return true; }
   // The GEMM's epilogue clamps and applies a folded BatchNorm/Scale (not the
   // depthwise kernels).
   unsigned EpilogueSupport() const override {
@@ -58,7 +64,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       cl_mem bias = bias_term_ ? blobs_[1]->data() : blobs_[0]->data();
       for (size_t i = 0; i < bottom.size(); ++i) {
         const int count = top[i]->count();
-        if (planes_) {  // a work-item per (image, channel) plane
+        if (DepthwisePlanes()) {  // a work-item per (image, channel) plane
           const int planes = count / (output_shape_[0] * output_shape_[1]);
           ctx_->Launch(kernel, NDRange(planes), NDRange(1), planes, bottom[i]->data(),
                        blobs_[0]->data(), bias, (int)bias_term_, top[i]->data());
@@ -194,7 +200,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   // pass with a direct forward, whichever way the data gradient goes.
   // Inference keeps it (docs/benchmarks.md, M6).
   bool UseWinograd() const {
-    if (!WinogradApplies()) return false;
+    if (!WinogradApplies() || storage_ != StorageType::kFloat32) return false;
     const RunOptions::Choice forced = ctx_->options().winograd;
     if (forced != RunOptions::Choice::kAuto) return forced == RunOptions::Choice::kOn;
     if (ctx_->cpu_shaped_kernels())
@@ -266,9 +272,11 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       a.A = flipped;
       a.a_offset = size_t(g) * cin_g * a.K;
       a.B = top_diff;
+      a.b_type = storage_;
       a.b_offset = size_t(g) * cout_g * out_area;
       a.b_window = w;
       a.C = bottom_diff;
+      a.c_type = storage_;
       a.c_offset = size_t(g) * cin_g * area;
       a.ldc = a.c_group = area;
       a.c_image = channels_ * area;
@@ -284,9 +292,14 @@ class ConvolutionLayer : public BaseConvolutionLayer {
            num_output_ == channels_ && group_ > 1;
   }
 
+  // The planes shape (CPU) reads float images only; 16-bit layers take the
+  // element-per-work-item kernels on every device.
+  bool DepthwisePlanes() const { return planes_ && storage_ == StorageType::kFloat32; }
+
   std::string DepthwiseOptions() const {
     std::ostringstream s;
-    s << options_ << " -DC=" << channels_ << " -DH=" << input_shape_[0]
+    s << "-DPLANES=" << (DepthwisePlanes() ? 1 : 0) << StorageOption("DATA_TYPE", storage_)
+      << " -DC=" << channels_ << " -DH=" << input_shape_[0]
       << " -DW=" << input_shape_[1] << " -DHO=" << output_shape_[0] << " -DWO=" << output_shape_[1]
       << " -DKH=" << kernel_shape_[0] << " -DKW=" << kernel_shape_[1] << " -DSH=" << stride_[0]
       << " -DSW=" << stride_[1] << " -DPH=" << pad_[0] << " -DPW=" << pad_[1]
@@ -298,8 +311,8 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     const std::string options = DepthwiseOptions();
     if (weight_grad) {
       // CPU: a work-item per channel; GPU: a work-group per weight.
-      const size_t group = planes_ ? 1 : 64;
-      const size_t range = planes_ ? static_cast<size_t>(channels_)
+      const size_t group = DepthwisePlanes() ? 1 : 64;
+      const size_t range = DepthwisePlanes() ? static_cast<size_t>(channels_)
                                    : static_cast<size_t>(blobs_[0]->count()) * group;
       ctx_->Launch(ctx_->Kernel("depthwise_convolution.cl", options,
                                 "depthwise_backward_weight"),
@@ -310,7 +323,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       cl_kernel kernel =
           ctx_->Kernel("depthwise_convolution.cl", options, "depthwise_backward_data");
       const int count = bottom->count();
-      if (planes_) {  // a work-item per (image, channel) input plane
+      if (DepthwisePlanes()) {  // a work-item per (image, channel) input plane
         const int planes = count / (input_shape_[0] * input_shape_[1]);
         ctx_->Launch(kernel, NDRange(planes), NDRange(1), planes, top->diff(),
                      blobs_[0]->data(), bottom->diff());

@@ -5,6 +5,8 @@
 // (default constant 1). The bias is an internal Bias layer, as in Caffe, whose
 // blob follows the scale's: blobs are [scale, bias], or [bias] with bottom[1].
 // In place, the input is kept in an internal blob for the scale's gradient.
+// With a learned scale, x, y and that copy may be stored in 16 bits (mixed
+// precision; the scale, the bias and their gradients are float).
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
@@ -42,6 +44,8 @@ class ScaleLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Scale"; }
+  // A second bottom's gradient is written by the float sums.
+  bool SupportsStorage(StorageType) const override { return param_.bottom_size() < 2; }
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
@@ -96,6 +100,8 @@ class ScaleLayer : public Layer {
     scale_dim_ = scale.count();
     inner_ = x.count(axis + scale.num_axes());
     if (bottom[0] == top[0]) {
+      if (input_copy_.storage_type() != x.storage_type())
+        input_copy_.set_storage_type(x.storage_type());
       input_copy_.ReshapeLike(x);
     } else {
       top[0]->ReshapeLike(x);
@@ -113,10 +119,10 @@ class ScaleLayer : public Layer {
     const ChannelAxis axis = {scale_dim_, inner_};
     if (bottom[0] == top[0]) {
       kScaleForwardKeepingInput.Launch(
-          *ctx_, count, {bottom[0]->data(), scale.data(), bias, top[0]->data(), input_copy_.data()},
+          *ctx_, count, {Data(*bottom[0]), scale.data(), bias, Data(*top[0]), Data(input_copy_)},
           flags, axis, ChannelKernelShape(*ctx_));
     } else {
-      kScaleForward.Launch(*ctx_, count, {bottom[0]->data(), scale.data(), bias, top[0]->data()},
+      kScaleForward.Launch(*ctx_, count, {Data(*bottom[0]), scale.data(), bias, Data(*top[0])},
                            flags, axis, ChannelKernelShape(*ctx_));
     }
   }
@@ -131,17 +137,17 @@ class ScaleLayer : public Layer {
       // One reduction gives both: sum(dy) is the bias's gradient, sum(dy * x)
       // the scale's. A learned scale accumulates its gradient; bottom[1]'s is
       // written.
-      const cl_mem x = bottom[0] == top[0] ? input_copy_.data() : bottom[0]->data();
+      const BufferArg x = Data(bottom[0] == top[0] ? input_copy_ : *bottom[0]);
       ChannelSumTarget bias_target;
       if (bias_grad) bias_target = {blobs_[bias_param_id_]->diff(), 0, true};
       ChannelSums(*ctx_, ChannelSumKind::kProducts, outer_, scale_dim_, inner_,
-                  top[0]->diff(), x, bias_target, {scale.diff(), 0, learned}, &workspace_);
+                  Diff(*top[0]), x, bias_target, {scale.diff(), 0, learned}, &workspace_);
     } else if (bias_grad) {
       bias_layer_->Backward({top[0]}, {false}, {top[0]});
     }
     if (propagate_down[0]) {
       kScaleBottomBackward.Launch(*ctx_, bottom[0]->count(),
-                                  {top[0]->diff(), scale.data(), bottom[0]->diff()}, {},
+                                  {Diff(*top[0]), scale.data(), Diff(*bottom[0])}, {},
                                   {scale_dim_, inner_}, ChannelKernelShape(*ctx_));
     }
   }

@@ -1,0 +1,81 @@
+// End to end: Caffe's LeNet (models/lenet, its solver's settings) learns the
+// real MNIST in 16-bit storage to the accuracy it reaches in float32 from
+// the same seed: FLOAT16 with dynamic loss scaling, and BFLOAT16. The
+// convolutions, poolings, inner products, ReLU and the loss's softmax store
+// 16-bit activations and gradients; the data layers, the labels and the
+// accuracy stay float32 behind Convert layers (docs/mixed-precision.md).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "dlcaffe/io.hpp"
+#include "dlcaffe/solver.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+constexpr int kIterations = 1000;
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Trains kIterations of 64 images (models/lenet/lenet_solver.prototxt's
+// rule) and returns the accuracy over the 10,000 test images.
+float TrainedAccuracy(const std::string& types, StorageType expected_storage) {
+  caffe::SolverParameter param;
+  // The net's text with the storage fields in front (a message's fields may
+  // come in any order).
+  ReadProtoFromTextString(types + "\n" + FileText("models/lenet/lenet_train_test.prototxt"),
+                          "models/lenet/lenet_train_test.prototxt", param.mutable_net_param());
+  param.add_test_iter(100);
+  param.set_test_interval(kIterations);
+  param.set_test_initialization(false);
+  param.set_base_lr(0.01f);
+  param.set_momentum(0.9f);
+  param.set_weight_decay(0.0005f);
+  param.set_lr_policy("inv");
+  param.set_gamma(0.0001f);
+  param.set_power(0.75f);
+  param.set_max_iter(kIterations);
+  param.set_display(0);
+  param.set_snapshot_after_train(false);
+  param.set_random_seed(1701);
+  auto solver = SolverRegistry::Create(param, TestContext());
+  for (const char* blob : {"conv1", "pool1", "conv2", "pool2", "ip1", "ip2"})
+    EXPECT_EQ(solver->net().blob_by_name(blob)->storage_type(), expected_storage)
+        << "blob " << blob << " is stored as the net asked";
+  solver->Solve();
+  const std::vector<float>& scores = solver->last_test_scores(0);
+  EXPECT_EQ(scores.size(), 2u);  // accuracy, loss
+  return scores.empty() ? 0.f : scores[0];
+}
+
+TEST(MixedPrecisionLeNet, SixteenBitStorageLearnsAsWellAsFloat) {
+  const std::string root = SourceDir();
+  ASSERT_TRUE(FileExists(root + "/examples/mnist/mnist_train_lmdb"))
+      << "run data/mnist/get_mnist.sh first (the test command does)";
+  ASSERT_EQ(chdir(root.c_str()), 0);
+  const float full = TrainedAccuracy("", StorageType::kFloat32);
+  const float half = TrainedAccuracy(
+      "default_forward_type: FLOAT16 global_grad_scale_adaptive: true", StorageType::kFloat16);
+  const float bf16 = TrainedAccuracy("default_forward_type: BFLOAT16", StorageType::kBFloat16);
+  std::cout << "LeNet MNIST test accuracy after " << kIterations << " iterations: float32 "
+            << full << ", float16 " << half << ", bfloat16 " << bf16 << std::endl;
+  EXPECT_GE(full, 0.97f);
+  EXPECT_NEAR(half, full, 0.005f);
+  EXPECT_NEAR(bf16, full, 0.005f);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe

@@ -1,0 +1,182 @@
+// Convolution with 16-bit bottom and top (mixed precision). The kernels
+// widen each value on load, sum in float as the float32 layer does, and
+// round once on store; the weights and their gradients stay float. So on
+// inputs the type holds exactly, the 16-bit layer's top and bottom gradient
+// are the roundings of the float32 layer's, and its weight and bias
+// gradients equal the float32 layer's, bit for bit, on every path: the
+// implicit GEMM, im2col + GEMM, the data gradient by implicit GEMM or by
+// col2im (both kernel shapes, and the one that rounds per plane), 1x1 in
+// place, groups, dilation, depthwise, three spatial axes and a batch split
+// into chunks. Winograd is float only (the 16-bit layer takes the GEMMs),
+// so the float32 reference runs with it off.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "../../src/passes/net_pass.hpp"
+#include "dlcaffe/net.hpp"
+#include "util/layer_test_util.hpp"
+#include "util/storage_values.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+struct ConvRun {
+  std::vector<float> top, bottom_diff, weight_diff, bias_diff;
+};
+
+struct Inputs {
+  std::vector<float> x, dy, weights, bias;
+};
+
+// Forward, then backward from `dy` with every gradient asked for.
+ConvRun RunConvolution(const std::string& param, StorageType type, const Inputs& in,
+                       const std::vector<int>& shape) {
+  Context& ctx = TestContext();
+  auto layer = MakeLayer(param);
+  Blob bottom(ctx), top(ctx);
+  bottom.set_storage_type(type);
+  top.set_storage_type(type);
+  bottom.Reshape(shape);
+  layer->SetUp({&bottom}, {&top});
+  EXPECT_EQ(top.count(), static_cast<int>(in.dy.size()));
+  bottom.WriteData(in.x);
+  layer->blobs()[0]->WriteData(in.weights);
+  const bool bias = layer->blobs().size() > 1;
+  if (bias) layer->blobs()[1]->WriteData(in.bias);
+  for (auto& blob : layer->blobs()) blob->SetDiff(0.f);
+  layer->Forward({&bottom}, {&top});
+  ConvRun r;
+  r.top = top.ReadData();
+  top.WriteDiff(in.dy);
+  layer->Backward({&top}, {true}, {&bottom});
+  r.bottom_diff = bottom.ReadDiff();
+  r.weight_diff = layer->blobs()[0]->ReadDiff();
+  if (bias) r.bias_diff = layer->blobs()[1]->ReadDiff();
+  return r;
+}
+
+struct Case {
+  const char* name;
+  const char* convolution_param;
+  std::vector<int> shape;  // the bottom's
+  int weights, bias, top;  // counts
+};
+
+// Odd spatial shapes; 4 input channels so that 2 groups and depthwise fit.
+const Case kCases[] = {
+    {"3x3_pad1", "num_output: 5 kernel_size: 3 pad: 1", {2, 4, 9, 7}, 5 * 4 * 9, 5,
+     2 * 5 * 9 * 7},
+    {"3x3_stride2", "num_output: 5 kernel_size: 3 stride: 2 pad: 1", {2, 4, 9, 7}, 5 * 4 * 9,
+     5, 2 * 5 * 5 * 4},
+    {"1x1_no_bias", "num_output: 3 kernel_size: 1 bias_term: false", {2, 4, 9, 7}, 3 * 4, 0,
+     2 * 3 * 9 * 7},
+    {"groups_dilated", "num_output: 6 group: 2 kernel_h: 3 kernel_w: 2 dilation: 2 pad: 1",
+     {2, 4, 9, 7}, 6 * 2 * 6, 6, 2 * 6 * 7 * 7},
+    {"depthwise", "num_output: 4 group: 4 kernel_size: 3 stride: 2 pad: 1", {2, 4, 9, 7},
+     4 * 9, 4, 2 * 4 * 5 * 4},
+    {"three_axes", "num_output: 3 kernel_size: 2 pad: 1", {2, 4, 3, 5, 4}, 3 * 4 * 8, 3,
+     2 * 3 * 4 * 6 * 5},
+};
+
+Inputs MakeInputs(const Case& c, StorageType type) {
+  int bottom_count = 1;
+  for (int d : c.shape) bottom_count *= d;
+  const int activations = bottom_count + c.top;
+  Blob source(TestContext(), {activations + c.weights + c.bias});
+  FillUniform(&source, -1.f, 1.f, 17);
+  const std::vector<float> all = source.ReadData();
+  // The activations in the 16-bit type; the weights as float32 has them.
+  const std::vector<float> rounded =
+      RoundedTo(std::vector<float>(all.begin(), all.begin() + activations), type);
+  Inputs in;
+  in.x.assign(rounded.begin(), rounded.begin() + bottom_count);
+  in.dy.assign(rounded.begin() + bottom_count, rounded.end());
+  in.weights.assign(all.begin() + activations, all.begin() + activations + c.weights);
+  in.bias.assign(all.begin() + activations + c.weights, all.end());
+  return in;
+}
+
+struct Shape {
+  const char* kernel_shape;
+  const char* implicit_gemm;
+  const char* column_floats;  // "" leaves the default
+};
+
+class ConvolutionStorage : public ::testing::TestWithParam<Shape> {
+ protected:
+  void SetUp() override {
+    SetTestOption("kernel_shape", GetParam().kernel_shape);
+    SetTestOption("implicit_gemm", GetParam().implicit_gemm);
+    SetTestOption("winograd", "off");
+    if (*GetParam().column_floats) SetTestOption("conv_column_floats", GetParam().column_floats);
+  }
+  void TearDown() override {
+    for (const char* name : {"kernel_shape", "implicit_gemm", "winograd", "conv_column_floats"})
+      ResetTestOption(name);
+  }
+};
+
+TEST_P(ConvolutionStorage, SixteenBitLayerRoundsTheFloatLayer) {
+  for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    for (const Case& c : kCases) {
+      SCOPED_TRACE(std::string(StorageTypeName(type)) + " " + c.name);
+      const std::string param = std::string("name: 'conv' type: 'Convolution' ") +
+                                "convolution_param { " + c.convolution_param + " }";
+      const Inputs in = MakeInputs(c, type);
+      const ConvRun half = RunConvolution(param, type, in, c.shape);
+      // A 16-bit depthwise layer takes the GPU shape's kernels on every
+      // device (the CPU shape's vector loads read floats): so does its
+      // reference, whose weight gradient would otherwise sum in another order.
+      const bool depthwise = std::string(c.name) == "depthwise";
+      if (depthwise) SetTestOption("kernel_shape", "gpu");
+      const ConvRun full = RunConvolution(param, StorageType::kFloat32, in, c.shape);
+      if (depthwise) SetTestOption("kernel_shape", GetParam().kernel_shape);
+      ASSERT_EQ(half.top, RoundedTo(full.top, type));
+      ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
+      ASSERT_EQ(half.weight_diff, full.weight_diff);
+      ASSERT_EQ(half.bias_diff, full.bias_diff);
+      // Not all zero: the comparisons above can fail.
+      for (const std::vector<float>* v : {&full.top, &full.bottom_diff, &full.weight_diff})
+        ASSERT_NE(*v, std::vector<float>(v->size(), 0.f));
+      ASSERT_EQ(full.bias_diff.size(), static_cast<size_t>(c.bias));
+    }
+  }
+}
+
+// cpu: planes, im2col and column-order copies, col2im per plane; gpu: the
+// GEMMs in place, implicit windows or (off) im2col + col2im per pixel;
+// 400 floats per chunk split the batch of the im2col rounds image by image.
+INSTANTIATE_TEST_SUITE_P(Paths, ConvolutionStorage,
+                         ::testing::Values(Shape{"cpu", "auto", ""}, Shape{"gpu", "auto", ""},
+                                           Shape{"gpu", "off", ""}, Shape{"cpu", "auto", "400"}),
+                         [](const ::testing::TestParamInfo<Shape>& info) {
+                           return std::string(info.param.kernel_shape) + "_implicit_" +
+                                  info.param.implicit_gemm +
+                                  (*info.param.column_floats ? "_chunked" : "");
+                         });
+
+TEST(ConvolutionStorage, ANetStoresItsConvolutionsInSixteenBits) {
+  caffe::NetParameter net = NetFromText(R"(
+    default_forward_type: BFLOAT16
+    layer { name: 'x' type: 'Input' top: 'x' input_param { shape { dim: 1 dim: 2 dim: 5 dim: 5 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'y'
+            convolution_param { num_output: 3 kernel_size: 3 } }
+  )");
+  caffe::NetParameter typed;
+  AssignStorageTypes(net, TestContext(), &typed);
+  bool seen = false;
+  for (const auto& layer : typed.layer()) {
+    if (layer.name() != "conv") continue;
+    seen = true;
+    EXPECT_EQ(layer.forward_type(), caffe::BFLOAT16);
+  }
+  EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe

@@ -1,0 +1,98 @@
+// Scale and Bias with 16-bit bottom and top (mixed precision; a learned
+// scale and bias, which stay float). Each output and bottom gradient is
+// computed in float from the widened values and rounded once on store, and
+// the parameter gradients are float sums of the same values, so on inputs
+// the type holds exactly the 16-bit layer gives the rounding of the float32
+// layer's top and bottom gradient and exactly its parameter gradients, in
+// place (Scale then keeps its input in 16 bits for the gradient) or not.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "util/layer_test_util.hpp"
+#include "util/storage_values.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+struct LayerRun {
+  std::vector<float> top, bottom_diff;
+  std::vector<std::vector<float>> param_diffs;
+};
+
+const std::vector<int> kShape = {2, 3, 5, 7};
+
+LayerRun RunLayer(const std::string& param, StorageType type, const std::vector<float>& x,
+             const std::vector<float>& dy, const std::vector<float>& params, bool in_place) {
+  Context& ctx = TestContext();
+  auto layer = MakeLayer(param);
+  Blob bottom(ctx), top(ctx);
+  bottom.set_storage_type(type);
+  top.set_storage_type(type);
+  bottom.Reshape(kShape);
+  Blob* out = in_place ? &bottom : &top;
+  layer->SetUp({&bottom}, {out});
+  bottom.WriteData(x);
+  size_t next = 0;
+  for (auto& blob : layer->blobs()) {
+    blob->WriteData(std::vector<float>(params.begin() + next, params.begin() + next + blob->count()));
+    next += blob->count();
+    blob->SetDiff(0.f);
+  }
+  layer->Forward({&bottom}, {out});
+  LayerRun r;
+  r.top = out->ReadData();
+  out->WriteDiff(dy);
+  layer->Backward({out}, {true}, {&bottom});
+  r.bottom_diff = bottom.ReadDiff();
+  for (auto& blob : layer->blobs()) r.param_diffs.push_back(blob->ReadDiff());
+  return r;
+}
+
+class ScaleBiasStorage : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
+  void TearDown() override { ResetTestOption("kernel_shape"); }
+};
+
+TEST_P(ScaleBiasStorage, SixteenBitLayerRoundsTheFloatLayer) {
+  const int count = 2 * 3 * 5 * 7;
+  const char* params[] = {
+      "type: 'Scale' scale_param { bias_term: true }",
+      "type: 'Scale' scale_param { axis: 1 num_axes: 2 }",  // a 3 x 5 scale
+      "type: 'Bias'",
+  };
+  for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    for (const char* param : params) {
+      for (bool in_place : {false, true}) {
+        SCOPED_TRACE(std::string(StorageTypeName(type)) + " " + param +
+                     (in_place ? ", in place" : ""));
+        Blob source(TestContext(), {2 * count + 30});
+        FillUniform(&source, -1.f, 1.f, 29);
+        const std::vector<float> all = source.ReadData();
+        const std::vector<float> activations =
+            RoundedTo(std::vector<float>(all.begin(), all.begin() + 2 * count), type);
+        const std::vector<float> x(activations.begin(), activations.begin() + count),
+            dy(activations.begin() + count, activations.end());
+        const std::vector<float> weights(all.begin() + 2 * count, all.end());
+        const LayerRun half = RunLayer(param, type, x, dy, weights, in_place);
+        const LayerRun full = RunLayer(param, StorageType::kFloat32, x, dy, weights, in_place);
+        ASSERT_EQ(half.top, RoundedTo(full.top, type));
+        ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
+        ASSERT_EQ(half.param_diffs, full.param_diffs);
+        ASSERT_FALSE(full.param_diffs.empty());
+        for (const std::vector<float>& d : full.param_diffs)
+          ASSERT_NE(d, std::vector<float>(d.size(), 0.f));
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ScaleBiasStorage, ::testing::Values("cpu", "gpu"));
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
