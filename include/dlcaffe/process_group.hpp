@@ -53,14 +53,8 @@ class ProcessGroup {
   std::vector<uint64_t> AllGather(uint64_t value);
   // The bitwise or of every rank's value.
   int AllReduceOr(int value);
-  // values[i] = sum over ranks of values[i], in place (every rank gets the
-  // same bits). Where every host runs the same number of ranks, more than
-  // one, the ranks of a host sum through shared memory, `threads` each
-  // (parallel/shared_memory_sum.hpp; DLCAFFE_SHARED_MEMORY_SUM=off keeps
-  // MPI_Allreduce).
-  void AllReduceSum(float* values, size_t count, int threads = 1);
-  // Whether AllReduceSum sums through shared memory.
-  bool sums_in_shared_memory() const;
+  // values[i] = sum over ranks of values[i], in place.
+  void AllReduceSum(float* values, size_t count);
   // Ends every process of the job with `code` (MPI_Abort); a group of one
   // exits.
   [[noreturn]] void Abort(int code);

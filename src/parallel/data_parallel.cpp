@@ -175,10 +175,7 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
   LOG(INFO) << "Data-parallel training: " << group.count() << " replicas ("
             << processes.size() << " process(es) × " << local_count << " device(s); " << where
             << "), gradients averaged in buckets of " << options.bucket_bytes / double(1 << 20)
-            << " MB" << (options.bucket_taper ? " (smaller at the end of backward)" : "")
-            << (processes.sums_in_shared_memory()
-                    ? "; the processes of each host sum them in shared memory"
-                    : "");
+            << " MB" << (options.bucket_taper ? " (smaller at the end of backward)" : "");
 
   std::mutex mutex;
   std::condition_variable finished_one;

@@ -13,8 +13,7 @@
 #include "dlcaffe/error.hpp"
 
 #ifdef DLCAFFE_WITH_MPI
-#include "parallel/mpi_check.hpp"
-#include "parallel/shared_memory_sum.hpp"
+#include <mpi.h>
 #endif
 
 namespace dlcaffe {
@@ -58,8 +57,7 @@ std::string ProcessGroup::Broadcast(const std::string& value) { return value; }
 std::vector<std::string> ProcessGroup::Gather(const std::string& value) { return {value}; }
 std::vector<uint64_t> ProcessGroup::AllGather(uint64_t value) { return {value}; }
 int ProcessGroup::AllReduceOr(int value) { return value; }
-void ProcessGroup::AllReduceSum(float*, size_t, int) {}
-bool ProcessGroup::sums_in_shared_memory() const { return false; }
+void ProcessGroup::AllReduceSum(float*, size_t) {}
 void ProcessGroup::Abort(int code) { std::exit(code); }
 
 #else  // DLCAFFE_WITH_MPI
@@ -68,7 +66,22 @@ bool ProcessGroup::built_with_mpi() { return true; }
 
 namespace {
 
-constexpr size_t kMaxPiece = kMpiMaxPiece;
+std::string MpiErrorText(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, length);
+}
+
+#define DLC_MPI_CHECK(call)                                                    \
+  do {                                                                         \
+    const int dlc_mpi_err_ = (call);                                           \
+    DLC_REQUIRE(dlc_mpi_err_ == MPI_SUCCESS,                                   \
+                #call " failed: " << MpiErrorText(dlc_mpi_err_));              \
+  } while (0)
+
+// MPI counts are int: large buffers go in pieces.
+constexpr size_t kMaxPiece = size_t(1) << 30;
 
 }  // namespace
 
@@ -76,11 +89,6 @@ constexpr size_t kMaxPiece = kMpiMaxPiece;
 // timeout ends the job, since a blocking MPI call cannot be given up.
 struct ProcessGroup::GradientChannel {
   MPI_Comm comm = MPI_COMM_NULL;
-  std::unique_ptr<SharedMemorySum> shared;  // null where it does not apply
-  ~GradientChannel() {
-    shared.reset();  // its communicators and window first
-    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-  }
 };
 
 // Collectives may be in flight on two threads at once (gradients on one,
@@ -186,18 +194,13 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Join(int* argc, char*** argv) {
   group->gradients_ = std::make_unique<GradientChannel>();
   DLC_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &group->gradients_->comm));
   MPI_Comm_set_errhandler(group->gradients_->comm, MPI_ERRORS_RETURN);
-  const char* shared = std::getenv("DLCAFFE_SHARED_MEMORY_SUM");
-  if (!shared || std::string(shared) != "off") {  // the same setting on every rank
-    auto sum = std::make_unique<SharedMemorySum>(group->gradients_->comm);
-    if (sum->applies()) group->gradients_->shared = std::move(sum);
-  }
   group->watchdog_ = std::make_unique<Watchdog>(*group);
   return group;
 }
 
 ProcessGroup::~ProcessGroup() {
   watchdog_.reset();
-  gradients_.reset();
+  if (gradients_ && gradients_->comm != MPI_COMM_NULL) MPI_Comm_free(&gradients_->comm);
   if (uses_mpi_) MPI_Finalize();
 }
 
@@ -255,15 +258,9 @@ int ProcessGroup::AllReduceOr(int value) {
   return result;
 }
 
-bool ProcessGroup::sums_in_shared_memory() const { return gradients_ && gradients_->shared; }
-
-void ProcessGroup::AllReduceSum(float* values, size_t count, int threads) {
+void ProcessGroup::AllReduceSum(float* values, size_t count) {
   if (!uses_mpi_) return;
   Watched watched(watchdog_.get(), "gradients");
-  if (gradients_->shared) {
-    gradients_->shared->AllReduce(values, count, threads);
-    return;
-  }
   for (size_t done = 0; done < count; done += kMaxPiece) {
     const int piece = static_cast<int>(std::min<size_t>(kMaxPiece, count - done));
     DLC_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values + done, piece, MPI_FLOAT, MPI_SUM,

@@ -407,7 +407,7 @@ void ReplicaGroup::ExchangeOnce() {
       SumInto(sum, others, bucket.count, across ? 1.f : mean_scale, threads);
       times[b].summed = SteadyNowNs();
       if (across) {
-        processes_.AllReduceSum(sum, bucket.count, threads);
+        processes_.AllReduceSum(sum, bucket.count);
         SumInto(sum, {}, bucket.count, mean_scale, threads);
       }
     } else {
