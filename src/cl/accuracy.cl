@@ -10,7 +10,7 @@
 // for the per-class kernel. A label outside [0, classes) counts as a miss.
 __kernel __attribute__((reqd_work_group_size(ACCURACY_GROUP, 1, 1)))
 void accuracy_forward(const int outer, const int classes, const int inner,
-                      __global const float* scores, __global const float* label,
+                      __global const DATA_ELEM* scores, __global const float* label,
                       const int has_ignore_label, const int ignore_label, const int top_k,
                       __global float* accuracy, __global int* outcome) {
   __local int hit_part[ACCURACY_GROUP];
@@ -28,11 +28,11 @@ void accuracy_forward(const int outer, const int classes, const int inner,
     int hit = 0;
     if (l >= 0 && l < classes) {
       const int o = i / inner, s = i - o * inner;
-      __global const float* column = scores + o * classes * inner + s;
-      const float truth = column[l * inner];
+      __global const DATA_ELEM* column = scores + o * classes * inner + s;
+      const float truth = DATA_LOAD(column, l * inner);
       int above = 0;
       for (int k = 0; k < classes && above < top_k; ++k) {
-        const float v = column[k * inner];
+        const float v = DATA_LOAD(column, k * inner);
         above += (v > truth || (v == truth && k > l)) ? 1 : 0;
       }
       hit = above < top_k;

@@ -34,6 +34,11 @@ inline ushort16 bfloat16_of_bits16(const uint16 x) {
 }
 inline float float_of_bfloat16(const ushort b) { return as_float((uint)b << 16); }
 inline float16 float16_of_bfloat16(const ushort16 b) { return as_float16(convert_uint16(b) << 16); }
+inline float4 float4_of_bfloat16(const ushort4 b) { return as_float4(convert_uint4(b) << 16); }
+inline ushort4 bfloat16_of_bits4(const uint4 x) {
+  const uint4 rounded = (x + 0x7FFFu + ((x >> 16) & 1u)) >> 16;
+  return convert_ushort4(select(rounded, (x >> 16) | 0x0040u, (x & 0x7FFFFFFFu) > 0x7F800000u));
+}
 
 // Kernels that read and write blobs of any storage type, chosen at build
 // time by a -D option of 0 (float), 1 (half) or 2 (bfloat16): the element
@@ -63,6 +68,20 @@ inline float16 float16_of_bfloat16(const ushort16 b) { return as_float16(convert
 #define DATA_ELEM STORAGE_ELEM(DATA_TYPE)
 #define DATA_LOAD(p, i) STORAGE_LOAD(DATA_TYPE, p, i)
 #define DATA_STORE(p, i, v) STORAGE_STORE(DATA_TYPE, p, i, v)
+// Four (sixteen) consecutive elements from element i, for the float4 and
+// float16 runs of CPU-shaped kernels.
+#define STORAGE_LOAD4_0(p, i) vload4(0, (p) + (i))
+#define STORAGE_LOAD4_1(p, i) vload_half4(0, (p) + (i))
+#define STORAGE_LOAD4_2(p, i) float4_of_bfloat16(vload4(0, (p) + (i)))
+#define STORAGE_STORE4_0(p, i, v) vstore4((v), 0, (p) + (i))
+#define STORAGE_STORE4_1(p, i, v) vstore_half4_rte((v), 0, (p) + (i))
+#define STORAGE_STORE4_2(p, i, v) vstore4(bfloat16_of_bits4(as_uint4(v)), 0, (p) + (i))
+#define STORAGE_LOAD16_0(p, i) vload16(0, (p) + (i))
+#define STORAGE_LOAD16_1(p, i) vload_half16(0, (p) + (i))
+#define STORAGE_LOAD16_2(p, i) float16_of_bfloat16(vload16(0, (p) + (i)))
+#define DATA_LOAD4(p, i) STORAGE_CAT(STORAGE_LOAD4_, DATA_TYPE)(p, i)
+#define DATA_LOAD16(p, i) STORAGE_CAT(STORAGE_LOAD16_, DATA_TYPE)(p, i)
+#define DATA_STORE4(p, i, v) STORAGE_CAT(STORAGE_STORE4_, DATA_TYPE)(p, i, v)
 
 // Caffe's LossParameter.NormalizationMode, as loss layers pass it.
 #define NORMALIZE_FULL 0

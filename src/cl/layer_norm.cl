@@ -7,7 +7,9 @@
 // (a GPU), or a work-item per row (a CPU; float4 runs inside the row).
 //
 // Build options: AFFINE (gamma given, else 1), BIAS (beta given, else 0), as
-// 0 or 1. Absent buffers are bound to any valid buffer and never read.
+// 0 or 1; DATA_TYPE, how x, y, dy and dx are stored (common.cl; gamma, beta,
+// the statistics and the sums are float). Absent buffers are bound to any
+// valid buffer and never read.
 
 #define LN_GROUP 64
 
@@ -47,20 +49,20 @@ float2 ln_group_sum2(float a, float b, __local float2* part) {
 // y may alias x (in place): each element is read before it is written, by
 // the same work-item.
 __kernel __attribute__((reqd_work_group_size(LN_GROUP, 1, 1)))
-void layer_norm_forward_group(const int dim, const float eps, __global const float* x,
+void layer_norm_forward_group(const int dim, const float eps, __global const DATA_ELEM* x,
                               __global const float* gamma, __global const float* beta,
-                              __global float* y, __global float* mean_out,
+                              __global DATA_ELEM* y, __global float* mean_out,
                               __global float* rstd_out) {
   __local float2 part[LN_GROUP];
   const int lid = get_local_id(0);
   const int row = get_group_id(0);
   const size_t base = (size_t)row * dim;
   float acc = 0.f;
-  for (int j = lid; j < dim; j += LN_GROUP) acc += x[base + j];
+  for (int j = lid; j < dim; j += LN_GROUP) acc += DATA_LOAD(x, base + j);
   const float mean = ln_group_sum2(acc, 0.f, part).x / dim;
   acc = 0.f;
   for (int j = lid; j < dim; j += LN_GROUP) {
-    const float d = x[base + j] - mean;
+    const float d = DATA_LOAD(x, base + j) - mean;
     acc += d * d;
   }
   const float rstd = 1.f / sqrt(ln_group_sum2(acc, 0.f, part).x / dim + eps);
@@ -69,48 +71,49 @@ void layer_norm_forward_group(const int dim, const float eps, __global const flo
     rstd_out[row] = rstd;
   }
   for (int j = lid; j < dim; j += LN_GROUP)
-    y[base + j] = (x[base + j] - mean) * rstd * LN_GAMMA(j) + LN_BETA(j);
+    DATA_STORE(y, base + j, (DATA_LOAD(x, base + j) - mean) * rstd * LN_GAMMA(j) + LN_BETA(j));
 }
 
 __kernel void layer_norm_forward_item(const int rows, const int dim, const float eps,
-                                      __global const float* x, __global const float* gamma,
-                                      __global const float* beta, __global float* y,
+                                      __global const DATA_ELEM* x, __global const float* gamma,
+                                      __global const float* beta, __global DATA_ELEM* y,
                                       __global float* mean_out, __global float* rstd_out) {
   const int row = get_global_id(0);
   if (row >= rows) return;
-  __global const float* xr = x + (size_t)row * dim;
-  __global float* yr = y + (size_t)row * dim;
+  __global const DATA_ELEM* xr = x + (size_t)row * dim;
+  __global DATA_ELEM* yr = y + (size_t)row * dim;
   const int dim4 = dim & ~3;
   float4 acc4 = 0.f;
-  for (int j = 0; j < dim4; j += 4) acc4 += vload4(0, xr + j);
+  for (int j = 0; j < dim4; j += 4) acc4 += DATA_LOAD4(xr, j);
   float acc = (acc4.x + acc4.y) + (acc4.z + acc4.w);
-  for (int j = dim4; j < dim; ++j) acc += xr[j];
+  for (int j = dim4; j < dim; ++j) acc += DATA_LOAD(xr, j);
   const float mean = acc / dim;
   acc4 = 0.f;
   for (int j = 0; j < dim4; j += 4) {
-    const float4 d = vload4(0, xr + j) - mean;
+    const float4 d = DATA_LOAD4(xr, j) - mean;
     acc4 += d * d;
   }
   acc = (acc4.x + acc4.y) + (acc4.z + acc4.w);
   for (int j = dim4; j < dim; ++j) {
-    const float d = xr[j] - mean;
+    const float d = DATA_LOAD(xr, j) - mean;
     acc += d * d;
   }
   const float rstd = 1.f / sqrt(acc / dim + eps);
   mean_out[row] = mean;
   rstd_out[row] = rstd;
   for (int j = 0; j < dim4; j += 4)
-    vstore4((vload4(0, xr + j) - mean) * rstd * LN_GAMMA4(j) + LN_BETA4(j), 0, yr + j);
-  for (int j = dim4; j < dim; ++j) yr[j] = (xr[j] - mean) * rstd * LN_GAMMA(j) + LN_BETA(j);
+    DATA_STORE4(yr, j, (DATA_LOAD4(xr, j) - mean) * rstd * LN_GAMMA4(j) + LN_BETA4(j));
+  for (int j = dim4; j < dim; ++j)
+    DATA_STORE(yr, j, (DATA_LOAD(xr, j) - mean) * rstd * LN_GAMMA(j) + LN_BETA(j));
 }
 
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma, xhat =
 // (x - mean) * rstd. dx may alias dy (in place).
 __kernel __attribute__((reqd_work_group_size(LN_GROUP, 1, 1)))
-void layer_norm_backward_group(const int dim, __global const float* x,
-                               __global const float* gamma, __global const float* dy,
+void layer_norm_backward_group(const int dim, __global const DATA_ELEM* x,
+                               __global const float* gamma, __global const DATA_ELEM* dy,
                                __global const float* mean_in, __global const float* rstd_in,
-                               __global float* dx) {
+                               __global DATA_ELEM* dx) {
   __local float2 part[LN_GROUP];
   const int lid = get_local_id(0);
   const int row = get_group_id(0);
@@ -118,49 +121,49 @@ void layer_norm_backward_group(const int dim, __global const float* x,
   const float mean = mean_in[row], rstd = rstd_in[row];
   float acc_g = 0.f, acc_gx = 0.f;
   for (int j = lid; j < dim; j += LN_GROUP) {
-    const float g = dy[base + j] * LN_GAMMA(j);
+    const float g = DATA_LOAD(dy, base + j) * LN_GAMMA(j);
     acc_g += g;
-    acc_gx += g * (x[base + j] - mean) * rstd;
+    acc_gx += g * (DATA_LOAD(x, base + j) - mean) * rstd;
   }
   const float2 sums = ln_group_sum2(acc_g, acc_gx, part) / dim;
   for (int j = lid; j < dim; j += LN_GROUP) {
-    const float g = dy[base + j] * LN_GAMMA(j);
-    dx[base + j] = rstd * (g - sums.x - (x[base + j] - mean) * rstd * sums.y);
+    const float g = DATA_LOAD(dy, base + j) * LN_GAMMA(j);
+    DATA_STORE(dx, base + j, rstd * (g - sums.x - (DATA_LOAD(x, base + j) - mean) * rstd * sums.y));
   }
 }
 
-__kernel void layer_norm_backward_item(const int rows, const int dim, __global const float* x,
-                                       __global const float* gamma, __global const float* dy,
+__kernel void layer_norm_backward_item(const int rows, const int dim, __global const DATA_ELEM* x,
+                                       __global const float* gamma, __global const DATA_ELEM* dy,
                                        __global const float* mean_in,
-                                       __global const float* rstd_in, __global float* dx) {
+                                       __global const float* rstd_in, __global DATA_ELEM* dx) {
   const int row = get_global_id(0);
   if (row >= rows) return;
-  __global const float* xr = x + (size_t)row * dim;
-  __global const float* dyr = dy + (size_t)row * dim;
-  __global float* dxr = dx + (size_t)row * dim;
+  __global const DATA_ELEM* xr = x + (size_t)row * dim;
+  __global const DATA_ELEM* dyr = dy + (size_t)row * dim;
+  __global DATA_ELEM* dxr = dx + (size_t)row * dim;
   const float mean = mean_in[row], rstd = rstd_in[row];
   const int dim4 = dim & ~3;
   float4 acc_g4 = 0.f, acc_gx4 = 0.f;
   for (int j = 0; j < dim4; j += 4) {
-    const float4 g = vload4(0, dyr + j) * LN_GAMMA4(j);
+    const float4 g = DATA_LOAD4(dyr, j) * LN_GAMMA4(j);
     acc_g4 += g;
-    acc_gx4 += g * (vload4(0, xr + j) - mean) * rstd;
+    acc_gx4 += g * (DATA_LOAD4(xr, j) - mean) * rstd;
   }
   float acc_g = (acc_g4.x + acc_g4.y) + (acc_g4.z + acc_g4.w);
   float acc_gx = (acc_gx4.x + acc_gx4.y) + (acc_gx4.z + acc_gx4.w);
   for (int j = dim4; j < dim; ++j) {
-    const float g = dyr[j] * LN_GAMMA(j);
+    const float g = DATA_LOAD(dyr, j) * LN_GAMMA(j);
     acc_g += g;
-    acc_gx += g * (xr[j] - mean) * rstd;
+    acc_gx += g * (DATA_LOAD(xr, j) - mean) * rstd;
   }
   const float mean_g = acc_g / dim, mean_gx = acc_gx / dim;
   for (int j = 0; j < dim4; j += 4) {
-    const float4 g = vload4(0, dyr + j) * LN_GAMMA4(j);
-    vstore4(rstd * (g - mean_g - (vload4(0, xr + j) - mean) * rstd * mean_gx), 0, dxr + j);
+    const float4 g = DATA_LOAD4(dyr, j) * LN_GAMMA4(j);
+    DATA_STORE4(dxr, j, rstd * (g - mean_g - (DATA_LOAD4(xr, j) - mean) * rstd * mean_gx));
   }
   for (int j = dim4; j < dim; ++j) {
-    const float g = dyr[j] * LN_GAMMA(j);
-    dxr[j] = rstd * (g - mean_g - (xr[j] - mean) * rstd * mean_gx);
+    const float g = DATA_LOAD(dyr, j) * LN_GAMMA(j);
+    DATA_STORE(dxr, j, rstd * (g - mean_g - (DATA_LOAD(xr, j) - mean) * rstd * mean_gx));
   }
 }
 
@@ -172,8 +175,8 @@ __kernel void layer_norm_backward_item(const int rows, const int dim, __global c
 // layer_norm_param_finish adds the chunks up in order (deterministic).
 __kernel void layer_norm_param_grad(const int rows, const int dim, const int rows_per_chunk,
                                     const int accumulate, const int write_gamma,
-                                    const int write_beta, __global const float* x,
-                                    __global const float* dy, __global const float* mean_in,
+                                    const int write_beta, __global const DATA_ELEM* x,
+                                    __global const DATA_ELEM* dy, __global const float* mean_in,
                                     __global const float* rstd_in, __global float* gamma_out,
                                     const int gamma_offset, __global float* beta_out,
                                     const int beta_offset) {
@@ -185,8 +188,8 @@ __kernel void layer_norm_param_grad(const int rows, const int dim, const int row
   float sum_g = 0.f, sum_b = 0.f;
   for (int r = r0; r < r1; ++r) {
     const size_t k = (size_t)r * dim + j;
-    const float d = dy[k];
-    sum_g += d * (x[k] - mean_in[r]) * rstd_in[r];
+    const float d = DATA_LOAD(dy, k);
+    sum_g += d * (DATA_LOAD(x, k) - mean_in[r]) * rstd_in[r];
     sum_b += d;
   }
   const size_t out = (size_t)chunk * dim + j;
@@ -203,7 +206,7 @@ __kernel void layer_norm_param_grad(const int rows, const int dim, const int row
 // sums (always; layer_norm_param_finish adds them to the diffs).
 __kernel void layer_norm_param_grad_cpu(const int rows, const int dim, const int rows_per_chunk,
                                         const int blocks, const int items,
-                                        __global const float* x, __global const float* dy,
+                                        __global const DATA_ELEM* x, __global const DATA_ELEM* dy,
                                         __global const float* mean_in,
                                         __global const float* rstd_in,
                                         __global float* partial, const int beta_offset) {
@@ -220,8 +223,8 @@ __kernel void layer_norm_param_grad_cpu(const int rows, const int dim, const int
     float16 sum_g = 0.f, sum_b = 0.f;
     for (int r = r0; r < r1; ++r) {
       const size_t k = (size_t)r * dim + j0;
-      const float16 d = vload16(0, dy + k);
-      sum_g += d * ((vload16(0, x + k) - mean_in[r]) * rstd_in[r]);
+      const float16 d = DATA_LOAD16(dy, k);
+      sum_g += d * ((DATA_LOAD16(x, k) - mean_in[r]) * rstd_in[r]);
       sum_b += d;
     }
     vstore16(sum_g, 0, partial_gamma + out);
@@ -231,8 +234,8 @@ __kernel void layer_norm_param_grad_cpu(const int rows, const int dim, const int
       float sum_g = 0.f, sum_b = 0.f;
       for (int r = r0; r < r1; ++r) {
         const size_t k = (size_t)r * dim + j;
-        sum_g += dy[k] * (x[k] - mean_in[r]) * rstd_in[r];
-        sum_b += dy[k];
+        sum_g += DATA_LOAD(dy, k) * (DATA_LOAD(x, k) - mean_in[r]) * rstd_in[r];
+        sum_b += DATA_LOAD(dy, k);
       }
       partial_gamma[out + j - j0] = sum_g;
       partial_beta[out + j - j0] = sum_b;

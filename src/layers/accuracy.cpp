@@ -1,7 +1,11 @@
 // Accuracy (Caffe "Accuracy"): the fraction of positions whose label is among
 // the top_k scores along `axis`, skipping ignore_label; an optional second top
 // holds the accuracy of each class. Computed on the device, without the host.
-// It has no gradient: the Net never asks it for one.
+// It has no gradient: the Net never asks it for one. The scores may be
+// stored in 16 bits (mixed precision); the labels and the tops stay float32
+// (a 16-bit float holds integers exactly only up to 2048, a bfloat16 up to
+// 256).
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -10,6 +14,9 @@ class AccuracyLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Accuracy"; }
+  bool SupportsStorage(StorageType) const override { return true; }
+  bool KeepsBottomInFloat(int index) const override { return index == 1; }
+  bool KeepsTopInFloat(int) const override { return true; }
   int ExactNumBottomBlobs() const override { return 2; }
   int MinTopBlobs() const override { return 1; }
   int MaxTopBlobs() const override { return 2; }
@@ -44,7 +51,9 @@ class AccuracyLayer : public Layer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    ctx_->Launch(ctx_->Kernel("accuracy.cl", "", "accuracy_forward"), NDRange(kGroup),
+    ctx_->Launch(ctx_->Kernel("accuracy.cl", StorageOption("DATA_TYPE", bottom[0]->storage_type()),
+                              "accuracy_forward"),
+                 NDRange(kGroup),
                  NDRange(kGroup), outer_, classes_, inner_, bottom[0]->data(),
                  bottom[1]->data(), (int)has_ignore_label_, ignore_label_, top_k_,
                  top[0]->data(), outcome_->mem());

@@ -10,7 +10,9 @@
 // without affine is axis 2 of N x C x H x W.
 //
 // Works in place (a copy of x is kept for backward). Backward computes the
-// input's gradient and accumulates gamma's and beta's.
+// input's gradient and accumulates gamma's and beta's. x, y and their
+// gradients may be stored in 16 bits (mixed precision); gamma, beta, the
+// row statistics and the sums are float.
 //
 // The row kernels (src/cl/layer_norm.cl) give a row to a work-group, or on
 // devices that want CPU-shaped kernels, a row to a work-item;
@@ -20,8 +22,10 @@
 #include <memory>
 #include <string>
 
+#include "core/blob_copy.hpp"
 #include "core/gemm_config.hpp"
 #include "core/pointwise_kernel.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
 
@@ -31,6 +35,7 @@ class LayerNormLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "LayerNorm"; }
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -71,13 +76,17 @@ class LayerNormLayer : public Layer {
     top[0]->ReshapeLike(*bottom[0]);
     mean_.Reshape(std::vector<int>{rows_});
     rstd_.Reshape(std::vector<int>{rows_});
-    if (bottom[0] == top[0]) x_copy_.ReshapeLike(*bottom[0]);
+    storage_ = bottom[0]->storage_type();
+    if (bottom[0] == top[0]) {
+      if (x_copy_.storage_type() != storage_) x_copy_.set_storage_type(storage_);
+      x_copy_.ReshapeLike(*bottom[0]);
+    }
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     if (rows_ == 0 || dim_ == 0) return;
     const bool in_place = bottom[0] == top[0];
-    if (in_place) CopyFloats(*ctx_, bottom[0]->count(), bottom[0]->data(), 0, x_copy_.data(), 0);
+    if (in_place) CopyBlobValues(*ctx_, *bottom[0], bottom[0]->data(), x_copy_.data());
     const cl_mem x = bottom[0]->data();
     const cl_mem gamma = affine_ ? blobs_[0]->data() : x;
     const cl_mem beta = bias_ ? blobs_[1]->data() : x;
@@ -135,7 +144,8 @@ class LayerNormLayer : public Layer {
   }
 
   std::string Options() const {
-    return std::string("-DAFFINE=") + (affine_ ? "1" : "0") + " -DBIAS=" + (bias_ ? "1" : "0");
+    return std::string("-DAFFINE=") + (affine_ ? "1" : "0") + " -DBIAS=" + (bias_ ? "1" : "0") +
+           StorageOption("DATA_TYPE", storage_);
   }
 
   bool RowPerItem() const {
@@ -203,6 +213,7 @@ class LayerNormLayer : public Layer {
   float eps_ = 1e-5f;
   bool affine_ = true, bias_ = true;
   int axis_ = 0, rows_ = 0, dim_ = 0;
+  StorageType storage_ = StorageType::kFloat32;  // x's and y's (Reshape)
   Blob mean_{*ctx_}, rstd_{*ctx_};  // per row, for backward
   Blob x_copy_{*ctx_};              // in place: x as Forward saw it
   BufferPtr partial_;               // the parameter gradients' chunk sums

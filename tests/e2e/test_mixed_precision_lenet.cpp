@@ -1,9 +1,9 @@
 // End to end: Caffe's LeNet (models/lenet, its solver's settings) learns the
 // real MNIST in 16-bit storage to the accuracy it reaches in float32 from
 // the same seed: FLOAT16 with dynamic loss scaling, and BFLOAT16. The
-// convolutions, poolings, inner products, ReLU and the loss's softmax store
-// 16-bit activations and gradients; the data layers, the labels and the
-// accuracy stay float32 behind Convert layers (docs/mixed-precision.md).
+// convolutions, poolings, inner products, ReLU, the loss's softmax and the
+// accuracy's scores are stored in 16 bits; the data layers, the labels, the
+// loss and the accuracy stay float32 (docs/mixed-precision.md).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
