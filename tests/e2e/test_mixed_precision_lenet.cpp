@@ -72,6 +72,10 @@ TEST(MixedPrecisionLeNet, SixteenBitStorageLearnsAsWellAsFloat) {
   std::cout << "LeNet MNIST test accuracy after " << kIterations << " iterations: float32 "
             << full << ", float16 " << half << ", bfloat16 " << bf16 << std::endl;
   EXPECT_GE(full, 0.97f);
+  // Measured here over seeds 1, 2, 3 and 1701: float32 reaches 0.9790 to
+  // 0.9814, and each 16-bit run lands within 0.0009 of the float32 run of
+  // its seed. Half a point (50 of the 10,000 images) is above both; a
+  // 16-bit path that lost precision somewhere falls outside.
   EXPECT_NEAR(half, full, 0.005f);
   EXPECT_NEAR(bf16, full, 0.005f);
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "util/layer_test_util.hpp"
+#include "util/storage_layer_run.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
@@ -28,43 +29,16 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-struct NormRun {
-  std::vector<float> top, bottom_diff, mean_sum, var_sum, factor;
-};
-
 const std::vector<int> kShape = {3, 5, 7, 3};  // m = 3 * 21 = 63 values per channel
 constexpr int kChannels = 5, kSpatial = 21;
 
-NormRun RunBatchNorm(const std::string& param, StorageType type, const std::vector<float>& x,
-                     const std::vector<float>& dy, bool in_place) {
-  Context& ctx = TestContext();
-  auto layer = MakeLayer(param);
-  Blob bottom(ctx), top(ctx);
-  bottom.set_storage_type(type);
-  top.set_storage_type(type);
-  bottom.Reshape(kShape);
-  Blob* out = in_place ? &bottom : &top;
-  layer->SetUp({&bottom}, {out});
-  bottom.WriteData(x);
-  // Stored statistics as a run would leave them: sums over a factor of 2.
-  std::vector<float> means(kChannels), variances(kChannels);
-  for (int c = 0; c < kChannels; ++c) {
-    means[c] = 0.2f * c - 0.3f;
-    variances[c] = 0.5f + 0.25f * c;
-  }
-  layer->blobs()[0]->WriteData(means);
-  layer->blobs()[1]->WriteData(variances);
-  layer->blobs()[2]->WriteData({2.f});
-  layer->Forward({&bottom}, {out});
-  NormRun r;
-  r.top = out->ReadData();
-  out->WriteDiff(dy);
-  layer->Backward({out}, {true}, {&bottom});
-  r.bottom_diff = bottom.ReadDiff();
-  r.mean_sum = layer->blobs()[0]->ReadData();
-  r.var_sum = layer->blobs()[1]->ReadData();
-  r.factor = layer->blobs()[2]->ReadData();
-  return r;
+// The stored statistics as a run would leave them: sums over a factor of 2.
+std::vector<float> StoredStatistics() {
+  std::vector<float> values;
+  for (int c = 0; c < kChannels; ++c) values.push_back(0.2f * c - 0.3f);   // mean sums
+  for (int c = 0; c < kChannels; ++c) values.push_back(0.5f + 0.25f * c);  // variance sums
+  values.push_back(2.f);                                                   // the factor
+  return values;
 }
 
 int Channel(size_t i) { return static_cast<int>(i / kSpatial) % kChannels; }
@@ -121,12 +95,11 @@ TEST_P(BatchNormStorage, SixteenBitLayerRoundsTheFloatLayer) {
         const std::vector<float> all = RoundedTo(source.ReadData(), type);
         const std::vector<float> x(all.begin(), all.begin() + count),
             dy(all.begin() + count, all.end());
-        const NormRun half = RunBatchNorm(param, type, x, dy, in_place);
-        const NormRun full = RunBatchNorm(param, StorageType::kFloat32, x, dy, in_place);
+        const StorageRunInputs run{kShape, x, dy, StoredStatistics(), in_place};
+        const StorageRun half = RunLayerInStorage(param, type, run);
+        const StorageRun full = RunLayerInStorage(param, StorageType::kFloat32, run);
         ASSERT_EQ(half.top, RoundedTo(full.top, type));
-        ASSERT_EQ(half.mean_sum, full.mean_sum);
-        ASSERT_EQ(half.var_sum, full.var_sum);
-        ASSERT_EQ(half.factor, full.factor);
+        ASSERT_EQ(half.param_data, full.param_data);  // the running statistics
         ASSERT_NE(full.bottom_diff, std::vector<float>(count, 0.f));
         if (global) {
           ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));

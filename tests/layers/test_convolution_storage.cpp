@@ -17,6 +17,7 @@
 #include "../../src/passes/net_pass.hpp"
 #include "dlcaffe/net.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/storage_layer_run.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
@@ -24,39 +25,19 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-struct ConvRun {
-  std::vector<float> top, bottom_diff, weight_diff, bias_diff;
-};
-
 struct Inputs {
   std::vector<float> x, dy, weights, bias;
 };
 
-// Forward, then backward from `dy` with every gradient asked for.
-ConvRun RunConvolution(const std::string& param, StorageType type, const Inputs& in,
-                       const std::vector<int>& shape) {
-  Context& ctx = TestContext();
-  auto layer = MakeLayer(param);
-  Blob bottom(ctx), top(ctx);
-  bottom.set_storage_type(type);
-  top.set_storage_type(type);
-  bottom.Reshape(shape);
-  layer->SetUp({&bottom}, {&top});
-  EXPECT_EQ(top.count(), static_cast<int>(in.dy.size()));
-  bottom.WriteData(in.x);
-  layer->blobs()[0]->WriteData(in.weights);
-  const bool bias = layer->blobs().size() > 1;
-  if (bias) layer->blobs()[1]->WriteData(in.bias);
-  for (auto& blob : layer->blobs()) blob->SetDiff(0.f);
-  layer->Forward({&bottom}, {&top});
-  ConvRun r;
-  r.top = top.ReadData();
-  top.WriteDiff(in.dy);
-  layer->Backward({&top}, {true}, {&bottom});
-  r.bottom_diff = bottom.ReadDiff();
-  r.weight_diff = layer->blobs()[0]->ReadDiff();
-  if (bias) r.bias_diff = layer->blobs()[1]->ReadDiff();
-  return r;
+StorageRun RunConvolution(const std::string& param, StorageType type, const Inputs& in,
+                          const std::vector<int>& shape) {
+  StorageRunInputs run;
+  run.shape = shape;
+  run.x = in.x;
+  run.dy = in.dy;
+  run.params = in.weights;
+  run.params.insert(run.params.end(), in.bias.begin(), in.bias.end());
+  return RunLayerInStorage(param, type, run);
 }
 
 struct Case {
@@ -127,22 +108,21 @@ TEST_P(ConvolutionStorage, SixteenBitLayerRoundsTheFloatLayer) {
       const std::string param = std::string("name: 'conv' type: 'Convolution' ") +
                                 "convolution_param { " + c.convolution_param + " }";
       const Inputs in = MakeInputs(c, type);
-      const ConvRun half = RunConvolution(param, type, in, c.shape);
+      const StorageRun half = RunConvolution(param, type, in, c.shape);
       // A 16-bit depthwise layer takes the GPU shape's kernels on every
       // device (the CPU shape's vector loads read floats): so does its
       // reference, whose weight gradient would otherwise sum in another order.
       const bool depthwise = std::string(c.name) == "depthwise";
       if (depthwise) SetTestOption("kernel_shape", "gpu");
-      const ConvRun full = RunConvolution(param, StorageType::kFloat32, in, c.shape);
+      const StorageRun full = RunConvolution(param, StorageType::kFloat32, in, c.shape);
       if (depthwise) SetTestOption("kernel_shape", GetParam().kernel_shape);
       ASSERT_EQ(half.top, RoundedTo(full.top, type));
       ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
-      ASSERT_EQ(half.weight_diff, full.weight_diff);
-      ASSERT_EQ(half.bias_diff, full.bias_diff);
+      ASSERT_EQ(half.param_diffs, full.param_diffs);  // weights, then the bias
       // Not all zero: the comparisons above can fail.
-      for (const std::vector<float>* v : {&full.top, &full.bottom_diff, &full.weight_diff})
+      ASSERT_EQ(full.param_diffs.size(), c.bias ? 2u : 1u);
+      for (const std::vector<float>* v : {&full.top, &full.bottom_diff, &full.param_diffs[0]})
         ASSERT_NE(*v, std::vector<float>(v->size(), 0.f));
-      ASSERT_EQ(full.bias_diff.size(), static_cast<size_t>(c.bias));
     }
   }
 }

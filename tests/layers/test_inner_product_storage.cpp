@@ -20,6 +20,7 @@
 
 #include "dlcaffe/half_conversion.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/storage_layer_run.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
@@ -33,35 +34,6 @@ double Ulp(float v, StorageType type) {
   const int min_exponent = type == StorageType::kFloat16 ? -14 : -126;
   const int exponent = v == 0.f ? min_exponent : std::max(std::ilogb(std::fabs(v)), min_exponent);
   return std::ldexp(1.0, exponent - mantissa_bits);
-}
-
-struct LayerRun {
-  std::vector<float> top, bottom_diff, weight_diff, bias_diff;
-};
-
-LayerRun RunLayer(const std::string& param, StorageType type, const std::vector<float>& x,
-             const std::vector<float>& dy, const std::vector<float>& weights,
-             const std::vector<int>& shape) {
-  Context& ctx = TestContext();
-  auto layer = MakeLayer(param);
-  Blob bottom(ctx), top(ctx);
-  bottom.set_storage_type(type);
-  top.set_storage_type(type);
-  bottom.Reshape(shape);
-  layer->SetUp({&bottom}, {&top});
-  layer->blobs()[0]->WriteData(weights);
-  if (layer->blobs().size() > 1) layer->blobs()[1]->SetData(0.375f);
-  for (auto& blob : layer->blobs()) blob->SetDiff(0.f);
-  bottom.WriteData(x);
-  layer->Forward({&bottom}, {&top});
-  LayerRun r;
-  r.top = top.ReadData();
-  top.WriteDiff(dy);
-  layer->Backward({&top}, {true}, {&bottom});
-  r.bottom_diff = bottom.ReadDiff();
-  r.weight_diff = layer->blobs()[0]->ReadDiff();
-  if (layer->blobs().size() > 1) r.bias_diff = layer->blobs()[1]->ReadDiff();
-  return r;
 }
 
 class InnerProductStorage : public ::testing::TestWithParam<const char*> {
@@ -88,8 +60,11 @@ TEST_P(InnerProductStorage, SixteenBitLayerRoundsTheFloatLayer) {
         const std::vector<float> x(all.begin(), all.begin() + M * K),
             dy(all.begin() + M * K, all.begin() + M * K + M * N),
             w(all.begin() + M * K + M * N, all.end());
-        const LayerRun half = RunLayer(param, type, x, dy, w, shape);
-        const LayerRun full = RunLayer(param, StorageType::kFloat32, x, dy, w, shape);
+        std::vector<float> params = w;
+        if (bias) params.insert(params.end(), N, 0.375f);
+        const StorageRunInputs run{shape, x, dy, params};
+        const StorageRun half = RunLayerInStorage(param, type, run);
+        const StorageRun full = RunLayerInStorage(param, StorageType::kFloat32, run);
         const std::vector<float> rounded_top = RoundedTo(full.top, type);
         for (size_t i = 0; i < rounded_top.size(); ++i) {
           if (!bias) {
@@ -102,11 +77,11 @@ TEST_P(InnerProductStorage, SixteenBitLayerRoundsTheFloatLayer) {
           }
         }
         ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
-        ASSERT_EQ(half.weight_diff, full.weight_diff);
-        for (size_t n = 0; n < half.bias_diff.size(); ++n) {
+        ASSERT_EQ(half.param_diffs[0], full.param_diffs[0]);  // the weights'
+        for (size_t n = 0; bias && n < size_t(N); ++n) {
           double magnitude = 0;
           for (int m = 0; m < M; ++m) magnitude += std::fabs(dy[m * N + n]);
-          EXPECT_NEAR(half.bias_diff[n], full.bias_diff[n], M * 1.2e-7 * magnitude) << n;
+          EXPECT_NEAR(half.param_diffs[1][n], full.param_diffs[1][n], M * 1.2e-7 * magnitude) << n;
         }
       }
     }

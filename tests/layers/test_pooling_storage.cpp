@@ -13,39 +13,13 @@
 #include "dlcaffe/net.hpp"
 #include "../../src/passes/net_pass.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/storage_layer_run.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
 namespace {
-
-struct PoolRun {
-  std::vector<float> top, bottom_diff;
-};
-
-// Forward, then (`backward`) backward from `dy`.
-PoolRun RunPooling(const std::string& param, StorageType type, const std::vector<float>& x,
-                   const std::vector<float>& dy, const std::vector<int>& shape, bool backward) {
-  Context& ctx = TestContext();
-  auto layer = MakeLayer(param);
-  Blob bottom(ctx), top(ctx);
-  bottom.set_storage_type(type);
-  top.set_storage_type(type);
-  bottom.Reshape(shape);
-  layer->SetUp({&bottom}, {&top});
-  EXPECT_EQ(top.count(), static_cast<int>(dy.size()));
-  bottom.WriteData(x);
-  ctx.Seed(1234);  // STOCHASTIC draws its seed from the context
-  layer->Forward({&bottom}, {&top});
-  PoolRun r;
-  r.top = top.ReadData();
-  if (!backward) return r;
-  top.WriteDiff(dy);
-  layer->Backward({&top}, {true}, {&bottom});
-  r.bottom_diff = bottom.ReadDiff();
-  return r;
-}
 
 struct Case {
   const char* name;
@@ -92,8 +66,12 @@ TEST_P(PoolingStorage, SixteenBitLayerRoundsTheFloatLayer) {
           dy(all.begin() + bottom_count, all.end());
       // STOCHASTIC has a gradient only in training.
       const bool backward = phase == "TRAIN";
-      const PoolRun half = RunPooling(param, type, x, dy, shape, backward);
-      const PoolRun full = RunPooling(param, StorageType::kFloat32, x, dy, shape, backward);
+      StorageRunInputs run{shape, x, dy};
+      run.backward = backward;
+      // STOCHASTIC draws its seed from the context.
+      run.before_forward = [] { TestContext().Seed(1234); };
+      const StorageRun half = RunLayerInStorage(param, type, run);
+      const StorageRun full = RunLayerInStorage(param, StorageType::kFloat32, run);
       ASSERT_EQ(half.top, RoundedTo(full.top, type));
       ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
       // Not all zero: the comparisons above can fail.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/layer_test_util.hpp"
+#include "util/storage_layer_run.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
@@ -18,39 +19,7 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-struct LayerRun {
-  std::vector<float> top, bottom_diff;
-  std::vector<std::vector<float>> param_diffs;
-};
-
 const std::vector<int> kShape = {2, 3, 5, 7};
-
-LayerRun RunLayer(const std::string& param, StorageType type, const std::vector<float>& x,
-             const std::vector<float>& dy, const std::vector<float>& params, bool in_place) {
-  Context& ctx = TestContext();
-  auto layer = MakeLayer(param);
-  Blob bottom(ctx), top(ctx);
-  bottom.set_storage_type(type);
-  top.set_storage_type(type);
-  bottom.Reshape(kShape);
-  Blob* out = in_place ? &bottom : &top;
-  layer->SetUp({&bottom}, {out});
-  bottom.WriteData(x);
-  size_t next = 0;
-  for (auto& blob : layer->blobs()) {
-    blob->WriteData(std::vector<float>(params.begin() + next, params.begin() + next + blob->count()));
-    next += blob->count();
-    blob->SetDiff(0.f);
-  }
-  layer->Forward({&bottom}, {out});
-  LayerRun r;
-  r.top = out->ReadData();
-  out->WriteDiff(dy);
-  layer->Backward({out}, {true}, {&bottom});
-  r.bottom_diff = bottom.ReadDiff();
-  for (auto& blob : layer->blobs()) r.param_diffs.push_back(blob->ReadDiff());
-  return r;
-}
 
 class ScaleBiasStorage : public ::testing::TestWithParam<const char*> {
  protected:
@@ -78,8 +47,9 @@ TEST_P(ScaleBiasStorage, SixteenBitLayerRoundsTheFloatLayer) {
         const std::vector<float> x(activations.begin(), activations.begin() + count),
             dy(activations.begin() + count, activations.end());
         const std::vector<float> weights(all.begin() + 2 * count, all.end());
-        const LayerRun half = RunLayer(param, type, x, dy, weights, in_place);
-        const LayerRun full = RunLayer(param, StorageType::kFloat32, x, dy, weights, in_place);
+        const StorageRunInputs run{kShape, x, dy, weights, in_place};
+        const StorageRun half = RunLayerInStorage(param, type, run);
+        const StorageRun full = RunLayerInStorage(param, StorageType::kFloat32, run);
         ASSERT_EQ(half.top, RoundedTo(full.top, type));
         ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
         ASSERT_EQ(half.param_diffs, full.param_diffs);
