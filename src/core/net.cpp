@@ -1,6 +1,7 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <glog/logging.h>
 
@@ -583,6 +584,11 @@ void Net::BackwardFromTo(int start, int end) {
 namespace {
 float MeanAbs(const Blob& blob, bool diff) {
   if (blob.count() == 0) return 0.f;
+  if (blob.storage_type() != StorageType::kFloat32) {  // debug output: widened on the host
+    double sum = 0;
+    for (float v : diff ? blob.ReadDiff() : blob.ReadData()) sum += std::fabs(v);
+    return static_cast<float>(sum / blob.count());
+  }
   return Asum(blob.context(), blob.count(), diff ? blob.diff() : blob.data(), 0) /
          blob.count();
 }

@@ -104,10 +104,33 @@ void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
     return name;
   };
 
+  // Whether every layer after layer `producer` that reads `blob` reads it
+  // in float32 (a float32-only layer, or one that keeps that bottom in
+  // float: labels, token ids). A layer that works on it in place does not
+  // count as such a reader.
+  const auto read_in_float = [&](const std::string& blob, int producer) {
+    for (int l = producer + 1; l < param.layer_size(); ++l) {
+      const caffe::LayerParameter& reader = param.layer(l);
+      for (int b = 0; b < reader.bottom_size(); ++b) {
+        if (reader.bottom(b) != blob) continue;
+        if (b < reader.top_size() && reader.top(b) == blob) return false;
+        if (reader.type() == "Python") continue;  // float32 on the host
+        const caffe::Type asked =
+            reader.has_forward_type() ? reader.forward_type() : param.default_forward_type();
+        const std::unique_ptr<Layer> probe = LayerRegistry::Create(reader, ctx);
+        const bool narrow = asked != caffe::FLOAT && IsStorageType(asked) &&
+                            probe->SupportsStorage(ToStorage(asked));
+        if (narrow && !probe->KeepsBottomInFloat(b)) return false;
+      }
+    }
+    return true;
+  };
+
   std::vector<std::string> kept_in_float;
   int in_16_bit = 0;
   caffe::Type asked_most = caffe::FLOAT;
-  for (caffe::LayerParameter layer : param.layer()) {
+  for (int index = 0; index < param.layer_size(); ++index) {
+    caffe::LayerParameter layer = param.layer(index);
     const std::string where = "layer '" + layer.name() + "' (" + layer.type() + ")";
     const caffe::Type asked =
         layer.has_forward_type() ? layer.forward_type() : param.default_forward_type();
@@ -155,7 +178,15 @@ void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
         type = supports(blob) ? blob : caffe::FLOAT;
         break;
       }
-    if (type != asked) kept_in_float.push_back(where);
+    // An Input whose every top is read only in float32 stays float32: labels
+    // and token ids keep their integers (float16 holds them exactly up to
+    // 2048, bfloat16 up to 256), with no Convert layer. (An Input of data
+    // and labels together narrows both: give it forward_type FLOAT.)
+    bool host_values_in_float = type != caffe::FLOAT && layer.type() == "Input";
+    for (int t = 0; host_values_in_float && t < layer.top_size(); ++t)
+      host_values_in_float = read_in_float(original.top(t), index);
+    if (host_values_in_float) type = caffe::FLOAT;
+    else if (type != asked) kept_in_float.push_back(where);
     if (type != caffe::FLOAT) ++in_16_bit;
 
     // What the layer reads and writes in float32 whatever its type.

@@ -108,6 +108,32 @@ TEST(StorageTypes, InPlaceOnABlobOfAnotherTypeConvertsAndRenames) {
       << "a later reader of 'y' reads the in-place result";
 }
 
+TEST(StorageTypes, AnInputReadOnlyInFloatStaysFloat) {
+  // Labels (read in float by the loss and the accuracy) and token ids (read
+  // by a float32-only Embed) keep their integers; the Input of the scores
+  // narrows.
+  caffe::NetParameter net = NetFromText(R"(
+    default_forward_type: BFLOAT16
+    layer { name: 'ids' type: 'Input' top: 'ids' input_param { shape { dim: 4 } } }
+    layer { name: 'labels' type: 'Input' top: 'labels' input_param { shape { dim: 4 } } }
+    layer { name: 'x' type: 'Input' top: 'x' input_param { shape { dim: 4 dim: 3 } } }
+    layer { name: 'emb' type: 'Embed' bottom: 'ids' top: 'e'
+            embed_param { num_output: 3 input_dim: 300 } }
+    layer { name: 'sum' type: 'Eltwise' bottom: 'e' bottom: 'x' top: 's' }
+    layer { name: 'acc' type: 'Accuracy' bottom: 's' bottom: 'labels' top: 'acc' }
+    layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 's' bottom: 'labels' top: 'loss' })");
+  caffe::NetParameter typed;
+  AssignStorageTypes(net, TestContext(), &typed);
+  const auto layers = ByName(typed);
+  EXPECT_EQ(layers.at("ids").forward_type(), caffe::FLOAT);
+  EXPECT_EQ(layers.at("labels").forward_type(), caffe::FLOAT);
+  EXPECT_EQ(layers.at("x").forward_type(), caffe::BFLOAT16);
+  EXPECT_EQ(layers.at("emb").bottom(0), "ids") << "no Convert of the ids";
+  EXPECT_EQ(layers.at("acc").bottom(1), "labels");
+  EXPECT_EQ(layers.at("loss").bottom(1), "labels");
+  EXPECT_EQ(layers.at("sum").bottom(0), "e_as_bfloat16");
+}
+
 TEST(StorageTypes, BadTypesAreNamed) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"default_forward_type: DOUBLE", "net 'mixed': default_forward_type DOUBLE is not supported"},
