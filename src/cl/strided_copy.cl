@@ -2,6 +2,12 @@
 // (core/strided_copy.hpp): dense element i, at row-major coordinates c of
 // view.size, is strided element view.base + sum_d c_d * view.stride[d].
 // RANK: the number of axes (1 to 8), so that the index loop unrolls.
+// DATA_TYPE (common.cl's storage codes): 16-bit elements move as their bits.
+#if DATA_TYPE != 0
+#define ELEM ushort
+#else
+#define ELEM float
+#endif
 
 #ifndef RANK
 #define RANK 1
@@ -26,7 +32,7 @@ inline int strided_place(int i, const strided_view* view) {
 
 // dense[i] = strided[place(i)]
 __kernel void strided_gather(const int n, const strided_view view,
-                             __global const float* strided, __global float* dense) {
+                             __global const ELEM* strided, __global ELEM* dense) {
   const int i = GLOBAL_INDEX;
   if (i >= n) return;
   dense[i] = strided[strided_place(i, &view)];
@@ -34,7 +40,7 @@ __kernel void strided_gather(const int n, const strided_view view,
 
 // strided[place(i)] = dense[i]
 __kernel void strided_scatter(const int n, const strided_view view,
-                              __global const float* dense, __global float* strided) {
+                              __global const ELEM* dense, __global ELEM* strided) {
   const int i = GLOBAL_INDEX;
   if (i >= n) return;
   strided[strided_place(i, &view)] = dense[i];

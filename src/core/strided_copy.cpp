@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "core/storage_option.hpp"
 #include "dlcaffe/error.hpp"
 
 namespace dlcaffe {
@@ -16,7 +17,7 @@ struct KernelView {
 };
 
 void Launch(Context& ctx, const char* kernel_name, const StridedView& view, cl_mem src,
-            cl_mem dst) {
+            cl_mem dst, StorageType type) {
   const StridedView v = SimplifyStridedView(view);
   CHECK_LE(v.size.size(), size_t(kMaxStridedAxes)) << "strided copy of too many axes";
   KernelView k = {};
@@ -28,7 +29,8 @@ void Launch(Context& ctx, const char* kernel_name, const StridedView& view, cl_m
   }
   k.base = v.base;
   if (count == 0) return;
-  const std::string options = "-DRANK=" + std::to_string(v.size.size());
+  const std::string options =
+      "-DRANK=" + std::to_string(v.size.size()) + StorageOption("DATA_TYPE", type);
   ctx.Launch1D(ctx.Kernel("strided_copy.cl", options, kernel_name), count,
                static_cast<cl_int>(count), k, src, dst);
 }
@@ -66,12 +68,14 @@ void CheckStridedView(const StridedView& view, const std::string& where) {
                     << kMaxStridedAxes << " are supported");
 }
 
-void StridedGather(Context& ctx, const StridedView& view, cl_mem strided, cl_mem dense) {
-  Launch(ctx, "strided_gather", view, strided, dense);
+void StridedGather(Context& ctx, const StridedView& view, cl_mem strided, cl_mem dense,
+                   StorageType type) {
+  Launch(ctx, "strided_gather", view, strided, dense, type);
 }
 
-void StridedScatter(Context& ctx, const StridedView& view, cl_mem dense, cl_mem strided) {
-  Launch(ctx, "strided_scatter", view, dense, strided);
+void StridedScatter(Context& ctx, const StridedView& view, cl_mem dense, cl_mem strided,
+                    StorageType type) {
+  Launch(ctx, "strided_scatter", view, dense, strided, type);
 }
 
 }  // namespace dlcaffe

@@ -3,6 +3,8 @@
 // StridedSlice): dense element i, at coordinates (c_0, ..., c_{r-1}) of
 // `size` in row-major order, corresponds to strided element
 // base + sum_d c_d * stride[d] (strides may be negative or zero).
+// Elements of any storage type move as they are stored (16-bit ones as
+// their bits).
 //
 // One work-item per dense element. Axes of size 1 are dropped and axes that
 // stay contiguous in the view are merged before the launch, so the kernel
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "dlcaffe/context.hpp"
+#include "dlcaffe/storage_type.hpp"
 
 namespace dlcaffe {
 
@@ -34,10 +37,13 @@ StridedView SimplifyStridedView(const StridedView& view);
 // kMaxStridedAxes axes.
 void CheckStridedView(const StridedView& view, const std::string& where);
 
-// dense[i] = strided[place(i)] for every dense element (gather).
-void StridedGather(Context& ctx, const StridedView& view, cl_mem strided, cl_mem dense);
+// dense[i] = strided[place(i)] for every dense element (gather). Both
+// buffers hold elements of `type` (moved as they are stored).
+void StridedGather(Context& ctx, const StridedView& view, cl_mem strided, cl_mem dense,
+                   StorageType type = StorageType::kFloat32);
 // strided[place(i)] = dense[i] (scatter; places must be distinct, elements
 // of `strided` outside the view are left as they are).
-void StridedScatter(Context& ctx, const StridedView& view, cl_mem dense, cl_mem strided);
+void StridedScatter(Context& ctx, const StridedView& view, cl_mem dense, cl_mem strided,
+                    StorageType type = StorageType::kFloat32);
 
 }  // namespace dlcaffe

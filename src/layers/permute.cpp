@@ -15,6 +15,8 @@ class PermuteLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Permute"; }
+  // Moves values as they are stored.
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -54,13 +56,15 @@ class PermuteLayer : public Layer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    StridedGather(*ctx_, view_, bottom[0]->data(), top[0]->data());
+    StridedGather(*ctx_, view_, bottom[0]->data(), top[0]->data(),
+                  bottom[0]->storage_type());
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    StridedScatter(*ctx_, view_, top[0]->diff(), bottom[0]->diff());
+    StridedScatter(*ctx_, view_, top[0]->diff(), bottom[0]->diff(),
+                   bottom[0]->storage_type());
   }
 
  private:

@@ -24,6 +24,8 @@ class StridedSliceLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "StridedSlice"; }
+  // Moves values as they are stored.
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -86,14 +88,16 @@ class StridedSliceLayer : public Layer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    StridedGather(*ctx_, view_, bottom[0]->data(), top[0]->data());
+    StridedGather(*ctx_, view_, bottom[0]->data(), top[0]->data(),
+                  bottom[0]->storage_type());
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    ctx_->Fill(bottom[0]->diff(), 0, bottom[0]->count(), 0.f);
-    StridedScatter(*ctx_, view_, top[0]->diff(), bottom[0]->diff());
+    bottom[0]->SetDiff(0.f);
+    StridedScatter(*ctx_, view_, top[0]->diff(), bottom[0]->diff(),
+                   bottom[0]->storage_type());
   }
 
  private:
