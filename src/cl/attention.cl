@@ -13,6 +13,11 @@
 // queries per tile). Tensors are addressed as base + b * sb + h * sh + t * st
 // + d, which covers (B, H, T, D) and heads side by side in (B, T, H*D).
 //
+// Q, K, V, the output and their gradients are stored as DATA_TYPE
+// (common.cl; 16-bit in mixed precision, read and written through
+// DATA_LOAD / DATA_STORE); the mask, the log-sum-exps, delta and all the
+// arithmetic are float.
+//
 // Tiles in local memory are rows of float4 (head sizes padded with zeros to
 // DKP, DVP): a work-item reads four features per load, aligned, while all
 // the group reads the same row (a broadcast), so the loads no longer bound
@@ -27,12 +32,12 @@ inline int RowOffset(int b, int h, int t, int sb, int sh, int st) {
 
 // Rows [r0, r0 + n) of a tensor (head size D) into `tile` (rows of DP floats,
 // the padding zero), scaled by `scale`, by the group's ROWS work-items.
-inline void LoadTile(__local float4* tile, __global const float* x, int b, int h, int r0, int n,
+inline void LoadTile(__local float4* tile, __global const DATA_ELEM* x, int b, int h, int r0, int n,
                      int sb, int sh, int st, int D, int DP, float scale, int lid) {
   __local float* flat = (__local float*)tile;
   for (int i = lid; i < n * DP; i += ROWS) {
     const int row = i / DP, d = i % DP;
-    flat[i] = d < D ? x[RowOffset(b, h, r0 + row, sb, sh, st) + d] * scale : 0.f;
+    flat[i] = d < D ? DATA_LOAD(x, RowOffset(b, h, r0 + row, sb, sh, st) + d) * scale : 0.f;
   }
 }
 
@@ -61,10 +66,10 @@ inline void AddScaledTileRow(float* acc, float a, __local const float4* row, int
 
 // A row of a tensor into registers (DP floats, the padding zero); zeros for
 // a row past the end.
-inline void LoadRow(float* row, __global const float* x, int offset, int D, int DP, float scale,
+inline void LoadRow(float* row, __global const DATA_ELEM* x, int offset, int D, int DP, float scale,
                     bool valid) {
 #pragma unroll
-  for (int d = 0; d < DP; ++d) row[d] = valid && d < D ? x[offset + d] * scale : 0.f;
+  for (int d = 0; d < DP; ++d) row[d] = valid && d < D ? DATA_LOAD(x, offset + d) * scale : 0.f;
 }
 
 // The additive mask at (b, h, t, s), 0 without one.
@@ -75,11 +80,11 @@ inline float MaskAt(__global const float* mask, int has_mask, int mask_sb, int m
 
 __kernel void attention_forward(
     int T, int S, int H, float scale, int causal,
-    __global const float* q, int q_sb, int q_sh, int q_st,
-    __global const float* k, int k_sb, int k_sh, int k_st,
-    __global const float* v, int v_sb, int v_sh, int v_st,
+    __global const DATA_ELEM* q, int q_sb, int q_sh, int q_st,
+    __global const DATA_ELEM* k, int k_sb, int k_sh, int k_st,
+    __global const DATA_ELEM* v, int v_sb, int v_sh, int v_st,
     __global const float* mask, int has_mask, int mask_sb, int mask_sh,
-    __global float* out, int o_sb, int o_sh, int o_st,
+    __global DATA_ELEM* out, int o_sb, int o_sh, int o_st,
     __global float* lse) {
   __local float4 k_tile[KEYS * DKP / 4];
   __local float4 v_tile[KEYS * DVP / 4];
@@ -131,7 +136,7 @@ __kernel void attention_forward(
   if (!valid) return;
   const float inv = l > 0.f ? 1.f / l : 0.f;
   const int o = RowOffset(b, h, t, o_sb, o_sh, o_st);
-  for (int d = 0; d < DV; ++d) out[o + d] = acc[d] * inv;
+  for (int d = 0; d < DV; ++d) DATA_STORE(out, o + d, acc[d] * inv);
   // A row that saw no key: +inf makes every recomputed probability 0.
   lse[bh * T + t] = l > 0.f ? m + log(l) : INFINITY;
 }
@@ -139,14 +144,14 @@ __kernel void attention_forward(
 // delta[row] = sum_d dO[row, d] * O[row, d], a term of the softmax's gradient.
 __kernel void attention_backward_delta(
     int T, int H, int rows,
-    __global const float* out, int o_sb, int o_sh, int o_st,
-    __global const float* dout, __global float* delta) {
+    __global const DATA_ELEM* out, int o_sb, int o_sh, int o_st,
+    __global const DATA_ELEM* dout, __global float* delta) {
   const int row = get_global_id(0);
   if (row >= rows) return;
   const int t = row % T, bh = row / T;
   const int o = RowOffset(bh / H, bh % H, t, o_sb, o_sh, o_st);
   float sum = 0.f;
-  for (int d = 0; d < DV; ++d) sum += dout[o + d] * out[o + d];
+  for (int d = 0; d < DV; ++d) sum += DATA_LOAD(dout, o + d) * DATA_LOAD(out, o + d);
   delta[row] = sum;
 }
 
@@ -154,13 +159,13 @@ __kernel void attention_backward_delta(
 // per query row, keys and values in tiles as forward.
 __kernel void attention_backward_dq(
     int T, int S, int H, float scale, int causal,
-    __global const float* q, int q_sb, int q_sh, int q_st,
-    __global const float* k, int k_sb, int k_sh, int k_st,
-    __global const float* v, int v_sb, int v_sh, int v_st,
+    __global const DATA_ELEM* q, int q_sb, int q_sh, int q_st,
+    __global const DATA_ELEM* k, int k_sb, int k_sh, int k_st,
+    __global const DATA_ELEM* v, int v_sb, int v_sh, int v_st,
     __global const float* mask, int has_mask, int mask_sb, int mask_sh,
-    __global const float* dout, int o_sb, int o_sh, int o_st,
+    __global const DATA_ELEM* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
-    __global float* dq) {
+    __global DATA_ELEM* dq) {
   __local float4 k_tile[KEYS * DKP / 4];
   __local float4 v_tile[KEYS * DVP / 4];
   const int lid = get_local_id(0);
@@ -198,7 +203,7 @@ __kernel void attention_backward_dq(
   }
   if (!valid) return;
   const int o = RowOffset(b, h, t, q_sb, q_sh, q_st);
-  for (int d = 0; d < DK; ++d) dq[o + d] = grad[d] * scale;
+  for (int d = 0; d < DK; ++d) DATA_STORE(dq, o + d, grad[d] * scale);
 }
 
 // dV[s] = sum_t p[t,s] dO[t] and dK[s] = scale * sum_t p[t,s] (dO[t] . V[s] -
@@ -206,13 +211,13 @@ __kernel void attention_backward_dq(
 // tiles of KEYS rows.
 __kernel void attention_backward_dkv(
     int T, int S, int H, float scale, int causal,
-    __global const float* q, int q_sb, int q_sh, int q_st,
-    __global const float* k, int k_sb, int k_sh, int k_st,
-    __global const float* v, int v_sb, int v_sh, int v_st,
+    __global const DATA_ELEM* q, int q_sb, int q_sh, int q_st,
+    __global const DATA_ELEM* k, int k_sb, int k_sh, int k_st,
+    __global const DATA_ELEM* v, int v_sb, int v_sh, int v_st,
     __global const float* mask, int has_mask, int mask_sb, int mask_sh,
-    __global const float* dout, int o_sb, int o_sh, int o_st,
+    __global const DATA_ELEM* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
-    __global float* dk, __global float* dv, int want_dk, int want_dv) {
+    __global DATA_ELEM* dk, __global DATA_ELEM* dv, int want_dk, int want_dv) {
   __local float4 q_tile[KEYS * DKP / 4];
   __local float4 do_tile[KEYS * DVP / 4];
   __local float lse_tile[KEYS];
@@ -260,11 +265,11 @@ __kernel void attention_backward_dkv(
   if (!valid) return;
   if (want_dk) {
     const int o = RowOffset(b, h, s, k_sb, k_sh, k_st);
-    for (int d = 0; d < DK; ++d) dk[o + d] = grad_k[d];
+    for (int d = 0; d < DK; ++d) DATA_STORE(dk, o + d, grad_k[d]);
   }
   if (want_dv) {
     const int o = RowOffset(b, h, s, v_sb, v_sh, v_st);
-    for (int d = 0; d < DV; ++d) dv[o + d] = grad_v[d];
+    for (int d = 0; d < DV; ++d) DATA_STORE(dv, o + d, grad_v[d]);
   }
 }
 
@@ -272,11 +277,11 @@ __kernel void attention_backward_dkv(
 // `rows` rows of `width` floats) into a cache of `capacity` rows per slice,
 // from row `position` on.
 __kernel void attention_cache_append(int count, int rows, int width, int capacity, int position,
-                                     __global const float* src, __global float* cache) {
+                                     __global const DATA_ELEM* src, __global DATA_ELEM* cache) {
   const int i = get_global_id(0);
   if (i >= count) return;
   const int w = i % width;
   const int row = (i / width) % rows;
   const int slice = i / (width * rows);
-  cache[((size_t)slice * capacity + position + row) * width + w] = src[i];
+  DATA_STORE(cache, ((size_t)slice * capacity + position + row) * width + w, DATA_LOAD(src, i));
 }

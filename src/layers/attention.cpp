@@ -7,6 +7,9 @@
 // caffe.proto's AttentionParameter: (B, H, T, D) tensors, or with num_heads
 // the heads side by side in (B, T, H*D). causal lets query t see keys
 // s <= t + S - T. The mask takes no gradient (it is an input, as labels).
+// Q, K, V, the output and their gradients may be stored in 16 bits (mixed
+// precision, with the key/value cache in the same type); the mask stays
+// float32, and the kernels compute in float.
 //
 // Incremental decoding (decode_state.hpp): the layer keeps the keys and
 // values of every position so far in a cache of the state's capacity; each
@@ -20,6 +23,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -28,6 +32,8 @@ class AttentionLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Attention"; }
+  bool SupportsStorage(StorageType) const override { return true; }
+  bool KeepsBottomInFloat(int index) const override { return index == 3; }  // the mask
   int MinBottomBlobs() const override { return 3; }
   int MaxBottomBlobs() const override { return 4; }
   int ExactNumTopBlobs() const override { return 1; }
@@ -53,6 +59,12 @@ class AttentionLayer : public Layer {
     const Blob& v = *bottom[2];
     for (int i = 0; i < 3; ++i)
       DLC_REQUIRE(bottom[i] != top[0], Where() << "cannot work in place");
+    storage_ = q.storage_type();
+    for (const Blob* b : {&k, &v, static_cast<const Blob*>(top[0])})
+      DLC_REQUIRE(b->storage_type() == storage_,
+                  Where() << "stores Q, K, V and its output in one type; Q is "
+                          << StorageTypeName(storage_) << ", another "
+                          << StorageTypeName(b->storage_type()));
     if (heads_ == 0) {
       for (const Blob* b : {&q, &k, &v})
         DLC_REQUIRE(b->num_axes() == 4, Where() << "Q, K and V must be (B, H, T, D) without "
@@ -166,6 +178,11 @@ class AttentionLayer : public Layer {
                         << " pass the key/value cache's capacity " << decode_.capacity);
     S_ = decode_.position + T_;
     const std::vector<int> k_shape = CacheShape(dk_), v_shape = CacheShape(dv_);
+    if (k_cache_.storage_type() != storage_) {
+      k_cache_.set_storage_type(storage_);
+      v_cache_.set_storage_type(storage_);
+      cached_ = 0;
+    }
     if (k_cache_.shape() != k_shape || v_cache_.shape() != v_shape) {
       k_cache_.Reshape(k_shape);
       v_cache_.Reshape(v_shape);
@@ -247,13 +264,15 @@ class AttentionLayer : public Layer {
 
   std::string Options() const {
     return "-DDK=" + std::to_string(dk_) + " -DDV=" + std::to_string(dv_) +
-           " -DROWS=" + std::to_string(Rows()) + " -DKEYS=" + std::to_string(TileRows());
+           " -DROWS=" + std::to_string(Rows()) + " -DKEYS=" + std::to_string(TileRows()) +
+           StorageOption("DATA_TYPE", storage_);
   }
 
   int heads_ = 0;
   bool causal_ = false;
   int batch_ = 0, H_ = 0, T_ = 0, S_ = 0, dk_ = 0, dv_ = 0;
   float scale_ = 1.f;
+  StorageType storage_ = StorageType::kFloat32;  // Q's, K's, V's and the output's
   Blob lse_{*ctx_};    // per query row: the log of its softmax's denominator
   Blob delta_{*ctx_};  // per query row: dO . O, for backward
   DecodeState decode_;
