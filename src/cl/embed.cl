@@ -35,36 +35,36 @@ void embed_check_indices(const int m, const int input_dim, __global const float*
 __kernel void embed_forward(const int count, const int num_output, const int input_dim,
                             const int bias_term, __global const float* index,
                             __global const float* weight, __global const float* bias,
-                            __global float* top) {
+                            __global DATA_ELEM* top) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int m = i / num_output;
   const int d = i - m * num_output;
   const int k = embed_row(index[m], input_dim);
-  top[i] = k < 0 ? NAN : weight[k * num_output + d] + (bias_term ? bias[d] : 0.f);
+  DATA_STORE(top, i, k < 0 ? NAN : weight[k * num_output + d] + (bias_term ? bias[d] : 0.f));
 }
 
 // One work-item per weight row k scans the batch and adds the top gradient
 // of every position that used row k: repeated indices need no atomics.
 __kernel void embed_weight_backward(const int input_dim, const int num_output, const int m,
-                                    __global const float* index, __global const float* top_diff,
+                                    __global const float* index, __global const DATA_ELEM* top_diff,
                                     __global float* weight_diff) {
   const int k = GLOBAL_INDEX;
   if (k >= input_dim) return;
   __global float* row = weight_diff + (size_t)k * num_output;
   for (int p = 0; p < m; ++p) {
     if (embed_row(index[p], input_dim) != k) continue;
-    __global const float* g = top_diff + (size_t)p * num_output;
-    for (int d = 0; d < num_output; ++d) row[d] += g[d];
+    __global const DATA_ELEM* g = top_diff + (size_t)p * num_output;
+    for (int d = 0; d < num_output; ++d) row[d] += DATA_LOAD(g, d);
   }
 }
 
 // bias_diff[d] += sum over positions of top_diff[., d].
 __kernel void embed_bias_backward(const int num_output, const int m,
-                                  __global const float* top_diff, __global float* bias_diff) {
+                                  __global const DATA_ELEM* top_diff, __global float* bias_diff) {
   const int d = GLOBAL_INDEX;
   if (d >= num_output) return;
   float sum = 0.f;
-  for (int p = 0; p < m; ++p) sum += top_diff[(size_t)p * num_output + d];
+  for (int p = 0; p < m; ++p) sum += DATA_LOAD(top_diff, (size_t)p * num_output + d);
   bias_diff[d] += sum;
 }

@@ -8,6 +8,11 @@
 // Indices are never read on the host. One that is not an integer in
 // [0, input_dim) is a user error, found lazily (LateLabelCheck): that pass's
 // rows are NaN and a later Forward throws.
+//
+// The top and its gradient may be stored in 16 bits (mixed precision); the
+// indices stay float32 (a float16 holds integers exactly only up to 2048),
+// and the table and its gradient are float.
+#include "core/storage_option.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "core/late_label_check.hpp"
@@ -18,6 +23,8 @@ class EmbedLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Embed"; }
+  bool SupportsStorage(StorageType) const override { return true; }
+  bool KeepsBottomInFloat(int) const override { return true; }  // the indices
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   bool AllowForceBackward(int bottom_index) const override { return false; }
@@ -63,7 +70,7 @@ class EmbedLayer : public Layer {
                  NDRange(kCheckGroup), m, input_dim_, bottom[0]->data(), index_check_->record());
     const cl_mem bias = bias_term_ ? blobs_[1]->data() : blobs_[0]->data();  // unused without
     const int count = m * num_output_;
-    ctx_->Launch1D(ctx_->Kernel("embed.cl", "", "embed_forward"), count, count, num_output_,
+    ctx_->Launch1D(ctx_->Kernel("embed.cl", TopOption(*top[0]), "embed_forward"), count, count, num_output_,
                    input_dim_, (int)bias_term_, bottom[0]->data(), blobs_[0]->data(), bias,
                    top[0]->data());
     index_check_->ReadLater();
@@ -74,17 +81,22 @@ class EmbedLayer : public Layer {
     DLC_REQUIRE(!propagate_down[0], Where() << "cannot backpropagate to the indices");
     const int m = bottom[0]->count();
     if (param_propagate_down(0)) {
-      ctx_->Launch1D(ctx_->Kernel("embed.cl", "", "embed_weight_backward"), input_dim_,
+      ctx_->Launch1D(ctx_->Kernel("embed.cl", TopOption(*top[0]), "embed_weight_backward"), input_dim_,
                      input_dim_, num_output_, m, bottom[0]->data(), top[0]->diff(),
                      blobs_[0]->diff());
     }
     if (bias_term_ && param_propagate_down(1)) {
-      ctx_->Launch1D(ctx_->Kernel("embed.cl", "", "embed_bias_backward"), num_output_,
+      ctx_->Launch1D(ctx_->Kernel("embed.cl", TopOption(*top[0]), "embed_bias_backward"), num_output_,
                      num_output_, m, top[0]->diff(), blobs_[1]->diff());
     }
   }
 
  private:
+  // The kernels' option for the top's storage type.
+  static std::string TopOption(const Blob& top) {
+    return StorageOption("DATA_TYPE", top.storage_type());
+  }
+
   static constexpr size_t kCheckGroup = 64;  // EMBED_GROUP in embed.cl
 
   int num_output_ = 0, input_dim_ = 0;

@@ -4,7 +4,10 @@
 // position being the decode state's while a net decodes incrementally (one
 // new token at a time) and 0 otherwise. The table is the layer's one blob
 // (filled by weight_filler); training sums its rows' gradients over the
-// leading axes. Works in place.
+// leading axes. Works in place. x and y may be stored in 16 bits (mixed
+// precision; the table and its gradient are float).
+#include "core/blob_copy.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
@@ -15,6 +18,7 @@ class PositionEmbeddingLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "PositionEmbedding"; }
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -59,7 +63,9 @@ class PositionEmbeddingLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = bottom[0]->count();
     if (count == 0) return;
-    ctx_->Launch1D(ctx_->Kernel("position_embedding.cl", "", "position_embedding_forward"), count,
+    ctx_->Launch1D(ctx_->Kernel("position_embedding.cl",
+                                StorageOption("DATA_TYPE", bottom[0]->storage_type()),
+                                "position_embedding_forward"), count,
                    count, T_, D_, position_, bottom[0]->data(), blobs_[0]->data(),
                    top[0]->data());
   }
@@ -71,11 +77,13 @@ class PositionEmbeddingLayer : public Layer {
     if (count == 0) return;
     if (param_propagate_down(0)) {
       const int rows = T_ * D_;
-      ctx_->Launch1D(ctx_->Kernel("position_embedding.cl", "", "position_embedding_table_backward"),
+      ctx_->Launch1D(ctx_->Kernel("position_embedding.cl",
+                                  StorageOption("DATA_TYPE", top[0]->storage_type()),
+                                  "position_embedding_table_backward"),
                      rows, rows, count / rows, T_, D_, top[0]->diff(), blobs_[0]->diff());
     }
     if (propagate_down[0] && bottom[0] != top[0])
-      CopyFloats(*ctx_, count, top[0]->diff(), 0, bottom[0]->diff(), 0);
+      CopyBlobValues(*ctx_, *bottom[0], top[0]->diff(), bottom[0]->diff());
   }
 
  private:
