@@ -73,44 +73,45 @@ inline int kept_base(int o, const reduce_geometry* g) {
 #define ACCUMULATE(acc, v) acc += (v)
 #endif
 
-// One work-item per top element.
+// x, y and their gradients are stored as DATA_TYPE (common.cl); sums and
+// ties are float. One work-item per top element.
 __kernel void reduce_forward(const int n, const reduce_geometry g, const float count,
-                             __global const float* x, __global float* y) {
+                             __global const DATA_ELEM* x, __global DATA_ELEM* y) {
   const int o = GLOBAL_INDEX;
   if (o >= n) return;
   const int base = kept_base(o, &g);
   float acc = INITIAL;
-  FOR_EACH_REDUCED(&g, base, at, ACCUMULATE(acc, x[at]))
+  FOR_EACH_REDUCED(&g, base, at, ACCUMULATE(acc, DATA_LOAD(x, at)))
 #if OP == 1
-  y[o] = acc / count;
+  DATA_STORE(y, o, acc / count);
 #elif OP == 3
-  y[o] = -acc;
+  DATA_STORE(y, o, -acc);
 #elif OP == 6
-  y[o] = sqrt(acc);
+  DATA_STORE(y, o, sqrt(acc));
 #else
-  y[o] = acc;
+  DATA_STORE(y, o, acc);
 #endif
 }
 
 // MAX/MIN: how many reduced elements equal top element o (they share its
 // gradient).
 __kernel void reduce_count_ties(const int n, const reduce_geometry g,
-                                __global const float* x, __global const float* y,
+                                __global const DATA_ELEM* x, __global const DATA_ELEM* y,
                                 __global float* ties) {
   const int o = GLOBAL_INDEX;
   if (o >= n) return;
   const int base = kept_base(o, &g);
-  const float extremum = y[o];
+  const float extremum = DATA_LOAD(y, o);
   float equal = 0.f;
-  FOR_EACH_REDUCED(&g, base, at, equal += x[at] == extremum ? 1.f : 0.f)
+  FOR_EACH_REDUCED(&g, base, at, equal += DATA_LOAD(x, at) == extremum ? 1.f : 0.f)
   ties[o] = equal;
 }
 
 // One work-item per bottom element i, whose top element is o.
 __kernel void reduce_backward(const int n, const reduce_geometry g, const float count,
-                              __global const float* x, __global const float* y,
-                              __global const float* dy, __global const float* ties,
-                              __global float* dx) {
+                              __global const DATA_ELEM* x, __global const DATA_ELEM* y,
+                              __global const DATA_ELEM* dy, __global const float* ties,
+                              __global DATA_ELEM* dx) {
   const int i = GLOBAL_INDEX;
   if (i >= n) return;
   int rest = i, o = 0;
@@ -119,18 +120,19 @@ __kernel void reduce_backward(const int n, const reduce_geometry g, const float 
     o += (rest % g.size[d]) * g.top_stride[d];
     rest /= g.size[d];
   }
-  const float v = x[i], t = y[o], dt = dy[o];
+  const float v = DATA_LOAD(x, i), t = DATA_LOAD(y, o), dt = DATA_LOAD(dy, o);
 #if OP == 0
-  dx[i] = dt;
+  const float grad = dt;
 #elif OP == 1
-  dx[i] = dt / count;
+  const float grad = dt / count;
 #elif OP == 2 || OP == 3
-  dx[i] = v == t ? dt / ties[o] : 0.f;
+  const float grad = v == t ? dt / ties[o] : 0.f;
 #elif OP == 4
-  dx[i] = 2.f * v * dt;
+  const float grad = 2.f * v * dt;
 #elif OP == 5
-  dx[i] = sign(v) * dt;
+  const float grad = sign(v) * dt;
 #else
-  dx[i] = t > 0.f ? v / t * dt : 0.f;
+  const float grad = t > 0.f ? v / t * dt : 0.f;
 #endif
+  DATA_STORE(dx, i, grad);
 }

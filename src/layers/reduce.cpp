@@ -23,6 +23,7 @@
 #include "core/channel_sums.hpp"
 #include "core/pointwise_kernel.hpp"
 #include "core/reduce_kernel.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -119,6 +120,7 @@ class ReduceLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Reduce"; }
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -171,7 +173,10 @@ class ReduceLayer : public Layer {
     if (g < groups_.size() && groups_[g].reduced) outer_ = groups_[g++].size;
     if (g < groups_.size() && !groups_[g].reduced) channels_ = groups_[g++].size;
     if (g < groups_.size() && groups_[g].reduced) inner_ = groups_[g++].size;
-    per_channel_ = g == groups_.size();
+    // The per-channel kernels write a float top; 16-bit blobs take the
+    // general kernels.
+    per_channel_ = g == groups_.size() && x.storage_type() == StorageType::kFloat32;
+    storage_ = x.storage_type();
     if (!per_channel_) {
       DLC_REQUIRE(groups_.size() <= size_t(kMaxGroups),
                   Where() << "reducing axes " << AxesString(reduced) << " of "
@@ -253,7 +258,7 @@ class ReduceLayer : public Layer {
 
   std::string Options() const {
     return "-DKEPT=" + std::to_string(kept_) + " -DRED=" + std::to_string(red_) +
-           " -DOP=" + std::to_string(int(op_));
+           " -DOP=" + std::to_string(int(op_)) + StorageOption("DATA_TYPE", storage_);
   }
 
   static std::string AxesString(const std::vector<bool>& reduced) {
@@ -270,6 +275,7 @@ class ReduceLayer : public Layer {
   std::vector<Group> groups_;
   // Per-channel form: outer x channels x inner, reducing outer and inner.
   bool per_channel_ = true;
+  StorageType storage_ = StorageType::kFloat32;  // x's and y's
   int outer_ = 1, channels_ = 1, inner_ = 1;
   // reduce.cl's form.
   int kept_ = 0, red_ = 0;

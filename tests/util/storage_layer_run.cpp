@@ -35,6 +35,7 @@ StorageRun RunLayerInStorage(const std::string& param, StorageType type,
   layer->Forward({&bottom}, {out});
   StorageRun r;
   r.top = out->ReadData();
+  if (in.after_forward) in.after_forward(*out);
   if (in.backward) {
     EXPECT_EQ(out->count(), static_cast<int>(in.dy.size()));
     out->WriteDiff(in.dy);

@@ -23,6 +23,9 @@ struct StorageRunInputs {
   bool backward = true;
   // Runs just before Forward (e.g. to seed the context).
   std::function<void()> before_forward;
+  // Runs after Forward has been read back, before Backward, with the top
+  // (e.g. to store it as a 16-bit layer would have).
+  std::function<void(Blob& top)> after_forward;
 };
 
 struct StorageRun {
