@@ -121,12 +121,18 @@ def test_an_exception_in_forward_names_the_layer_and_the_error(write_file):
 
 
 def test_a_python_layer_in_a_sixteen_bit_net_reads_and_writes_float(write_file):
-    # The net stores FLOAT16; the Python layer stays float32 behind Convert
-    # layers (made once: its class is not instantiated to ask).
-    text = TIMES_NET.replace('name: "times" force_backward: true',
-                             'name: "times" force_backward: true default_forward_type: FLOAT16')
+    # The net stores FLOAT16 (here the Input and a Reshape of it that changes
+    # nothing); the Python layer stays float32 behind Convert layers (made
+    # once: its class is not instantiated to ask).
+    text = TIMES_NET.replace(
+        'name: "times" force_backward: true',
+        'name: "times" force_backward: true default_forward_type: FLOAT16').replace(
+            'layer { name: "times" type: "Python" bottom: "data" top: "out"',
+            'layer { name: "same" type: "Reshape" bottom: "data" top: "h"\n'
+            '        reshape_param { shape { dim: 3 dim: 5 dim: 2 } } }\n'
+            'layer { name: "times" type: "Python" bottom: "h" top: "out"')
     net = caffe.Net(write_file("times16.prototxt", text), caffe.TRAIN)
-    assert "data_as_float" in net.blobs
+    assert "h_as_float" in net.blobs
     x = np.random.RandomState(0).randn(3, 5, 2).astype(np.float32)
     x16 = x.astype(np.float16).astype(np.float32)
     out = net.forward(data=x)["out"]
@@ -135,3 +141,14 @@ def test_a_python_layer_in_a_sixteen_bit_net_reads_and_writes_float(write_file):
     grads = net.backward(out=d)
     np.testing.assert_array_equal(
         grads["data"], (-2.5 * d).astype(np.float16).astype(np.float32))
+
+
+def test_an_input_read_only_by_a_python_layer_stays_float(write_file):
+    # Nothing reads it in 16 bits, so the storage pass keeps it float32: no
+    # Convert, and the Python layer sees the values as given.
+    text = TIMES_NET.replace('name: "times" force_backward: true',
+                             'name: "times" force_backward: true default_forward_type: FLOAT16')
+    net = caffe.Net(write_file("times16.prototxt", text), caffe.TRAIN)
+    assert "data_as_float" not in net.blobs
+    x = np.random.RandomState(0).randn(3, 5, 2).astype(np.float32)
+    np.testing.assert_array_equal(net.forward(data=x)["out"], -2.5 * x)
