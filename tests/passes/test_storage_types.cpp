@@ -110,8 +110,8 @@ TEST(StorageTypes, InPlaceOnABlobOfAnotherTypeConvertsAndRenames) {
 
 TEST(StorageTypes, AnInputReadOnlyInFloatStaysFloat) {
   // Labels (read in float by the loss and the accuracy) and token ids (read
-  // by a float32-only Embed) keep their integers; the Input of the scores
-  // narrows.
+  // by the Embed, which keeps its indices in float32) keep their integers;
+  // the Input of the scores narrows.
   caffe::NetParameter net = NetFromText(R"(
     default_forward_type: BFLOAT16
     layer { name: 'ids' type: 'Input' top: 'ids' input_param { shape { dim: 4 } } }
@@ -131,7 +131,8 @@ TEST(StorageTypes, AnInputReadOnlyInFloatStaysFloat) {
   EXPECT_EQ(layers.at("emb").bottom(0), "ids") << "no Convert of the ids";
   EXPECT_EQ(layers.at("acc").bottom(1), "labels");
   EXPECT_EQ(layers.at("loss").bottom(1), "labels");
-  EXPECT_EQ(layers.at("sum").bottom(0), "e_as_bfloat16");
+  EXPECT_EQ(layers.at("emb").forward_type(), caffe::BFLOAT16);
+  EXPECT_EQ(layers.at("sum").bottom(0), "e") << "the Embed's top is 16-bit already";
 }
 
 TEST(StorageTypes, BadTypesAreNamed) {
