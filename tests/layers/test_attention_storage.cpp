@@ -73,7 +73,10 @@ int Count(const std::vector<int>& shape) {
 
 AttentionInputs MakeInputs(StorageType type, std::vector<int> q_shape, std::vector<int> kv_shape,
                            std::vector<int> out_shape, bool mask, int T, int S) {
-  AttentionInputs in{q_shape, kv_shape, out_shape};
+  AttentionInputs in;
+  in.q_shape = q_shape;
+  in.kv_shape = kv_shape;
+  in.out_shape = out_shape;
   const int nq = Count(q_shape), nkv = Count(kv_shape), no = Count(out_shape);
   Blob source(TestContext(), {nq + 2 * nkv + no});
   FillUniform(&source, -1.f, 1.f, 53);

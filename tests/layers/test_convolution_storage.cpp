@@ -31,11 +31,7 @@ struct Inputs {
 
 StorageRun RunConvolution(const std::string& param, StorageType type, const Inputs& in,
                           const std::vector<int>& shape) {
-  StorageRunInputs run;
-  run.shape = shape;
-  run.x = in.x;
-  run.dy = in.dy;
-  run.params = in.weights;
+  StorageRunInputs run(shape, in.x, in.dy, in.weights);
   run.params.insert(run.params.end(), in.bias.begin(), in.bias.end());
   return RunLayerInStorage(param, type, run);
 }

@@ -97,7 +97,9 @@ TEST(PoolingStorage, WithTheMaskTopItStaysFloat) {
   caffe::NetParameter typed;
   AssignStorageTypes(net, TestContext(), &typed);
   for (const auto& layer : typed.layer()) {
-    if (layer.name() == "plain") EXPECT_EQ(layer.forward_type(), caffe::FLOAT16);
+    if (layer.name() == "plain") {
+      EXPECT_EQ(layer.forward_type(), caffe::FLOAT16);
+    }
     if (layer.name() == "masked") {
       EXPECT_EQ(layer.forward_type(), caffe::FLOAT);
       EXPECT_EQ(layer.bottom(0), "x_as_float");

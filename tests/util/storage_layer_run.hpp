@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dlcaffe/layer.hpp"
@@ -13,6 +14,13 @@ namespace dlcaffe {
 namespace test {
 
 struct StorageRunInputs {
+  StorageRunInputs(std::vector<int> shape, std::vector<float> x, std::vector<float> dy,
+                   std::vector<float> params = {}, bool in_place = false)
+      : shape(std::move(shape)),
+        x(std::move(x)),
+        dy(std::move(dy)),
+        params(std::move(params)),
+        in_place(in_place) {}
   std::vector<int> shape;  // the bottom's
   std::vector<float> x;    // the bottom's data
   std::vector<float> dy;   // the top's diff (backward only)
