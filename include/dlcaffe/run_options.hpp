@@ -60,8 +60,12 @@ struct RunOptions {
   // (kernel_profile.hpp; dlcaffe time/bench --kernels reports them). Once
   // on, a context keeps recording.
   bool profile = false;
-  // (The storage precision of blobs and of the matrix products joins here
-  // with mixed precision: see Blob::storage_type.)
+  // DLCAFFE_ALLOW_TF32=1|on|0|off: FLOAT math (exact float32 products) is
+  // TF32 math instead, wherever a layer's math resolves to it
+  // (core/layer_math.hpp), as PyTorch's allow_tf32: float32 nets multiply on
+  // the device's matrix engine where it has one for tf32. (Storage types are
+  // the net's: Blob::storage_type.)
+  bool allow_tf32 = false;
 
   // The defaults, overridden by every DLCAFFE_* variable that is set (one
   // that earlier versions read and this one does not is an error naming

@@ -181,6 +181,8 @@ void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
                   Where() << "stores its bottoms and tops in one type; bottom 0 is "
                           << StorageTypeName(storage_) << ", another "
                           << StorageTypeName(blob->storage_type()));
+  ForwardMath();  // a math field that is not a math type fails here, not in Forward
+  BackwardMath();
   options_ = std::string(planes_ ? "-DPLANES=1" : "-DPLANES=0") +
              StorageOption("DATA_TYPE", storage_);
   num_ = first.count(0, channel_axis_);
@@ -416,8 +418,10 @@ void SetBatchStrides(GemmArgs& g, int groups, const BaseConvolutionLayer::Matrix
 }  // namespace
 
 void BaseConvolutionLayer::WeightTimesCol(const MatrixView& col, int images,
-                                          const MatrixView& columns, bool bias, bool relu) {
+                                          const MatrixView& columns, bool bias, bool relu,
+                                          MatrixMath math) {
   GemmArgs a;
+  a.math = math;
   a.M = outputs_per_group();
   a.N = images * column_area();
   a.K = rows_per_group();
@@ -438,8 +442,10 @@ void BaseConvolutionLayer::WeightTimesCol(const MatrixView& col, int images,
 }
 
 void BaseConvolutionLayer::WeightTransposedTimesColumns(const MatrixView& columns,
-                                                        int images, const MatrixView& col) {
+                                                        int images, const MatrixView& col,
+                                                        MatrixMath math) {
   GemmArgs a;
+  a.math = math;
   a.trans_a = Transpose::kYes;
   a.M = rows_per_group();
   a.N = images * column_area();
@@ -453,8 +459,10 @@ void BaseConvolutionLayer::WeightTransposedTimesColumns(const MatrixView& column
 }
 
 void BaseConvolutionLayer::AccumulateWeightDiff(const MatrixView& columns,
-                                                const MatrixView& col, int images) {
+                                                const MatrixView& col, int images,
+                                                MatrixMath math) {
   GemmArgs a;
+  a.math = math;
   a.trans_b = Transpose::kYes;
   a.M = outputs_per_group();
   a.N = rows_per_group();

@@ -40,6 +40,7 @@
 
 #include "dlcaffe/layer.hpp"
 #include "dlcaffe/math.hpp"
+#include "core/layer_math.hpp"
 #include "core/reduce_kernel.hpp"
 
 namespace dlcaffe {
@@ -124,15 +125,26 @@ class BaseConvolutionLayer : public Layer {
   void ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns);
   // Column order -> column-side blob `blob` (=).
   void FromColumnOrder(cl_mem columns, int n0, int images, cl_mem blob);
+  // The math of the forward products and of the backward ones (data and
+  // weight gradients): core/layer_math.hpp. Which product is which depends
+  // on the layer (Deconvolution's forward is W^T * columns), so the three
+  // products below take theirs from the caller.
+  MatrixMath ForwardMath() const {
+    return ForwardMatrixMath(param_, storage_, ctx_->options());
+  }
+  MatrixMath BackwardMath() const {
+    return BackwardMatrixMath(param_, storage_, ctx_->options());
+  }
   // columns = W * col (+ bias, then ReLU if `relu`), per group; with a
   // channel affine set (Layer::set_channel_affine), scale * W * col + shift.
   void WeightTimesCol(const MatrixView& col, int images, const MatrixView& columns,
-                      bool bias, bool relu);
+                      bool bias, bool relu, MatrixMath math);
   // col = W^T * columns, per group.
   void WeightTransposedTimesColumns(const MatrixView& columns, int images,
-                                    const MatrixView& col);
+                                    const MatrixView& col, MatrixMath math);
   // W_diff += columns * col^T, per group.
-  void AccumulateWeightDiff(const MatrixView& columns, const MatrixView& col, int images);
+  void AccumulateWeightDiff(const MatrixView& columns, const MatrixView& col, int images,
+                            MatrixMath math);
   // bias_diff += sum over images and positions of the top diff `diff`.
   void AccumulateBiasDiff(cl_mem diff);
   // top[n][c][p] += bias[c] over the whole batch.

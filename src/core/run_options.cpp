@@ -125,6 +125,10 @@ const std::vector<SwitchEntry>& Entries() {
                       &RunOptions::poison));
     e.push_back(OnOff("profile", "DLCAFFE_PROFILE", "record every kernel's device time",
                       &RunOptions::profile));
+    e.push_back(OnOff("allow_tf32", "DLCAFFE_ALLOW_TF32",
+                      "FLOAT math becomes TF32: float32 products on the device's matrix "
+                      "engine where it has one",
+                      &RunOptions::allow_tf32));
     return e;
   }();
   return entries;

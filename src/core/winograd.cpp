@@ -22,6 +22,11 @@ constexpr size_t kGroup = 64;      // work-group width of the tile transforms (a
 void TileProducts(Context& ctx, int out_channels, int in_channels, int P, cl_mem U, cl_mem V,
                   cl_mem scale, cl_mem M) {
   GemmArgs g;
+  // math stays kFloat32 whatever the layer's: the transforms' coefficients
+  // (up to 8 and 1/24) already cost F(4x4, 3x3) 10-100x a direct sum's
+  // rounding error (layers/convolution.cpp), and rounding U and V to 16 or
+  // 10-bit mantissas would multiply that. (Where Convolution::UseWinograd
+  // picks Winograd, a layer's TF32/FLOAT16/BFLOAT16 math is not used.)
   g.row_scale = scale;
   g.M = out_channels;
   g.N = P;

@@ -96,7 +96,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
         const MatrixView col =
             ImageColumns(bottom[i]->data(), n0, images, true, col_scratch);
         const MatrixView out = ColumnSide(top[i]->data(), n0, images, false, out_scratch);
-        WeightTimesCol(col, images, out, bias_term_, epilogue_.relu);
+        WeightTimesCol(col, images, out, bias_term_, epilogue_.relu, ForwardMath());
         StoreColumnSide(out, top[i]->data(), n0, images);
       }
     }
@@ -139,7 +139,8 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       if (weight_grad_whole) {
         BufferPtr col_scratch, dy_scratch;
         AccumulateWeightDiff(ColumnSide(top[i]->diff(), 0, num_, true, dy_scratch),
-                             ImageColumns(bottom[i]->data(), 0, num_, true, col_scratch), num_);
+                             ImageColumns(bottom[i]->data(), 0, num_, true, col_scratch), num_,
+                             BackwardMath());
       }
       if (!(weight_grad && !weight_grad_whole) && !data_grad_by_gemm) continue;
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
@@ -149,12 +150,12 @@ class ConvolutionLayer : public BaseConvolutionLayer {
         if (weight_grad && !weight_grad_whole) {
           const MatrixView col =
               ImageColumns(bottom[i]->data(), n0, images, true, col_scratch);
-          AccumulateWeightDiff(dy, col, images);
+          AccumulateWeightDiff(dy, col, images, BackwardMath());
         }
         if (data_grad_by_gemm) {
           const MatrixView col =
               ImageColumns(bottom[i]->diff(), n0, images, false, col_scratch);
-          WeightTransposedTimesColumns(dy, images, col);
+          WeightTransposedTimesColumns(dy, images, col, BackwardMath());
           StoreImageColumns(col, bottom[i]->diff(), n0, images);
         }
       }
@@ -266,6 +267,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     w.image_floats = num_output_ * out_area;
     for (int g = 0; g < group_; ++g) {
       GemmArgs a;
+      a.math = BackwardMath();
       a.M = cin_g;
       a.N = num_ * area;
       a.K = cout_g * kernel_area();

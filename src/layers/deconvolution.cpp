@@ -31,7 +31,7 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
         BufferPtr x_scratch, col_scratch;
         const MatrixView x = ColumnSide(bottom[i]->data(), n0, images, true, x_scratch);
         const MatrixView col = ImageColumns(top[i]->data(), n0, images, false, col_scratch);
-        WeightTransposedTimesColumns(x, images, col);
+        WeightTransposedTimesColumns(x, images, col, ForwardMath());
         StoreImageColumns(col, top[i]->data(), n0, images);
       }
       if (bias_term_) AddBias(top[i]->data());
@@ -51,11 +51,11 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
         const MatrixView col = ImageColumns(top[i]->diff(), n0, images, true, col_scratch);
         if (weight_grad) {
           const MatrixView x = ColumnSide(bottom[i]->data(), n0, images, true, x_scratch);
-          AccumulateWeightDiff(x, col, images);
+          AccumulateWeightDiff(x, col, images, BackwardMath());
         }
         if (propagate_down[i]) {
           const MatrixView x = ColumnSide(bottom[i]->diff(), n0, images, false, x_scratch);
-          WeightTimesCol(col, images, x, false, false);
+          WeightTimesCol(col, images, x, false, false, BackwardMath());
           StoreColumnSide(x, bottom[i]->diff(), n0, images);
         }
       }

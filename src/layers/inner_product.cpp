@@ -3,8 +3,10 @@
 // top is M x N, N = num_output. Weights are N x K (K x N with transpose), the
 // bias has N entries, as in Caffe, so .caffemodel files load unchanged.
 // Bottom and top may be stored in 16 bits (mixed precision); the weights,
-// their gradients and the products' sums stay float.
+// their gradients and the products' sums stay float. The products' inputs
+// may be rounded to the layer's forward / backward math (core/layer_math.hpp).
 #include "../core/channel_sums.hpp"
+#include "../core/layer_math.hpp"
 #include "../core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
@@ -50,12 +52,14 @@ class InnerProductLayer : public Layer {
                                bottom[0]->shape().begin() + axis + 1);
     top_shape[axis] = N_;
     top[0]->Reshape(top_shape);
+    Math(*bottom[0], false);  // a math field that is not a math type fails here
+    Math(*bottom[0], true);
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     // top (M x N) = bottom (M x K) * W^T, with W stored N x K (or K x N).
     Product(Transpose::kNo, transpose_ ? Transpose::kNo : Transpose::kYes, M_, N_, K_,
-            Data(*bottom[0]), Data(*blobs_[0]), 0.f, Data(*top[0]));
+            Data(*bottom[0]), Data(*blobs_[0]), 0.f, Data(*top[0]), Math(*bottom[0], false));
     if (bias_term_)
       kAddBias.Launch(*ctx_, M_ * N_, {Data(*top[0]), Data(*blobs_[1])}, {}, {N_, 1});
   }
@@ -63,35 +67,56 @@ class InnerProductLayer : public Layer {
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     const BufferArg top_diff = Diff(*top[0]);
+    const MatrixMath math = Math(*bottom[0], true);
     if (param_propagate_down(0)) {
       if (transpose_) {  // dW (K x N) += bottom^T (K x M) * top_diff (M x N)
         Product(Transpose::kYes, Transpose::kNo, K_, N_, M_, Data(*bottom[0]), top_diff, 1.f,
-                Diff(*blobs_[0]));
+                Diff(*blobs_[0]), math);
       } else {  // dW (N x K) += top_diff^T (N x M) * bottom (M x K)
         Product(Transpose::kYes, Transpose::kNo, N_, K_, M_, top_diff, Data(*bottom[0]), 1.f,
-                Diff(*blobs_[0]));
+                Diff(*blobs_[0]), math);
       }
     }
-    if (bias_term_ && param_propagate_down(1)) AccumulateBiasGradient(top_diff);
+    if (bias_term_ && param_propagate_down(1)) AccumulateBiasGradient(top_diff, math);
     if (propagate_down[0]) {  // bottom_diff (M x K) = top_diff (M x N) * W
       Product(Transpose::kNo, transpose_ ? Transpose::kYes : Transpose::kNo, M_, K_, N_,
-              top_diff, Data(*blobs_[0]), 0.f, Diff(*bottom[0]));
+              top_diff, Data(*blobs_[0]), 0.f, Diff(*bottom[0]), math);
     }
   }
 
  private:
+  // The math of the forward or the backward products, the bottom's storage
+  // type where the layer sets none.
+  MatrixMath Math(const Blob& bottom, bool backward) const {
+    return backward ? BackwardMatrixMath(param_, bottom.storage_type(), ctx_->options())
+                    : ForwardMatrixMath(param_, bottom.storage_type(), ctx_->options());
+  }
+
   // C = op(A) op(B) + beta C over operands of any storage type.
   void Product(Transpose trans_a, Transpose trans_b, int M, int N, int K, const BufferArg& a,
-               const BufferArg& b, float beta, const BufferArg& c) {
-    Gemm(*ctx_, trans_a, trans_b, M, N, K, 1.f, a.mem, 0, b.mem, 0, beta, c.mem, 0, a.type,
-         b.type, c.type);
+               const BufferArg& b, float beta, const BufferArg& c, MatrixMath math) {
+    GemmArgs g;
+    g.trans_a = trans_a;
+    g.trans_b = trans_b;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.A = a.mem;
+    g.B = b.mem;
+    g.C = c.mem;
+    g.beta = beta;
+    g.a_type = a.type;
+    g.b_type = b.type;
+    g.c_type = c.type;
+    g.math = math;
+    Gemm(*ctx_, g);
   }
 
   // bias_diff += the column sums of top_diff (M x N): per-channel sums with
   // the N columns as channels over M rows of one element each. The sums
   // read float; a 16-bit top_diff goes through the GEMM instead, as
   // ones (1 x M) * top_diff.
-  void AccumulateBiasGradient(const BufferArg& top_diff) {
+  void AccumulateBiasGradient(const BufferArg& top_diff, MatrixMath math) {
     if (top_diff.type == StorageType::kFloat32) {
       ChannelSums(*ctx_, ChannelSumKind::kProducts, M_, N_, 1, top_diff.mem, nullptr,
                   {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
@@ -102,7 +127,7 @@ class InnerProductLayer : public Layer {
       ones_.SetData(1.f);
     }
     Product(Transpose::kNo, Transpose::kNo, 1, N_, M_, Data(ones_), top_diff, 1.f,
-            Diff(*blobs_[1]));
+            Diff(*blobs_[1]), math);
   }
 
   void CreateParameters() {

@@ -20,9 +20,12 @@
 // The usual x @ W (W not batched) runs as one GEMM with the batch folded into
 // M, forward and backward. Backward sums each operand's gradient over the
 // batch axes it was broadcast along (in a fixed order: deterministic).
+// Forward products use the layer's forward math, the gradients its backward
+// math (core/layer_math.hpp).
 #include <numeric>
 #include <string>
 
+#include "core/layer_math.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
@@ -206,6 +209,8 @@ class MatMulLayer : public Layer {
     if (!a_vector_) top_shape.push_back(M_);
     if (!b_vector_) top_shape.push_back(N_);
     top[0]->Reshape(top_shape);
+    Math(a, false);  // a math field that is not a math type fails here, not in Forward
+    Math(a, true);
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -215,7 +220,7 @@ class MatMulLayer : public Layer {
       return;
     }
     GemmArgs g = Args(trans_a_, trans_b_, M_, N_, K_, A(bottom).data(), B(bottom).data(),
-                      top[0]->data(), 0.f);
+                      top[0]->data(), 0.f, Math(A(bottom), false));
     if (FoldsIntoRows()) {  // C (batch * M x N) = A (batch * M x K) op(B)
       g.M = batch_count_ * M_;
       Gemm(*ctx_, g);
@@ -234,10 +239,11 @@ class MatMulLayer : public Layer {
                                 : propagate_down[1];
     const Blob& a = A(bottom);
     const Blob& b = B(bottom);
+    const MatrixMath math = Math(a, true);
     if (want_a) Gradient(true, a.data(), b.data(), top[0]->diff(), A_diff(bottom), a.count(),
-                         learned && operand_first);
+                         learned && operand_first, math);
     if (want_b) Gradient(false, a.data(), b.data(), top[0]->diff(), B_diff(bottom), b.count(),
-                         learned && !operand_first);
+                         learned && !operand_first, math);
   }
 
  private:
@@ -251,9 +257,15 @@ class MatMulLayer : public Layer {
   }
   cl_mem A_diff(const std::vector<Blob*>& bottom) const { return A(bottom).diff(); }
   cl_mem B_diff(const std::vector<Blob*>& bottom) const { return B(bottom).diff(); }
+  // The math of the forward or the backward products, the operands' storage
+  // type where the layer sets none.
+  MatrixMath Math(const Blob& a, bool backward) const {
+    return backward ? BackwardMatrixMath(param_, a.storage_type(), ctx_->options())
+                    : ForwardMatrixMath(param_, a.storage_type(), ctx_->options());
+  }
 
   static GemmArgs Args(bool ta, bool tb, int M, int N, int K, cl_mem A, cl_mem B, cl_mem C,
-                       float beta) {
+                       float beta, MatrixMath math) {
     GemmArgs g;
     g.trans_a = ta ? Transpose::kYes : Transpose::kNo;
     g.trans_b = tb ? Transpose::kYes : Transpose::kNo;
@@ -264,6 +276,7 @@ class MatMulLayer : public Layer {
     g.B = B;
     g.C = C;
     g.beta = beta;
+    g.math = math;
     return g;
   }
 
@@ -283,7 +296,7 @@ class MatMulLayer : public Layer {
   // added with `accumulate` (a parameter's diff). op(a) = A', op(b) = B':
   //   dA' = dC B'^T, dB' = A'^T dC; a transposed operand gets the transpose.
   void Gradient(bool for_a, cl_mem a, cl_mem b, cl_mem dc, cl_mem diff, int count,
-                bool accumulate) {
+                bool accumulate, MatrixMath math) {
     if (count == 0) return;
     const std::vector<size_t>& own = for_a ? strides_.a : strides_.b;
     if (size_t(M_) * N_ * batch_count_ == 0 || K_ == 0) {  // nothing flows back
@@ -303,18 +316,18 @@ class MatMulLayer : public Layer {
     BatchStrides s;
     if (for_a) {
       if (!trans_a_)  // dA (M x K) = dC (M x N) B'^T
-        g = Args(false, !trans_b_, rows, K_, N_, dc, b, diff, beta);
+        g = Args(false, !trans_b_, rows, K_, N_, dc, b, diff, beta, math);
       else  // dA (K x M) = B' (K x N) dC^T
-        g = Args(trans_b_, true, K_, M_, N_, b, dc, diff, beta);
+        g = Args(trans_b_, true, K_, M_, N_, b, dc, diff, beta, math);
       s = trans_a_ ? BatchStrides{strides_.b, strides_.c, strides_.a}
                    : BatchStrides{strides_.c, strides_.b, strides_.a};
       // Folded: one product over all rows (a is not broadcast there).
       if (fold) return Gemm(*ctx_, g);
     } else {
       if (!trans_b_)  // dB (K x N) = A'^T (K x M) dC (M x N)
-        g = Args(!trans_a_, false, K_, N_, rows, a, dc, diff, beta);
+        g = Args(!trans_a_, false, K_, N_, rows, a, dc, diff, beta, math);
       else  // dB (N x K) = dC^T (N x M) A' (M x K)
-        g = Args(true, trans_a_, N_, K_, rows, dc, a, diff, beta);
+        g = Args(true, trans_a_, N_, K_, rows, dc, a, diff, beta, math);
       s = trans_b_ ? BatchStrides{strides_.c, strides_.a, strides_.b}
                    : BatchStrides{strides_.a, strides_.c, strides_.b};
       // Folded: the batch is the products' depth, one GEMM sums it.

@@ -4,7 +4,10 @@
 // data). A layer stays in float32 where its kernels have no 16-bit form, so
 // that any net runs in any type, and layers gain 16-bit kernels one by one;
 // where a layer reads a blob of another type, a Convert layer is put before
-// it (one per blob and type, shared by its readers).
+// it (one per blob and type, shared by its readers). The net's
+// default_forward_math / default_backward_math are copied into every layer
+// that sets no math of its own (core/layer_math.hpp resolves a layer's
+// math from its LayerParameter alone).
 #include <glog/logging.h>
 
 #include <cctype>
@@ -13,6 +16,7 @@
 #include <sstream>
 #include <utility>
 
+#include "core/layer_math.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "passes/net_pass.hpp"
@@ -47,16 +51,28 @@ bool AsksForTypes(const caffe::NetParameter& net) {
   return asks;
 }
 
-// The math fields: our kernels compute in float whatever the storage (half
-// arithmetic is not used yet), which is at least as accurate as asked.
-void CheckMath(const std::string& where, const char* field, caffe::Type math, bool* warned) {
-  DLC_REQUIRE(IsStorageType(math), where << ": " << field << " " << caffe::Type_Name(math)
-                                         << " is not supported (FLOAT, FLOAT16 or BFLOAT16)");
-  if (math != caffe::FLOAT && !*warned) {
-    LOG(WARNING) << where << ": " << field << " " << caffe::Type_Name(math)
-                 << ": layers compute in FLOAT (half arithmetic is not used yet), reading and "
-                    "writing their storage type";
-    *warned = true;
+// A storage field (forward_type, backward_type and the net's defaults).
+void CheckStorage(const std::string& where, const char* field, caffe::Type type) {
+  DLC_REQUIRE(IsStorageType(type),
+              where << ": " << field << " " << caffe::Type_Name(type)
+                    << " is not supported (FLOAT, FLOAT16 or BFLOAT16)"
+                    << (type == caffe::TF32
+                            ? ": TF32 is a math type only (float32 storage multiplied with "
+                              "10-bit mantissas): set forward_math / backward_math instead"
+                            : ""));
+}
+
+// The math fields: FLOAT16, BFLOAT16 and TF32 let the matrix products
+// (Convolution, InnerProduct, MatMul) multiply on the device's matrix
+// engine; other kernels compute in float, at least as accurate as asked.
+void CheckMath(const std::string& where, const char* field, caffe::Type math, bool* told) {
+  DLC_REQUIRE(IsMathType(math), where << ": " << field << " " << caffe::Type_Name(math)
+                                      << " is not supported (" << kMathTypes << ")");
+  if (math != caffe::FLOAT && !*told) {
+    LOG(INFO) << where << ": " << field << " " << caffe::Type_Name(math)
+              << ": convolutions, inner products and matmuls multiply in it on the device's "
+                 "matrix engine where it has one; elsewhere, and in other layers, in FLOAT";
+    *told = true;
   }
 }
 
@@ -67,16 +83,13 @@ void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
   *typed = param;
   if (!AsksForTypes(param)) return;
   const std::string net_name = "net '" + param.name() + "'";
-  bool warned = false;
-  for (const auto& [field, type] :
-       {std::pair<const char*, caffe::Type>{"default_forward_type", param.default_forward_type()},
-        {"default_backward_type", param.default_backward_type()}})
-    DLC_REQUIRE(IsStorageType(type), net_name << ": " << field << " " << caffe::Type_Name(type)
-                                              << " is not supported (FLOAT, FLOAT16 or BFLOAT16)");
+  bool told = false;
+  CheckStorage(net_name, "default_forward_type", param.default_forward_type());
+  CheckStorage(net_name, "default_backward_type", param.default_backward_type());
   if (param.has_default_forward_math())
-    CheckMath(net_name, "default_forward_math", param.default_forward_math(), &warned);
+    CheckMath(net_name, "default_forward_math", param.default_forward_math(), &told);
   if (param.has_default_backward_math())
-    CheckMath(net_name, "default_backward_math", param.default_backward_math(), &warned);
+    CheckMath(net_name, "default_backward_math", param.default_backward_math(), &told);
 
   typed->clear_layer();
   std::map<std::string, caffe::Type> blob_type;  // unknown: FLOAT
@@ -134,8 +147,8 @@ void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
     const std::string where = "layer '" + layer.name() + "' (" + layer.type() + ")";
     const caffe::Type asked =
         layer.has_forward_type() ? layer.forward_type() : param.default_forward_type();
-    DLC_REQUIRE(IsStorageType(asked), where << ": forward_type " << caffe::Type_Name(asked)
-                                            << " is not supported (FLOAT, FLOAT16 or BFLOAT16)");
+    CheckStorage(where, "forward_type", asked);
+    if (layer.has_backward_type()) CheckStorage(where, "backward_type", layer.backward_type());
     const caffe::Type backward =
         layer.has_backward_type()        ? layer.backward_type()
         : param.has_default_backward_type() ? param.default_backward_type()
@@ -144,9 +157,13 @@ void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
                 where << ": backward_type " << caffe::Type_Name(backward) << " differs from "
                       << "forward_type " << caffe::Type_Name(asked)
                       << ": a blob's gradient is stored in the type of its data (set both alike)");
-    if (layer.has_forward_math()) CheckMath(where, "forward_math", layer.forward_math(), &warned);
+    if (layer.has_forward_math()) CheckMath(where, "forward_math", layer.forward_math(), &told);
     if (layer.has_backward_math())
-      CheckMath(where, "backward_math", layer.backward_math(), &warned);
+      CheckMath(where, "backward_math", layer.backward_math(), &told);
+    if (!layer.has_forward_math() && param.has_default_forward_math())
+      layer.set_forward_math(param.default_forward_math());
+    if (!layer.has_backward_math() && param.has_default_backward_math())
+      layer.set_backward_math(param.default_backward_math());
     if (asked != caffe::FLOAT) asked_most = asked;
     // A layer made only to ask; not a Python layer, whose construction runs
     // the user's code (it reads and writes float32 on the host anyway).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dlcaffe/layer_registry.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
 
@@ -11,7 +12,11 @@ namespace test {
 StorageRun RunLayerInStorage(const std::string& param, StorageType type,
                              const StorageRunInputs& in) {
   Context& ctx = TestContext();
-  auto layer = MakeLayer(param);
+  // Exact float32 products (the header says why).
+  caffe::LayerParameter exact = LayerParam(param);
+  if (!exact.has_forward_math()) exact.set_forward_math(caffe::FLOAT);
+  if (!exact.has_backward_math()) exact.set_backward_math(caffe::FLOAT);
+  auto layer = LayerRegistry::Create(exact, ctx);
   Blob bottom(ctx), top(ctx);
   bottom.set_storage_type(type);
   top.set_storage_type(type);

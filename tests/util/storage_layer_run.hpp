@@ -45,7 +45,12 @@ struct StorageRun {
 
 // Makes the layer from `param`, stores bottom and top as `type`, sets it up,
 // writes the inputs, runs Forward (and Backward with propagate_down) and
-// reads everything back as float.
+// reads everything back as float. The layer's forward_math and
+// backward_math are FLOAT unless `param` sets them: these tests check
+// storage, each 16-bit result the rounding of the float32 one bit for bit,
+// and on a device with a matrix engine the storage type's math (the default)
+// would round the float weights too (tests/core/test_gemm_mma.cpp checks
+// that math).
 StorageRun RunLayerInStorage(const std::string& param, StorageType type,
                              const StorageRunInputs& in);
 
