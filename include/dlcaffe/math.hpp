@@ -15,6 +15,14 @@ class Context;
 
 enum class Transpose { kNo, kYes };
 
+// What a product's inputs may be rounded to before they are multiplied (a
+// layer's forward_math / backward_math; the sums are float either way).
+// kFloat32 keeps the exact float kernels, bit for bit Caffe's arithmetic;
+// the others let a device's matrix engine multiply (NVIDIA's tensor cores
+// through mma.sync, core/matrix_engine.hpp) where it has one for that type,
+// and run the float kernels where it has not (at least as accurate).
+enum class MatrixMath { kFloat32 = 0, kTF32 = 1, kFloat16 = 2, kBFloat16 = 3 };
+
 // C = alpha * op(A) * op(B) + beta * C, row-major, op(A) is M x K, op(B) is
 // K x N, C is M x N. lda/ldb/ldc default to the packed row stride.
 // The column matrix of 2-D convolution windows over a batch of NCHW images
@@ -83,6 +91,7 @@ struct GemmArgs {
   // rows x K columns). Convolution's forward and weight gradient read their
   // input this way on GPU-shaped devices, with no column buffer.
   ConvolutionWindow b_window;
+  MatrixMath math = MatrixMath::kFloat32;
 };
 void Gemm(Context& ctx, const GemmArgs& args);
 
