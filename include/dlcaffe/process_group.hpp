@@ -41,6 +41,9 @@ class ProcessGroup {
   bool uses_mpi() const { return uses_mpi_; }
   // Whether this build can join an MPI job at all.
   static bool built_with_mpi();
+  // What Join changed about the CPUs this process may run on ("" if nothing;
+  // see WidenSingleCpuBinding in process_group.cpp), for the log.
+  const std::string& binding_note() const { return binding_note_; }
 
   double timeout() const { return timeout_s_; }
   void set_timeout(double seconds) { timeout_s_ = seconds; }
@@ -53,8 +56,17 @@ class ProcessGroup {
   std::vector<uint64_t> AllGather(uint64_t value);
   // The bitwise or of every rank's value.
   int AllReduceOr(int value);
-  // values[i] = sum over ranks of values[i], in place.
-  void AllReduceSum(float* values, size_t count);
+  // Prepares AllReduceSum for gradients laid out in `floats` values cut into
+  // `buckets` buckets (collective, the same on every rank). When every rank
+  // runs on this one host, the sums then go through memory the ranks share
+  // (parallel/shared_memory_sum.hpp) instead of MPI_Allreduce, unless
+  // DLCAFFE_SHARED_MEMORY_SUM=off.
+  void PrepareGradientSums(size_t floats, size_t buckets);
+  bool sums_in_shared_memory() const;
+  // values[i] = scale * (sum over ranks of values[i]), in place, every rank
+  // getting the same bits; the values are the gradients at [offset, offset +
+  // count) of the prepared layout. `threads` copy and sum on the host.
+  void AllReduceSum(float* values, size_t count, size_t offset, float scale, int threads);
   // Ends every process of the job with `code` (MPI_Abort); a group of one
   // exits.
   [[noreturn]] void Abort(int code);
@@ -73,6 +85,7 @@ class ProcessGroup {
   int local_rank_ = 0;
   bool uses_mpi_ = false;
   double timeout_s_ = 600;
+  std::string binding_note_;
 };
 
 }  // namespace dlcaffe

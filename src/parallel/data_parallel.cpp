@@ -175,7 +175,11 @@ void TrainDataParallel(const caffe::SolverParameter& param, const DataParallelOp
   LOG(INFO) << "Data-parallel training: " << group.count() << " replicas ("
             << processes.size() << " process(es) × " << local_count << " device(s); " << where
             << "), gradients averaged in buckets of " << options.bucket_bytes / double(1 << 20)
-            << " MB" << (options.bucket_taper ? " (smaller at the end of backward)" : "");
+            << " MB" << (options.bucket_taper ? " (smaller at the end of backward)" : "")
+            << (processes.sums_in_shared_memory() ? "; the processes sum them in shared memory"
+                                                  : "");
+
+  if (!processes.binding_note().empty()) LOG(INFO) << "MPI: " << processes.binding_note();
 
   std::mutex mutex;
   std::condition_variable finished_one;

@@ -17,4 +17,13 @@ int DefaultSumThreads();
 void SumInto(float* sum, const std::vector<const float*>& others, size_t count, float scale,
              int threads);
 
+// sum[i] = ((parts[0][i] + parts[1][i]) + ...), then times `scale` when it
+// is not 1: SumInto's operations in SumInto's order, with the first part
+// read from elsewhere.
+void SumOf(float* sum, const std::vector<const float*>& parts, size_t count, float scale,
+           int threads);
+
+// to[i] = from[i] for i < count, on several threads.
+void CopyFloats(float* to, const float* from, size_t count, int threads);
+
 }  // namespace dlcaffe

@@ -10,10 +10,16 @@
 #include <cstring>
 #include <thread>
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include "dlcaffe/error.hpp"
 
 #ifdef DLCAFFE_WITH_MPI
-#include <mpi.h>
+#include "parallel/host_sum.hpp"
+#include "parallel/mpi_check.hpp"
+#include "parallel/shared_memory_sum.hpp"
 #endif
 
 namespace dlcaffe {
@@ -57,7 +63,9 @@ std::string ProcessGroup::Broadcast(const std::string& value) { return value; }
 std::vector<std::string> ProcessGroup::Gather(const std::string& value) { return {value}; }
 std::vector<uint64_t> ProcessGroup::AllGather(uint64_t value) { return {value}; }
 int ProcessGroup::AllReduceOr(int value) { return value; }
-void ProcessGroup::AllReduceSum(float*, size_t) {}
+void ProcessGroup::PrepareGradientSums(size_t, size_t) {}
+bool ProcessGroup::sums_in_shared_memory() const { return false; }
+void ProcessGroup::AllReduceSum(float*, size_t, size_t, float, int) {}
 void ProcessGroup::Abort(int code) { std::exit(code); }
 
 #else  // DLCAFFE_WITH_MPI
@@ -66,22 +74,37 @@ bool ProcessGroup::built_with_mpi() { return true; }
 
 namespace {
 
-std::string MpiErrorText(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  return std::string(text, length);
+constexpr size_t kMaxPiece = kMpiMaxPiece;
+
+// mpirun binds each rank to one core by default when it starts two ranks or
+// fewer (OpenMPI 4). A rank runs the gradient exchange, its summing threads
+// and the OpenCL driver's threads beside training; on one core they starved
+// one another: LeNet under `mpirun -np 2` on 2 H100s stalled for minutes
+// where `--bind-to none` trained in 2.4 s. So a rank bound to a single CPU
+// may run on every CPU of the host (those its cpuset allows); a binding to
+// two or more CPUs is the user's choice and stays. Called before any thread
+// of ours starts, so all of them inherit it.
+std::string WidenSingleCpuBinding() {
+#ifdef __linux__
+  cpu_set_t bound;
+  CPU_ZERO(&bound);
+  if (sched_getaffinity(0, sizeof(bound), &bound) != 0 || CPU_COUNT(&bound) != 1) return "";
+  cpu_set_t every;
+  CPU_ZERO(&every);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) CPU_SET(cpu, &every);
+  if (sched_setaffinity(0, sizeof(every), &every) != 0) return "";
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  if (sched_getaffinity(0, sizeof(now), &now) != 0 || CPU_COUNT(&now) < 2) return "";
+  return "the launcher bound each process to one CPU (mpirun does by default for 2 "
+         "processes or fewer), too few for training beside the gradient exchange: allowed " +
+         std::to_string(CPU_COUNT(&now)) +
+         " CPUs instead (to choose yourself, give each process two or more, e.g. mpirun "
+         "--map-by slot:PE=4, or --bind-to none)";
+#else
+  return "";
+#endif
 }
-
-#define DLC_MPI_CHECK(call)                                                    \
-  do {                                                                         \
-    const int dlc_mpi_err_ = (call);                                           \
-    DLC_REQUIRE(dlc_mpi_err_ == MPI_SUCCESS,                                   \
-                #call " failed: " << MpiErrorText(dlc_mpi_err_));              \
-  } while (0)
-
-// MPI counts are int: large buffers go in pieces.
-constexpr size_t kMaxPiece = size_t(1) << 30;
 
 }  // namespace
 
@@ -89,6 +112,11 @@ constexpr size_t kMaxPiece = size_t(1) << 30;
 // timeout ends the job, since a blocking MPI call cannot be given up.
 struct ProcessGroup::GradientChannel {
   MPI_Comm comm = MPI_COMM_NULL;
+  std::unique_ptr<SharedMemorySum> shared;  // null where it does not apply
+  ~GradientChannel() {
+    shared.reset();  // its communicator and window first
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
 };
 
 // Collectives may be in flight on two threads at once (gradients on one,
@@ -173,6 +201,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Join(int* argc, char*** argv) {
   if (LauncherWorldSize() <= 1) return Single();
   int provided = 0;
   DLC_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+  const std::string binding_note = WidenSingleCpuBinding();
   // Gradients are exchanged by a thread of their own, and the training
   // thread waits for it before its own collectives, so calls come from two
   // threads, never at the same time (the gradients' on a communicator of
@@ -184,6 +213,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Join(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   std::unique_ptr<ProcessGroup> group(new ProcessGroup());
   group->uses_mpi_ = true;
+  group->binding_note_ = binding_note;
   MPI_Comm_rank(MPI_COMM_WORLD, &group->rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &group->size_);
   MPI_Comm local;
@@ -200,7 +230,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Join(int* argc, char*** argv) {
 
 ProcessGroup::~ProcessGroup() {
   watchdog_.reset();
-  if (gradients_ && gradients_->comm != MPI_COMM_NULL) MPI_Comm_free(&gradients_->comm);
+  gradients_.reset();
   if (uses_mpi_) MPI_Finalize();
 }
 
@@ -258,14 +288,31 @@ int ProcessGroup::AllReduceOr(int value) {
   return result;
 }
 
-void ProcessGroup::AllReduceSum(float* values, size_t count) {
+void ProcessGroup::PrepareGradientSums(size_t floats, size_t buckets) {
+  if (!uses_mpi_) return;
+  gradients_->shared.reset();
+  const char* setting = std::getenv("DLCAFFE_SHARED_MEMORY_SUM");
+  DLC_REQUIRE(!setting || std::string(setting) == "off" || std::string(setting) == "on",
+              "DLCAFFE_SHARED_MEMORY_SUM=" << setting << ": expected on or off");
+  if (setting && std::string(setting) == "off") return;  // the same on every rank
+  Watched watched(watchdog_.get(), "the shared memory for gradients");
+  auto shared = std::make_unique<SharedMemorySum>(gradients_->comm, floats, buckets);
+  if (shared->applies()) gradients_->shared = std::move(shared);
+}
+
+bool ProcessGroup::sums_in_shared_memory() const { return gradients_ && gradients_->shared; }
+
+void ProcessGroup::AllReduceSum(float* values, size_t count, size_t offset, float scale,
+                                int threads) {
   if (!uses_mpi_) return;
   Watched watched(watchdog_.get(), "gradients");
+  if (gradients_->shared) return gradients_->shared->AllReduce(values, count, offset, scale, threads);
   for (size_t done = 0; done < count; done += kMaxPiece) {
     const int piece = static_cast<int>(std::min<size_t>(kMaxPiece, count - done));
     DLC_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values + done, piece, MPI_FLOAT, MPI_SUM,
                                 gradients_->comm));
   }
+  SumInto(values, {}, count, scale, threads);
 }
 
 void ProcessGroup::Abort(int code) {

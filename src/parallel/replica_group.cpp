@@ -203,6 +203,7 @@ void ReplicaGroup::Attach(int local, Net& net, Context& ctx) {
   for (const GradientBucket& bucket : buckets_) floats += bucket.count;
   for (int i = 0; i < local_count_; ++i)
     staging_[i] = std::make_unique<GradientStaging>(*contexts_[i], floats);
+  if (processes_.size() > 1) processes_.PrepareGradientSums(floats, buckets_.size());
   posted_.assign(local_count_, std::vector<std::pair<cl_event, cl_event>>(
                                    buckets_.size(), {nullptr, nullptr}));
   // A net without learnable parameters has nothing to exchange.
@@ -406,10 +407,7 @@ void ReplicaGroup::ExchangeOnce() {
       const bool across = processes_.size() > 1;
       SumInto(sum, others, bucket.count, across ? 1.f : mean_scale, threads);
       times[b].summed = SteadyNowNs();
-      if (across) {
-        processes_.AllReduceSum(sum, bucket.count);
-        SumInto(sum, {}, bucket.count, mean_scale, threads);
-      }
+      if (across) processes_.AllReduceSum(sum, bucket.count, bucket.start, mean_scale, threads);
     } else {
       times[b].summed = times[b].copied;
     }

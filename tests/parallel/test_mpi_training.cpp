@@ -326,5 +326,55 @@ type: "SGD"
   EXPECT_NE(CompareWeights(at_k, whole_end, &values), "");
 }
 
+// The ranks of one host sum their gradients through shared memory
+// (parallel/shared_memory_sum.hpp); DLCAFFE_SHARED_MEMORY_SUM=off keeps
+// MPI_Allreduce. Of two values both give the one float (a + b) * 0.5, so 20
+// steps of 2 ranks end with the same weights bit for bit, and the log says
+// which way they went. The shared run binds each rank to one core, as mpirun
+// does by default for two ranks: each then runs on every CPU instead, and
+// the log says so (process_group.cpp, WidenSingleCpuBinding).
+TEST(MpiTraining, SharedMemorySumsAsMpiAllreduceDoes) {
+  DLC_REQUIRE_MPI_AND_MNIST();
+  const std::string dir = TempDir();
+  const std::string net =
+      WriteFile(dir, "lenet_train.prototxt", LeNetTrainNet("scale: 0.00390625"));
+  const auto run = [&](const std::string& name, bool shared) {
+    const std::string out = dir + "/" + name;
+    std::filesystem::create_directory(out);
+    const std::string solver = WriteFile(dir, name + "_solver.prototxt", "net: \"" + net + R"("
+base_lr: 0.01
+momentum: 0.9
+lr_policy: "fixed"
+display: 10
+max_iter: 20
+snapshot_prefix: ")" + out + R"(/lenet"
+random_seed: 1701
+type: "SGD"
+)");
+    std::vector<std::string> argv = MpirunDlcaffe(2, {"train", "--solver=" + solver});
+    if (shared)
+      argv.insert(argv.begin() + 1, {"--bind-to", "core"});
+    else
+      argv.insert(argv.begin() + 1, {"-x", "DLCAFFE_SHARED_MEMORY_SUM=off"});
+    Launch launch(argv);
+    const LaunchResult r = launch.Wait(120);
+    EXPECT_FALSE(r.timed_out) << r.output;
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(Count(r.output, "; the processes sum them in shared memory"), shared ? 1 : 0)
+        << r.output;
+    if (shared && std::thread::hardware_concurrency() >= 2) {
+      EXPECT_EQ(Count(r.output, "MPI: the launcher bound each process to one CPU"), 1)
+          << r.output;
+    }
+    EXPECT_EQ(WarningOrErrorLines(r.output), 0) << r.output;
+    return ReadWeights(out + "/lenet_iter_20.caffemodel");
+  };
+  const caffe::NetParameter shared = run("shared", true);
+  const caffe::NetParameter allreduce = run("allreduce", false);
+  size_t values = 0;
+  EXPECT_EQ(CompareWeights(shared, allreduce, &values), "");
+  EXPECT_GT(values, 0u);
+}
+
 }  // namespace test
 }  // namespace dlcaffe
