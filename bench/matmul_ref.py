@@ -1,7 +1,9 @@
-"""cuBLAS's FP32 reference for tools/gemm_bench (PyTorch's torch.matmul, TF32
-off unless --tf32 1), for the same shapes and in the same command.
+"""cuBLAS's reference for tools/gemm_bench (PyTorch's torch.matmul, TF32 off
+unless --tf32 1; operands in --dtype, float32 by default, as gemm_bench's
+--storage), for the same shapes and in the same command.
 
 Usage: python3 bench/matmul_ref.py --shapes "M,N,K[,ta,tb];..." [--iters 20]
+           [--dtype float32|float16|bfloat16] [--tf32 0|1]
 Prints one line per shape: M N K op TFLOP/s (ms), fastest of --repeats
 rounds of --iters back-to-back calls, as gemm_bench prints its own."""
 import argparse
@@ -14,19 +16,23 @@ p.add_argument("--shapes", required=True)
 p.add_argument("--iters", type=int, default=20)
 p.add_argument("--repeats", type=int, default=3)
 p.add_argument("--tf32", type=int, default=0)
+p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
 a = p.parse_args()
+dtype = getattr(torch, a.dtype)
 torch.backends.cuda.matmul.allow_tf32 = bool(a.tf32)
 dev = "cuda"
 print("reference:", torch.cuda.get_device_name(0), "torch", torch.__version__,
-      "TF32", "on" if a.tf32 else "off")
+      "TF32", "on" if a.tf32 else "off", "dtype", a.dtype)
 for item in filter(None, a.shapes.split(";")):
     v = [int(x) for x in item.split(",")]
     M, N, K = v[:3]
     ta, tb = (v[3], v[4]) if len(v) == 5 else (0, 0)
     # op(A) = A^T reads a stored K x M matrix, as gemm_bench does.
-    A = torch.randn(K, M, device=dev).t() if ta else torch.randn(M, K, device=dev)
-    B = torch.randn(N, K, device=dev).t() if tb else torch.randn(K, N, device=dev)
-    C = torch.empty(M, N, device=dev)
+    A = (torch.randn(K, M, device=dev, dtype=dtype).t() if ta
+         else torch.randn(M, K, device=dev, dtype=dtype))
+    B = (torch.randn(N, K, device=dev, dtype=dtype).t() if tb
+         else torch.randn(K, N, device=dev, dtype=dtype))
+    C = torch.empty(M, N, device=dev, dtype=dtype)
     torch.matmul(A, B, out=C)
     torch.cuda.synchronize()
     best = float("inf")

@@ -24,8 +24,10 @@
 #include <vector>
 
 #include "../src/core/gemm_config.hpp"
+#include "../src/core/matrix_engine.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
+#include "dlcaffe/half_conversion.hpp"
 #include "dlcaffe/math.hpp"
 
 DEFINE_string(device, "", "OpenCL device (ocl:P:D or flat index)");
@@ -41,6 +43,10 @@ DEFINE_int32(pack_b, -1, "override packing of B (0/1, register shape)");
 DEFINE_int32(vector_loads, -1, "override float4 tile fetches (0/1, GPU shape)");
 DEFINE_int32(groups_per_unit, 0, "override the automatic split-K's work-groups per unit (GPU shape)");
 DEFINE_int32(iterations, 10, "timed calls per shape");
+DEFINE_string(math, "float32",
+              "what the products' inputs may be rounded to: float32, tf32, float16 or bfloat16 "
+              "(the last three run on the device's matrix engine where it has one)");
+DEFINE_string(storage, "float32", "how A, B and C are stored: float32, float16 or bfloat16");
 DEFINE_bool(peak, false,
             "first measure the device's FMA throughput (fma_peak.cl) and print each "
             "shape's GFLOP/s also as a share of it");
@@ -78,14 +84,40 @@ std::vector<Shape> ParseShapes(const std::string& text) {
   return shapes;
 }
 
-cl_mem RandomBuffer(dlcaffe::Context& ctx, size_t count, std::vector<dlcaffe::BufferPtr>* keep) {
+// `count` random values in [-1, 1), stored as `type`.
+cl_mem RandomBuffer(dlcaffe::Context& ctx, size_t count, std::vector<dlcaffe::BufferPtr>* keep,
+                    dlcaffe::StorageType type = dlcaffe::StorageType::kFloat32) {
   std::vector<float> values(count);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (float& x : values) x = dist(rng);
-  keep->push_back(ctx.Allocate(count * sizeof(float)));
-  ctx.Write(keep->back()->mem(), 0, count * sizeof(float), values.data());
+  const size_t bytes = count * dlcaffe::StorageBytes(type);
+  keep->push_back(ctx.Allocate(bytes));
+  if (type == dlcaffe::StorageType::kFloat32) {
+    ctx.Write(keep->back()->mem(), 0, bytes, values.data());
+  } else {
+    std::vector<uint16_t> bits(count);
+    for (size_t i = 0; i < count; ++i)
+      bits[i] = type == dlcaffe::StorageType::kFloat16 ? dlcaffe::FloatToHalf(values[i])
+                                                        : dlcaffe::FloatToBFloat16(values[i]);
+    ctx.Write(keep->back()->mem(), 0, bytes, bits.data());
+  }
   return keep->back()->mem();
+}
+
+dlcaffe::MatrixMath ParseMath(const std::string& name) {
+  if (name == "float32") return dlcaffe::MatrixMath::kFloat32;
+  if (name == "tf32") return dlcaffe::MatrixMath::kTF32;
+  if (name == "float16") return dlcaffe::MatrixMath::kFloat16;
+  if (name == "bfloat16") return dlcaffe::MatrixMath::kBFloat16;
+  DLC_FAIL("--math=" << name << ": expected float32, tf32, float16 or bfloat16");
+}
+
+dlcaffe::StorageType ParseStorage(const std::string& name) {
+  if (name == "float32") return dlcaffe::StorageType::kFloat32;
+  if (name == "float16") return dlcaffe::StorageType::kFloat16;
+  if (name == "bfloat16") return dlcaffe::StorageType::kBFloat16;
+  DLC_FAIL("--storage=" << name << ": expected float32, float16 or bfloat16");
 }
 
 // CPU time of the whole process (all threads, the OpenCL runtime's included):
@@ -147,9 +179,12 @@ int main(int argc, char** argv) {
       g.N = s.N;
       g.K = s.K;
       std::vector<dlcaffe::BufferPtr> keep;
-      g.A = RandomBuffer(*ctx, size_t(s.M) * s.K, &keep);
-      g.B = RandomBuffer(*ctx, size_t(s.K) * s.N, &keep);
-      g.C = RandomBuffer(*ctx, size_t(s.M) * s.N, &keep);
+      const dlcaffe::StorageType storage = ParseStorage(FLAGS_storage);
+      g.a_type = g.b_type = g.c_type = storage;
+      g.math = ParseMath(FLAGS_math);
+      g.A = RandomBuffer(*ctx, size_t(s.M) * s.K, &keep, storage);
+      g.B = RandomBuffer(*ctx, size_t(s.K) * s.N, &keep, storage);
+      g.C = RandomBuffer(*ctx, size_t(s.M) * s.N, &keep, storage);
       dlcaffe::GemmConfig config = dlcaffe::ChooseGemmConfig(*ctx, g);
       if (FLAGS_config == "cpu") config = dlcaffe::CpuShapedGemmConfig();
       else if (FLAGS_config == "gpu") config = dlcaffe::GpuShapedGemmConfig();
@@ -167,6 +202,10 @@ int main(int argc, char** argv) {
       if (FLAGS_groups_per_unit > 0) config.groups_per_unit = FLAGS_groups_per_unit;
 
       dlcaffe::GemmWithConfig(*ctx, g, config);  // builds the kernels
+      // The form the product ran in (none where the tile or device has none).
+      dlcaffe::MmaForm mma =
+          config.use_local ? dlcaffe::MmaFormFor(*ctx, g.math) : dlcaffe::MmaForm::kNone;
+      if (!dlcaffe::MmaWarpsM(config, mma)) mma = dlcaffe::MmaForm::kNone;
       ctx->Finish();
       double seconds = 1e30, cpu_seconds = 1e30;
       for (int round = 0; round < FLAGS_repeats; ++round) {
@@ -187,7 +226,10 @@ int main(int argc, char** argv) {
       std::printf("M=%-5d N=%-6d K=%-6d %s%s  %9.3f ms  %7.1f GFLOP/s  %7.1f GFLOP/cpu-s%s  [%s]\n",
                   s.M, s.N, s.K, s.ta ? "T" : "N", s.tb ? "T" : "N", seconds * 1e3, gflops,
                   2.0 * s.M * s.N * s.K / cpu_seconds * 1e-9, share.c_str(),
-                  config.Name().c_str());
+                  (config.Name() + (mma == dlcaffe::MmaForm::kNone
+                                        ? std::string()
+                                        : std::string(" mma ") + dlcaffe::MmaFormName(mma)))
+                      .c_str());
     }
   } catch (const dlcaffe::Error& e) {
     std::fprintf(stderr, "gemm_bench: %s\n", e.what());

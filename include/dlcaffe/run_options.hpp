@@ -66,6 +66,10 @@ struct RunOptions {
   // the device's matrix engine where it has one for tf32. (Storage types are
   // the net's: Blob::storage_type.)
   bool allow_tf32 = false;
+  // DLCAFFE_MATRIX_ENGINE=1|on|0|off: products whose math allows it run on
+  // the device's matrix engine where it has one (core/matrix_engine.hpp);
+  // off runs every product on the float kernels, whatever its math.
+  bool matrix_engine = true;
 
   // The defaults, overridden by every DLCAFFE_* variable that is set (one
   // that earlier versions read and this one does not is an error naming

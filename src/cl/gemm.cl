@@ -32,6 +32,11 @@
 //               rows, offsets and image groups are multiples of 4 floats.
 //   UNROLL_HINTS  (GPU shape) 0 drops the full-unroll pragmas; set only when
 //               a CPU compiles the GPU shape for testing.
+//   MMA, WARPS_M  (GPU shape, NVIDIA only: inline PTX) 1, 2, 3: the products
+//               run on the tensor cores, mma.sync with f16, bf16 or tf32
+//               inputs rounded from the float tiles and float sums
+//               (core/matrix_engine.hpp); WARPS_M warps along the tile's
+//               rows, the rest along its columns. 0 (default): fma().
 //   A_TYPE, B_TYPE, C_TYPE  how each operand's elements are stored
 //               (include/dlcaffe/storage_type.hpp): 0 float (default), 1
 //               half, 2 bfloat16. 16-bit values are widened on load and C
@@ -230,6 +235,67 @@ inline int grouped(const int q, const int g, const int s) {
 #else
 #define B_Q(q) (q)
 #endif
+
+#ifndef MMA
+#define MMA 0
+#endif
+#if MMA
+// The tile's products on NVIDIA's tensor cores: warp w (32 consecutive
+// work-items) computes a WTM x WTN block of the tile as MT x NT mma.sync
+// blocks of 16 x 8, with the fragment layouts of the PTX ISA (9.7.14.5.7
+// and .8; tools/mma_probe checks them): g = lane / 4, t = lane % 4, and the
+// float sums of block (mt, nt) at rows g, g + 8 and columns 2t, 2t + 1.
+// The operands come from the float tiles in __local memory, rounded to the
+// instruction's input type as they are read.
+#define WARPS (THREADS / 32)
+#define WARPS_N (WARPS / WARPS_M)
+#define WTM (TM / WARPS_M)
+#define WTN (TN / WARPS_N)
+#define MT (WTM / 16)
+#define NT (WTN / 8)
+#if MMA == 3
+#define MMA_K 8
+#define MMA_INSTRUCTION "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+#elif MMA == 2
+#define MMA_K 16
+#define MMA_INSTRUCTION "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#else
+#define MMA_K 16
+#define MMA_INSTRUCTION "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#endif
+#if THREADS % 32 || WARPS % WARPS_M || WTM % 16 || WTN % 8 || TK % MMA_K
+#error "MMA needs whole warps, 16 x 8 blocks per warp and TK a multiple of the instruction's k"
+#endif
+
+#if MMA == 3
+// x rounded to tf32 (to nearest, ties away: cvt.rna, as cuBLAS's TF32).
+inline uint mma_operand(const float x) {
+  uint r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+#else
+// Two values rounded to nearest even, the lower k in the low half.
+inline uint mma_pair(const float lo, const float hi) {
+  uint r;
+#if MMA == 2
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+  return r;
+}
+#endif
+
+// d += a * b on the calling warp's fragments.
+inline void mma_accumulate(float d[4], const uint a[4], const uint b[2]) {
+  asm volatile(MMA_INSTRUCTION " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%10, %11, %12, %13};"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+                 "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]));
+}
+#endif  // MMA
 
 #if TRANS_A
 #define A_AT(m, k) A_LOAD(A, (k) * lda + (m))
@@ -436,11 +502,25 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
   bias += product * epilogue_batch;
   row_scale += product * epilogue_batch;
 
+#if MMA
+  const int lane = tid % 32, warp = tid / 32;
+  const int g = lane >> 2, t = lane & 3;
+  // This warp's block: rows wm0 + [0, WTM), columns wn0 + [0, WTN) of the tile.
+  const int wm0 = (warp / WARPS_N) * WTM, wn0 = (warp % WARPS_N) * WTN;
+  float acc[MT][NT][4];
+LOCAL_UNROLL
+  for (int i = 0; i < MT; ++i)
+LOCAL_UNROLL
+    for (int j = 0; j < NT; ++j)
+LOCAL_UNROLL
+      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.f;
+#else
   floatV acc[MR][NV];
 LOCAL_UNROLL
   for (int i = 0; i < MR; ++i)
 LOCAL_UNROLL
     for (int j = 0; j < NV; ++j) acc[i][j] = (floatV)0.f;
+#endif
 
   float a_next[A_LOADS], b_next[B_LOADS];
 #if VEC_LOAD_A || VEC_LOAD_B
@@ -482,6 +562,50 @@ LOCAL_UNROLL
     const bool more = k0 + TK < k_end;
     vec = TILE_INSIDE(k0 + TK);
     if (more) LOAD_NEXT(k0 + TK, vec);
+#if MMA
+    {
+      __local const float* as = (__local const float*)As[buf];
+      __local const float* bs = (__local const float*)Bs[buf];
+#define A_TILE(k, m) as[(k) * A_ROW + (m)]
+#define B_TILE(k, n) bs[(k) * B_ROW + (n)]
+LOCAL_UNROLL
+      for (int ks = 0; ks < TK; ks += MMA_K) {
+        uint af[MT][4], bf[NT][2];
+LOCAL_UNROLL
+        for (int i = 0; i < MT; ++i) {
+          const int r = wm0 + i * 16 + g;
+#if MMA == 3
+          af[i][0] = mma_operand(A_TILE(ks + t, r));
+          af[i][1] = mma_operand(A_TILE(ks + t, r + 8));
+          af[i][2] = mma_operand(A_TILE(ks + t + 4, r));
+          af[i][3] = mma_operand(A_TILE(ks + t + 4, r + 8));
+#else
+          af[i][0] = mma_pair(A_TILE(ks + 2 * t, r), A_TILE(ks + 2 * t + 1, r));
+          af[i][1] = mma_pair(A_TILE(ks + 2 * t, r + 8), A_TILE(ks + 2 * t + 1, r + 8));
+          af[i][2] = mma_pair(A_TILE(ks + 2 * t + 8, r), A_TILE(ks + 2 * t + 9, r));
+          af[i][3] = mma_pair(A_TILE(ks + 2 * t + 8, r + 8), A_TILE(ks + 2 * t + 9, r + 8));
+#endif
+        }
+LOCAL_UNROLL
+        for (int j = 0; j < NT; ++j) {
+          const int c = wn0 + j * 8 + g;
+#if MMA == 3
+          bf[j][0] = mma_operand(B_TILE(ks + t, c));
+          bf[j][1] = mma_operand(B_TILE(ks + t + 4, c));
+#else
+          bf[j][0] = mma_pair(B_TILE(ks + 2 * t, c), B_TILE(ks + 2 * t + 1, c));
+          bf[j][1] = mma_pair(B_TILE(ks + 2 * t + 8, c), B_TILE(ks + 2 * t + 9, c));
+#endif
+        }
+LOCAL_UNROLL
+        for (int i = 0; i < MT; ++i)
+LOCAL_UNROLL
+          for (int j = 0; j < NT; ++j) mma_accumulate(acc[i][j], af[i], bf[j]);
+      }
+#undef A_TILE
+#undef B_TILE
+    }
+#else
 LOCAL_UNROLL
     for (int kk = 0; kk < TK; ++kk) {
       floatV b[NV];
@@ -500,12 +624,39 @@ LOCAL_UNROLL
 LOCAL_UNROLL
         for (int j = 0; j < NV; ++j) acc[i][j] = fma((floatV)a[i], b[j], acc[i][j]);
     }
+#endif  // MMA
     if (more) STORE_NEXT(buf ^ 1, vec);
     barrier(CLK_LOCAL_MEM_FENCE);
     buf ^= 1;
   }
 
   C += c_off + product * c_batch + slice * c_slice;
+#if MMA
+LOCAL_UNROLL
+  for (int i = 0; i < MT; ++i)
+LOCAL_UNROLL
+    for (int half = 0; half < 2; ++half) {
+      const int m = m0 + wm0 + i * 16 + g + 8 * half;
+      if (m >= M) continue;
+      const float row_bias = (epilogue & EPILOGUE_BIAS) ? bias[bias_off + m] : 0.f;
+      const float row_alpha =
+          (epilogue & EPILOGUE_ROW_SCALE) ? alpha * row_scale[row_scale_off + m] : alpha;
+LOCAL_UNROLL
+      for (int j = 0; j < NT; ++j)
+LOCAL_UNROLL
+        for (int e = 0; e < 2; ++e) {
+          const int n = n0 + wn0 + j * 8 + 2 * t + e;
+          if (n >= N) continue;
+#if GROUP_C
+          __global C_ELEM* c = C + m * ldc + grouped(n, c_group, c_image);
+#else
+          __global C_ELEM* c = C + m * ldc + n;
+#endif
+          C_STORE(c, 0,
+                  finish(row_alpha * acc[i][j][2 * half + e], beta, c, row_bias, epilogue));
+        }
+    }
+#else
 LOCAL_UNROLL
   for (int i = 0; i < MR; ++i) {
     const int m = m0 + ty * MR + i;
@@ -535,6 +686,7 @@ LOCAL_UNROLL
       }
     }
   }
+#endif  // MMA
 }
 
 #elif DOT_FORM  // CPU shape for C = A * B^T

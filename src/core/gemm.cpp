@@ -2,12 +2,14 @@
 // for the device and shape, packs operands where the configuration wants it
 // (into scratch from the buffer pool) and enqueues the kernels.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
 
 #include "core/gemm_config.hpp"
 #include "core/gemm_tuning.hpp"
+#include "core/matrix_engine.hpp"
 #include "core/storage_option.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
@@ -247,6 +249,64 @@ std::string Defines(const Context& ctx, const GemmConfig& c, bool trans_a,
 
 int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
+// WARPS_M of the tensor-core form of GPU-shaped `c` (gemm.cl, MMA): the
+// cut of its tile into warps that reads the fewest values from __local
+// memory per k step (8 per 16-row block, 4 per 8-column block: 64 x 32 per
+// warp in the 128 x 128 tile); 0 where the tile does not cut into whole
+// warps of 16 x 8 blocks or its depth is not a multiple of the
+// instruction's k.
+}  // namespace
+
+int MmaWarpsM(const GemmConfig& c, MmaForm form) {
+  if (form == MmaForm::kNone || !c.use_local) return 0;
+  const int threads = c.wg_m * c.wg_n, tm = c.wg_m * c.mr, tn = c.wg_n * c.nr;
+  if (threads % 32 || c.tk % (form == MmaForm::kTF32 ? 8 : 16)) return 0;
+  const int warps = threads / 32;
+  int best = 0, fewest = 0;
+  for (int wm = 1; wm <= warps; ++wm) {
+    const int wn = warps / wm;
+    if (warps % wm || tm % (16 * wm) || tn % (8 * wn)) continue;
+    const int reads = 8 * (tm / wm / 16) + 4 * (tn / wn / 8);
+    if (!best || reads < fewest) {
+      best = wm;
+      fewest = reads;
+    }
+  }
+  return best;
+}
+
+namespace {
+
+// The first line of a build error's compiler log, for a warning.
+std::string FirstBuildLogLine(const std::string& error) {
+  const std::string marker = "Build log:\n";
+  const size_t log = error.find(marker);
+  size_t from = log == std::string::npos ? 0 : log + marker.size();
+  while (from < error.size() && (error[from] == '\n' || error[from] == ' ')) ++from;
+  const std::string line = error.substr(from, error.find('\n', from) - from);
+  return line.empty() ? error.substr(0, error.find('\n')) : line;
+}
+
+// The GPU-shaped kernel for `defines`, on the tensor cores in the form
+// `math` allows where the device and the tile permit (a form that does not
+// build is turned off for the device, and the float kernel built instead).
+cl_kernel TiledKernel(Context& ctx, const GemmConfig& c, MatrixMath math,
+                      const std::string& defines) {
+  const MmaForm form = MmaFormFor(ctx, math);
+  const int warps_m = form == MmaForm::kNone ? 0 : MmaWarpsM(c, form);
+  if (warps_m) {
+    try {
+      return ctx.Kernel("gemm.cl",
+                        defines + " -DMMA=" + std::to_string(static_cast<int>(form)) +
+                            " -DWARPS_M=" + std::to_string(warps_m),
+                        "gemm_tiled");
+    } catch (const Error& e) {
+      DisableMmaForm(ctx, form, FirstBuildLogLine(e.what()));
+    }
+  }
+  return ctx.Kernel("gemm.cl", defines, "gemm_tiled");
+}
+
 const int kPackRun = 16;  // PACK_RUN in gemm.cl
 
 // Copies the rows x K matrix X (element (r, k) at X[r*ld + k] if k_contiguous,
@@ -453,11 +513,9 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     // Split-K's slices are float partial sums; the reduction writes C.
     const std::string kernel_types =
         used_slices == 1 ? types : TypeDefine("A", g.a_type) + TypeDefine("B", g.b_type);
-    cl_kernel kernel = ctx.Kernel(
-        "gemm.cl",
-        Defines(ctx, c, ta, tb, kernel_types, grouped_operands, g.b_window,
-                UsesVectorLoads(c, g)),
-        "gemm_tiled");
+    cl_kernel kernel = TiledKernel(ctx, c, g.math,
+                                   Defines(ctx, c, ta, tb, kernel_types, grouped_operands,
+                                           g.b_window, UsesVectorLoads(c, g)));
     if (used_slices == 1) {
       ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
                  g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, b_image,

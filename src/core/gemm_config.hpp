@@ -7,6 +7,7 @@
 
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/math.hpp"
+#include "matrix_engine.hpp"  // relative: the tools include this file by path
 
 namespace dlcaffe {
 
@@ -99,6 +100,11 @@ VectorLoads UsesVectorLoads(const GemmConfig& config, const GemmArgs& args);
 // Every configuration ChooseGemmConfig can return, on any device (the tests
 // run them all).
 std::vector<GemmConfig> GemmConfigFamily();
+
+// WARPS_M of the tensor-core form `form` of GPU-shaped `config` (gemm.cl,
+// MMA): how its warps cut the tile; 0 where it cannot take that form (the
+// product then runs the float kernel) or form is none.
+int MmaWarpsM(const GemmConfig& config, MmaForm form);
 
 // Gemm() with a given configuration.
 void GemmWithConfig(Context& ctx, const GemmArgs& args, const GemmConfig& config);

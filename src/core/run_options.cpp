@@ -129,6 +129,10 @@ const std::vector<SwitchEntry>& Entries() {
                       "FLOAT math becomes TF32: float32 products on the device's matrix "
                       "engine where it has one",
                       &RunOptions::allow_tf32));
+    e.push_back(OnOff("matrix_engine", "DLCAFFE_MATRIX_ENGINE",
+                      "products whose math allows it run on the device's matrix engine "
+                      "where it has one (off: the float kernels)",
+                      &RunOptions::matrix_engine));
     return e;
   }();
   return entries;

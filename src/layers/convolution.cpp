@@ -204,6 +204,11 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     if (!WinogradApplies() || storage_ != StorageType::kFloat32) return false;
     const RunOptions::Choice forced = ctx_->options().winograd;
     if (forced != RunOptions::Choice::kAuto) return forced == RunOptions::Choice::kOn;
+    // Products the math lets a matrix engine take (TF32) go to the GEMMs,
+    // which run on it; Winograd's transforms are float.
+    if (MmaFormFor(*ctx_, ForwardMath()) != MmaForm::kNone ||
+        MmaFormFor(*ctx_, BackwardMath()) != MmaForm::kNone)
+      return false;
     if (ctx_->cpu_shaped_kernels())
       return channels_ >= 128 && num_output_ >= 128 &&
              output_shape_[0] * output_shape_[1] >= 28 * 28;

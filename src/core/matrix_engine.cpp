@@ -1,0 +1,81 @@
+#include "core/matrix_engine.hpp"
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include <glog/logging.h>
+
+// cl_nv_device_attribute_query (cl_ext_nv.h is not always installed).
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+#define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
+#endif
+
+namespace dlcaffe {
+
+namespace {
+
+std::mutex disabled_mutex;
+std::set<std::pair<cl_device_id, int>>& DisabledForms() {
+  static std::set<std::pair<cl_device_id, int>> disabled;
+  return disabled;
+}
+
+}  // namespace
+
+const char* MmaFormName(MmaForm form) {
+  switch (form) {
+    case MmaForm::kF16: return "f16";
+    case MmaForm::kBF16: return "bf16";
+    case MmaForm::kTF32: return "tf32";
+    case MmaForm::kNone: break;
+  }
+  return "none";
+}
+
+int MmaMantissaBits(MmaForm form) {
+  switch (form) {
+    case MmaForm::kF16: return 11;
+    case MmaForm::kBF16: return 8;
+    case MmaForm::kTF32: return 11;
+    case MmaForm::kNone: break;
+  }
+  return 24;
+}
+
+int NvidiaComputeCapability(const DeviceInfo& info) {
+  if (!info.device_id || !info.has_extension("cl_nv_device_attribute_query")) return 0;
+  cl_uint major = 0, minor = 0;
+  if (clGetDeviceInfo(info.device_id, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major,
+                      &major, nullptr) != CL_SUCCESS ||
+      clGetDeviceInfo(info.device_id, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof minor,
+                      &minor, nullptr) != CL_SUCCESS)
+    return 0;
+  return static_cast<int>(10 * major + minor);
+}
+
+MmaForm MmaFormFor(const Context& ctx, MatrixMath math) {
+  if (math == MatrixMath::kFloat32 || !ctx.options().matrix_engine) return MmaForm::kNone;
+  // The instruction lives in the GPU-shaped kernel.
+  if (ctx.cpu_shaped_kernels()) return MmaForm::kNone;
+  if (NvidiaComputeCapability(ctx.info()) < 80) return MmaForm::kNone;
+  const MmaForm form = math == MatrixMath::kFloat16    ? MmaForm::kF16
+                       : math == MatrixMath::kBFloat16 ? MmaForm::kBF16
+                                                       : MmaForm::kTF32;
+  std::lock_guard<std::mutex> lock(disabled_mutex);
+  if (DisabledForms().count({ctx.info().device_id, static_cast<int>(form)}))
+    return MmaForm::kNone;
+  return form;
+}
+
+void DisableMmaForm(const Context& ctx, MmaForm form, const std::string& why) {
+  std::lock_guard<std::mutex> lock(disabled_mutex);
+  if (!DisabledForms().insert({ctx.info().device_id, static_cast<int>(form)}).second) return;
+  LOG(WARNING) << ctx.info().Describe() << ": the " << MmaFormName(form)
+               << " tensor-core GEMM did not build, so products run the float kernels ("
+               << why << ")";
+}
+
+}  // namespace dlcaffe

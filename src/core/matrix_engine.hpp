@@ -1,0 +1,47 @@
+// Which matrix engine a GEMM may multiply on, chosen from what the device
+// reports (GemmArgs::math says what the product's inputs may be rounded to).
+//
+// Today that is NVIDIA's tensor cores, reached from OpenCL C through inline
+// PTX: mma.sync with f16, bf16 or tf32 inputs and float sums, issued by the
+// GPU-shaped GEMM kernel (src/cl/gemm.cl, MMA). A device qualifies when it
+// reports compute capability 8.0 or more (cl_nv_device_attribute_query:
+// m16n8k16 with f16 or bf16 and m16n8k8 with tf32 need sm_80); a driver
+// that then fails to build the kernel turns that form off for the device,
+// with one warning, and the product runs the float kernels.
+//
+// Other engines would be added as further forms beside these, each with
+// its own kernel variant and its own test of what the device reports:
+// Intel's DPAS (cl_intel_subgroup_matrix_multiply_accumulate, sub-groups
+// of 8 or 16 work-items) and AMD's WMMA/MFMA (clang's
+// __builtin_amdgcn_wmma_* / mfma_* on gfx11 / gfx9 devices). Neither can be
+// tested here, so neither is written yet.
+#pragma once
+#include <string>
+
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/math.hpp"
+
+namespace dlcaffe {
+
+// The kernel's MMA define: 0 none, 1 f16, 2 bf16, 3 tf32.
+enum class MmaForm { kNone = 0, kF16 = 1, kBF16 = 2, kTF32 = 3 };
+
+const char* MmaFormName(MmaForm form);  // "f16", ...; "none"
+// Inputs rounded to the form's type are kept to this many bits of mantissa
+// (with the implicit one): 11 for f16, 8 for bf16, 11 for tf32.
+int MmaMantissaBits(MmaForm form);
+
+// NVIDIA's compute capability as 10 * major + minor, 0 where the device does
+// not report one.
+int NvidiaComputeCapability(const DeviceInfo& info);
+
+// The form a product of `math` runs in on this context's device: none for
+// float32 math, on devices without the instruction, with the run option
+// matrix_engine off, or after the form failed to build there.
+MmaForm MmaFormFor(const Context& ctx, MatrixMath math);
+
+// A form the driver could not build: off for this device from now on (one
+// warning names it and the compiler's first line).
+void DisableMmaForm(const Context& ctx, MmaForm form, const std::string& why);
+
+}  // namespace dlcaffe

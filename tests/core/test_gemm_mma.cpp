@@ -1,0 +1,312 @@
+// The GEMM with GemmArgs::math beyond float32 (core/matrix_engine.hpp).
+//
+// Where the device has the matrix engine for a form (NVIDIA, compute
+// capability 8.0 or more: the GPU check runs this there), the GPU-shaped
+// configurations multiply on the tensor cores. Their result must then be the
+// product of the inputs rounded to the form's type (f16, bf16: to nearest
+// even; tf32: to nearest, ties away), summed in float. The reference is the
+// float kernel run on inputs rounded here: its products are exact too, so
+// the two differ only in how the sums round, bounded per element by
+// (K + 8) * 2^-22 * |alpha| * sum_k |a'_ik| |b'_kj| (that sum is the float
+// kernel's product of the absolute values). A fragment in the wrong place
+// is off by the size of a product, far outside. The engine must also have
+// run: the result must differ somewhere from float32 math on the unrounded
+// inputs.
+//
+// Elsewhere (PoCL, CI) the product runs the float kernel: the result is
+// float32 math's bit for bit, and a device without the instruction must
+// say so (MmaFormFor gives none).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../../src/core/gemm_config.hpp"
+#include "../../src/core/matrix_engine.hpp"
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/half_conversion.hpp"
+#include "dlcaffe/math.hpp"
+#include "util/storage_values.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+using F = StorageType;
+
+const MatrixMath kMaths[] = {MatrixMath::kFloat16, MatrixMath::kBFloat16, MatrixMath::kTF32};
+
+const char* MathName(MatrixMath math) {
+  switch (math) {
+    case MatrixMath::kFloat16: return "float16 math";
+    case MatrixMath::kBFloat16: return "bfloat16 math";
+    case MatrixMath::kTF32: return "tf32 math";
+    case MatrixMath::kFloat32: break;
+  }
+  return "float32 math";
+}
+
+// x rounded as the tensor cores' input conversion rounds it.
+float RoundForMath(float x, MatrixMath math) {
+  switch (math) {
+    case MatrixMath::kFloat16: return HalfToFloat(FloatToHalf(x));
+    case MatrixMath::kBFloat16: return BFloat16ToFloat(FloatToBFloat16(x));
+    case MatrixMath::kTF32: {  // cvt.rna.tf32.f32: 10 mantissa bits, ties away
+      uint32_t bits;
+      std::memcpy(&bits, &x, 4);
+      bits = (bits + 0x1000u) & ~0x1fffu;
+      std::memcpy(&x, &bits, 4);
+      return x;
+    }
+    case MatrixMath::kFloat32: break;
+  }
+  return x;
+}
+
+std::vector<float> Random(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+BufferPtr Upload(Context& ctx, const std::vector<float>& values, StorageType type) {
+  BufferPtr buffer = ctx.Allocate(std::max<size_t>(values.size(), 1) * StorageBytes(type));
+  std::vector<char> bytes(values.size() * StorageBytes(type));
+  FloatsToStorage(values.data(), static_cast<int>(values.size()), type, bytes.data());
+  if (!bytes.empty()) ctx.Write(buffer->mem(), 0, bytes.size(), bytes.data());
+  return buffer;
+}
+
+std::vector<float> Download(Context& ctx, cl_mem mem, size_t n, StorageType type) {
+  std::vector<char> bytes(n * StorageBytes(type));
+  ctx.Read(mem, 0, bytes.size(), bytes.data());
+  std::vector<float> values(n);
+  StorageToFloats(bytes.data(), static_cast<int>(n), type, values.data());
+  return values;
+}
+
+struct Case {
+  GemmArgs g;  // shapes, layout and epilogue; buffers are bound here
+  size_t a_size, b_size, c_size;
+  std::string what;
+};
+
+// Runs `c` under `config` in `math` and checks it as the header says.
+void Check(const Case& c, MatrixMath math, const GemmConfig& config, StorageType storage) {
+  Context& ctx = TestContext();
+  SCOPED_TRACE(c.what + ", " + MathName(math) + ", " + StorageTypeName(storage) + " [" +
+               config.Name() + "]");
+  const std::vector<float> a = RoundedTo(Random(c.a_size, 3), storage),
+                           b = RoundedTo(Random(c.b_size, 5), storage),
+                           c0 = RoundedTo(Random(c.c_size, 7), storage);
+  std::vector<float> ra(a), rb(b), abs_a(a), abs_b(b);
+  for (size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(ra[i] = RoundForMath(a[i], math));
+  for (size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(rb[i] = RoundForMath(b[i], math));
+  const int rows = std::max(c.g.M, 1) * std::max(c.g.batch, 1);
+  std::vector<float> epilogue = Random(rows, 9), abs_epilogue(epilogue);
+  for (float& x : abs_epilogue) x = std::fabs(x);
+  BufferPtr epi = Upload(ctx, epilogue, F::kFloat32), abs_epi = Upload(ctx, abs_epilogue, F::kFloat32);
+
+  // The product in `run_math` on `x`, `y` stored as `type`; C starts as c0.
+  const auto run = [&](const std::vector<float>& x, const std::vector<float>& y,
+                       MatrixMath run_math, StorageType type) {
+    BufferPtr da = Upload(ctx, x, type), db = Upload(ctx, y, type), dc = Upload(ctx, c0, type);
+    GemmArgs g = c.g;
+    g.A = da->mem();
+    g.B = db->mem();
+    g.C = dc->mem();
+    g.a_type = g.b_type = g.c_type = type;
+    g.math = run_math;
+    if (g.bias) g.bias = epi->mem();
+    if (g.row_scale) g.row_scale = epi->mem();
+    GemmWithConfig(ctx, g, config);
+    return Download(ctx, dc->mem(), c.c_size, type);
+  };
+  const std::vector<float> got = run(a, b, math, storage);
+  const std::vector<float> exact = run(a, b, MatrixMath::kFloat32, storage);
+  const MmaForm form = MmaFormFor(ctx, math);
+  if (form == MmaForm::kNone || !MmaWarpsM(config, form)) {
+    // The float kernel ran: float32 math's bits.
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_EQ(std::memcmp(&got[i], &exact[i], 4), 0)
+          << "C[" << i << "] = " << got[i] << ", float32 math gives " << exact[i];
+    return;
+  }
+  // The reference: float products of the rounded inputs, in float C.
+  const std::vector<float> want = run(ra, rb, MatrixMath::kFloat32, F::kFloat32);
+  GemmArgs magnitude = c.g;  // |alpha| * |row scale| * sum |a'||b'|
+  BufferPtr ma = Upload(ctx, abs_a, F::kFloat32), mb = Upload(ctx, abs_b, F::kFloat32),
+            mc = ctx.Allocate(c.c_size * sizeof(float));
+  magnitude.A = ma->mem();
+  magnitude.B = mb->mem();
+  magnitude.C = mc->mem();
+  magnitude.alpha = std::fabs(c.g.alpha);
+  magnitude.beta = 0.f;
+  magnitude.bias = nullptr;
+  magnitude.relu = false;
+  if (magnitude.row_scale) magnitude.row_scale = abs_epi->mem();
+  GemmWithConfig(ctx, magnitude, GpuShapedGemmConfig());
+  const std::vector<float> sums = Download(ctx, mc->mem(), c.c_size, F::kFloat32);
+  // A 16-bit C rounds each result once more: half an ulp of its type.
+  const double c_rounding = storage == F::kFloat16    ? std::ldexp(1.0, -11)
+                            : storage == F::kBFloat16 ? std::ldexp(1.0, -8)
+                                                      : 0.0;
+  // Split-K and beta leave elements of C that are no product: compare all.
+  int failures = 0;
+  size_t differ = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double bound = (c.g.K + 8) * std::ldexp(1.0, -22) * sums[i] +
+                         c_rounding * (std::fabs(want[i]) + sums[i] * 1e-3) + 1e-30;
+    if (std::fabs(double(got[i]) - want[i]) > bound && failures++ < 5)
+      ADD_FAILURE() << "C[" << i << "] = " << got[i] << ", the rounded inputs' product is "
+                    << want[i] << " (bound " << bound << ")";
+    differ += std::memcmp(&got[i], &exact[i], 4) != 0;
+  }
+  // (Inputs the form's type already holds leave nothing to tell them apart.)
+  const bool rounded = ra != a || rb != b;
+  if (rounded) {
+    EXPECT_GT(differ, 0u) << "every element equals float32 math's: the "
+                          << MmaFormName(form) << " tensor-core kernel did not run";
+  }
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  for (const auto& [op_a, op_b] :
+       {std::pair{Transpose::kNo, Transpose::kNo}, std::pair{Transpose::kYes, Transpose::kNo},
+        std::pair{Transpose::kNo, Transpose::kYes}, std::pair{Transpose::kYes, Transpose::kYes}}) {
+    Case c;
+    c.g.trans_a = op_a;
+    c.g.trans_b = op_b;
+    c.g.M = 37;
+    c.g.N = 61;
+    c.g.K = 45;
+    c.g.alpha = 0.75f;
+    c.g.beta = 0.5f;
+    c.g.relu = true;
+    c.g.bias = reinterpret_cast<cl_mem>(1);  // Check binds the real ones
+    c.a_size = 37 * 45;
+    c.b_size = 45 * 61;
+    c.c_size = 37 * 61;
+    c.what = std::string("37x61x45 ") + (op_a == Transpose::kYes ? "A^T" : "A") +
+             (op_b == Transpose::kYes ? " B^T" : " B") + ", beta, bias, ReLU";
+    cases.push_back(c);
+  }
+  Case tall;  // several tiles each way, a row scale, k past one tile's depth
+  tall.g.M = 300;
+  tall.g.N = 270;
+  tall.g.K = 200;
+  tall.g.row_scale = reinterpret_cast<cl_mem>(1);
+  tall.a_size = 300 * 200;
+  tall.b_size = 200 * 270;
+  tall.c_size = 300 * 270;
+  tall.what = "300x270x200, row scale";
+  cases.push_back(tall);
+  Case batch;
+  batch.g.M = 9;
+  batch.g.N = 17;
+  batch.g.K = 40;
+  batch.g.batch = 3;
+  batch.g.a_batch_stride = 9 * 40;
+  batch.g.b_batch_stride = 40 * 17;
+  batch.g.c_batch_stride = 9 * 17;
+  batch.a_size = 3 * 9 * 40;
+  batch.b_size = 3 * 40 * 17;
+  batch.c_size = 3 * 9 * 17;
+  batch.what = "batch of 3";
+  cases.push_back(batch);
+  Case grouped;  // a convolution's NCHW blobs
+  grouped.g.M = 6;
+  grouped.g.N = 30;
+  grouped.g.K = 10;
+  grouped.g.ldb = 15;
+  grouped.g.b_group = 15;
+  grouped.g.b_image = 10 * 15;
+  grouped.g.ldc = 15;
+  grouped.g.c_group = 15;
+  grouped.g.c_image = 6 * 15;
+  grouped.g.beta = 1.f;
+  grouped.a_size = 60;
+  grouped.b_size = 2 * 10 * 15;
+  grouped.c_size = 2 * 6 * 15;
+  grouped.what = "grouped B and C";
+  cases.push_back(grouped);
+  Case window;  // convolution windows: 3 x 3, pad 1, 2 images of 2 x 5 x 6
+  window.g.b_window.height = 5;
+  window.g.b_window.width = 6;
+  window.g.b_window.kernel_h = window.g.b_window.kernel_w = 3;
+  window.g.b_window.pad_h = window.g.b_window.pad_w = 1;
+  window.g.b_window.out_h = 5;
+  window.g.b_window.out_w = 6;
+  window.g.b_window.image_floats = 2 * 5 * 6;
+  window.g.M = 4;
+  window.g.K = 2 * 9;
+  window.g.N = 2 * 30;
+  window.a_size = 4 * 18;
+  window.b_size = 2 * 60;
+  window.c_size = 4 * 60;
+  window.what = "implicit windows";
+  cases.push_back(window);
+  return cases;
+}
+
+// Every GPU-shaped configuration (the dispatcher's and the tuner's) on the
+// first case in each math; the other cases on the rule's shapes and split-K.
+TEST(GemmMma, EveryGpuConfigurationInEveryMath) {
+  const std::vector<Case> cases = Cases();
+  for (const GemmConfig& config : GemmConfigFamily()) {
+    if (!config.use_local) continue;
+    for (MatrixMath math : kMaths) Check(cases[0], math, config, F::kFloat32);
+  }
+}
+
+TEST(GemmMma, LayoutsEpiloguesBatchesWindowsAndSplitK) {
+  GemmConfig sliced = GpuShapedGemmConfig();
+  sliced.k_slices = 3;
+  for (const Case& c : Cases())
+    for (const GemmConfig& config : {GpuShapedGemmConfig(), GpuNarrowGemmConfig(), sliced})
+      for (MatrixMath math : kMaths) Check(c, math, config, F::kFloat32);
+}
+
+// 16-bit storage, as a FLOAT16 or BFLOAT16 net stores its blobs.
+TEST(GemmMma, SixteenBitStorage) {
+  const Case c = Cases()[0];
+  for (StorageType storage : {F::kFloat16, F::kBFloat16})
+    for (MatrixMath math : {MatrixMath::kFloat16, MatrixMath::kBFloat16})
+      Check(c, math, GpuShapedGemmConfig(), storage);
+}
+
+// The choice follows what the device reports: a device reporting compute
+// capability 8.0 or more has every form; one reporting none (PoCL) has none.
+TEST(GemmMma, FormsFollowTheDevice) {
+  Context& ctx = TestContext();
+  const int capability = NvidiaComputeCapability(ctx.info());
+  const bool engine = capability >= 80 && !ctx.cpu_shaped_kernels() &&
+                      ctx.options().matrix_engine;
+  std::cout << ctx.info().Describe() << ": compute capability " << capability / 10 << "."
+            << capability % 10 << "; tensor-core GEMM " << (engine ? "on" : "off") << std::endl;
+  EXPECT_EQ(MmaFormFor(ctx, MatrixMath::kFloat32), MmaForm::kNone);
+  EXPECT_EQ(MmaFormFor(ctx, MatrixMath::kFloat16), engine ? MmaForm::kF16 : MmaForm::kNone);
+  EXPECT_EQ(MmaFormFor(ctx, MatrixMath::kBFloat16), engine ? MmaForm::kBF16 : MmaForm::kNone);
+  EXPECT_EQ(MmaFormFor(ctx, MatrixMath::kTF32), engine ? MmaForm::kTF32 : MmaForm::kNone);
+  // The warps' cut of the rule's tiles (gemm.cl, MMA): 64 x 32 per warp in
+  // the 128 x 128 tile, 16 x 16 in the 16 x 128 one; 8-deep tiles hold no
+  // 16-deep step.
+  EXPECT_EQ(MmaWarpsM(GpuShapedGemmConfig(), MmaForm::kF16), 2);
+  EXPECT_EQ(MmaWarpsM(GpuNarrowGemmConfig(), MmaForm::kF16), 1);
+  GemmConfig shallow = GpuShapedGemmConfig();
+  shallow.tk = 8;
+  EXPECT_EQ(MmaWarpsM(shallow, MmaForm::kF16), 0);
+  EXPECT_EQ(MmaWarpsM(shallow, MmaForm::kTF32), 2);
+  EXPECT_EQ(MmaWarpsM(CpuShapedGemmConfig(), MmaForm::kF16), 0);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
