@@ -22,6 +22,9 @@ p.add_argument("--nets", default="alexnet,resnet18,resnet50,vgg16,mobilenet_v2")
 p.add_argument("--tf32", type=int, default=0)
 p.add_argument("--iters", type=int, default=20)
 p.add_argument("--threads", type=int, default=0)
+# Automatic mixed precision, as a PyTorch user trains in 16 bits: autocast to
+# float16 (with GradScaler's loss scaling) or bfloat16 around the forward pass.
+p.add_argument("--amp", default="none", choices=["none", "float16", "bfloat16"])
 a = p.parse_args()
 if a.threads:
     torch.set_num_threads(a.threads)
@@ -36,6 +39,13 @@ def sync():
         torch.cuda.synchronize()
 
 
+amp_dtype = None if a.amp == "none" else getattr(torch, a.amp)
+
+
+def autocast():
+    return torch.autocast(dev.type, dtype=amp_dtype, enabled=amp_dtype is not None)
+
+
 res = {}
 for name in a.nets.split(","):
     kwargs = dict(aux_logits=False, init_weights=True) if name in ("googlenet", "inception_v3") else {}
@@ -43,7 +53,7 @@ for name in a.nets.split(","):
     x = torch.randn(a.batch, 3, 224, 224)
     y = torch.randint(0, 1000, (a.batch,))
     m.eval()
-    with torch.no_grad():
+    with torch.no_grad(), autocast():
         for _ in range(3):
             m(x.to(dev))
             sync()
@@ -55,15 +65,18 @@ for name in a.nets.split(","):
     m.train()
     opt = torch.optim.Adam(m.parameters(), lr=1e-4)
     lossf = torch.nn.CrossEntropyLoss()
+    scaler = torch.amp.GradScaler(dev.type, enabled=a.amp == "float16")
 
     def step():
         opt.zero_grad()
-        out = m(x.to(dev))
-        if isinstance(out, tuple):
-            out = out[0]
-        loss = lossf(out, y.to(dev))
-        loss.backward()
-        opt.step()
+        with autocast():
+            out = m(x.to(dev))
+            if isinstance(out, tuple):
+                out = out[0]
+            loss = lossf(out, y.to(dev))
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         sync()
 
     for _ in range(3):
@@ -74,4 +87,5 @@ for name in a.nets.split(","):
     tr = (time.perf_counter() - t) / a.iters * 1000
     res[name] = {"fwd_ms": round(fwd, 3), "train_ms": round(tr, 3)}
     print(name, res[name], flush=True)
-print(json.dumps({"device": a.device, "batch": a.batch, "tf32": a.tf32, "results": res}))
+print(json.dumps({"device": a.device, "batch": a.batch, "tf32": a.tf32, "amp": a.amp,
+                  "results": res}))

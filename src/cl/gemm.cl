@@ -635,8 +635,8 @@ LOCAL_UNROLL
 LOCAL_UNROLL
   for (int i = 0; i < MT; ++i)
 LOCAL_UNROLL
-    for (int half = 0; half < 2; ++half) {
-      const int m = m0 + wm0 + i * 16 + g + 8 * half;
+    for (int upper = 0; upper < 2; ++upper) {
+      const int m = m0 + wm0 + i * 16 + g + 8 * upper;
       if (m >= M) continue;
       const float row_bias = (epilogue & EPILOGUE_BIAS) ? bias[bias_off + m] : 0.f;
       const float row_alpha =
@@ -653,7 +653,7 @@ LOCAL_UNROLL
           __global C_ELEM* c = C + m * ldc + n;
 #endif
           C_STORE(c, 0,
-                  finish(row_alpha * acc[i][j][2 * half + e], beta, c, row_bias, epilogue));
+                  finish(row_alpha * acc[i][j][2 * upper + e], beta, c, row_bias, epilogue));
         }
     }
 #else
