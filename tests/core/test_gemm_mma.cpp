@@ -19,6 +19,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <cstring>
 #include <random>
 #include <string>
@@ -305,6 +309,87 @@ TEST(GemmMma, FormsFollowTheDevice) {
   EXPECT_EQ(MmaWarpsM(shallow, MmaForm::kF16), 0);
   EXPECT_EQ(MmaWarpsM(shallow, MmaForm::kTF32), 2);
   EXPECT_EQ(MmaWarpsM(CpuShapedGemmConfig(), MmaForm::kF16), 0);
+}
+
+// The tensor-core kernels are built only by NVIDIA's driver, which no CI
+// machine has: here clang compiles them to PTX for NVIDIA's OpenCL target
+// (-target nvptx64-nvidia-nvcl; clang spells inline assembly as a GNU
+// keyword), for each form, in the tile shapes and operand variants the rule
+// picks, so that an error in the OpenCL C (a variable named `half` once got
+// through to the GPU host) fails here. The PTX must hold the form's
+// instruction as many times as a tile's k step needs. (Float and bfloat16
+// operands only: clang's header declares vload_half for this target only
+// with address-space features it does not enable; the half loads are the
+// float kernel's, which PoCL builds.)
+TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
+  std::string clang;
+  for (const char* name : {"clang", "clang-14", "clang-15", "clang-16"})
+    if (std::system((std::string("command -v ") + name + " > /dev/null 2>&1").c_str()) == 0) {
+      clang = name;
+      break;
+    }
+  ASSERT_NE(clang, "") << "clang is not on the PATH: scripts/install_deps.sh installs it";
+  const std::string dir = TempDir();
+  const std::string source = dir + "/gemm_full.cl";
+  {
+    std::ofstream out(source);
+    for (const char* file : {"common.cl", "gemm.cl"}) {
+      std::ifstream in(SourceDir() + "/src/cl/" + file);
+      ASSERT_TRUE(in) << file;
+      out << in.rdbuf() << "\n";
+    }
+  }
+  struct Shape {
+    const char* defines;
+    int mma_per_k_step;  // MT * NT of a warp
+  };
+  const Shape shapes[] = {
+      // 128 x 128, 8 warps of 64 x 32; float4 fetches
+      {"-DMR=8 -DNR=8 -DVW=4 -DWG_M=16 -DWG_N=16 -DTK=16 -DWARPS_M=2 -DTRANS_A=0 -DTRANS_B=0 "
+       "-DVEC_LOAD_A=1 -DVEC_LOAD_B=1", 16},
+      // transposed, image-grouped operands, as a weight gradient
+      {"-DMR=8 -DNR=8 -DVW=4 -DWG_M=16 -DWG_N=16 -DTK=16 -DWARPS_M=2 -DTRANS_A=0 -DTRANS_B=1 "
+       "-DGROUP_A=1 -DGROUP_B=1", 16},
+      // 16 x 128 (narrow), 8 warps of 16 x 16, grouped C
+      {"-DMR=2 -DNR=4 -DVW=4 -DWG_M=8 -DWG_N=32 -DTK=16 -DWARPS_M=1 -DTRANS_A=1 -DTRANS_B=1 "
+       "-DGROUP_C=1", 2},
+      // 128 x 64 (long products), 4 warps; implicit convolution windows
+      {"-DMR=8 -DNR=8 -DVW=4 -DWG_M=16 -DWG_N=8 -DTK=16 -DWARPS_M=2 -DTRANS_A=0 -DTRANS_B=0 "
+       "-DWIN_H=14 -DWIN_W=14 -DWIN_KH=3 -DWIN_KW=3 -DWIN_PH=1 -DWIN_PW=1 -DWIN_SH=1 -DWIN_SW=1 "
+       "-DWIN_DH=1 -DWIN_DW=1 -DWIN_OH=14 -DWIN_OW=14 -DB_TYPE=2", 16},
+  };
+  const struct {
+    int define;
+    const char* instruction;
+    int k_steps;  // per 16-deep tile
+  } forms[] = {{1, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1},
+               {2, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 1},
+               {3, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 2}};
+  for (const Shape& shape : shapes)
+    for (const auto& form : forms) {
+      SCOPED_TRACE(std::string(shape.defines) + " -DMMA=" + std::to_string(form.define));
+      const std::string ptx = dir + "/gemm.ptx", log = dir + "/clang.log";
+      const std::string command = clang +
+                                  " -x cl -cl-std=CL1.2 -fgnu-keywords -target "
+                                  "nvptx64-nvidia-nvcl -Xclang -finclude-default-header -O2 -S "
+                                  "-DUSE_LOCAL=1 -DMMA=" +
+                                  std::to_string(form.define) + " " + shape.defines + " -o " +
+                                  ptx + " " + source + " > " + log + " 2>&1";
+      const int status = std::system(command.c_str());
+      std::ifstream log_in(log);
+      std::stringstream log_text;
+      log_text << log_in.rdbuf();
+      ASSERT_EQ(status, 0) << command << "\n" << log_text.str();
+      std::ifstream ptx_in(ptx);
+      std::stringstream text;
+      text << ptx_in.rdbuf();
+      const std::string code = text.str();
+      size_t count = 0;
+      for (size_t at = code.find(form.instruction); at != std::string::npos;
+           at = code.find(form.instruction, at + 1))
+        ++count;
+      EXPECT_EQ(count, size_t(shape.mma_per_k_step * form.k_steps));
+    }
 }
 
 }  // namespace
