@@ -52,6 +52,7 @@
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/half_conversion.hpp"
+#include "dlcaffe/program_cache.hpp"
 
 DEFINE_string(device, "", "OpenCL device (ocl:P:D or flat index)");
 DEFINE_bool(throughput, false, "also time back-to-back mma.sync on every compute unit");
@@ -204,17 +205,6 @@ void Throughput(Context& ctx, const MmaType& type) {
               type.name, flops / best * 1e-12, warps, iterations, type.k, best);
 }
 
-// What to print of a build error: the compiler's first line of the build
-// log where there is one, else the error's first line.
-std::string FirstLine(const std::string& error) {
-  const std::string marker = "Build log:\n";
-  const size_t log = error.find(marker);
-  size_t from = log == std::string::npos ? 0 : log + marker.size();
-  while (from < error.size() && (error[from] == '\n' || error[from] == ' ')) ++from;
-  const std::string line = error.substr(from, error.find('\n', from) - from);
-  return line.empty() ? error.substr(0, error.find('\n')) : line;
-}
-
 void PrintDevice(const dlcaffe::DeviceInfo& info) {
   std::string capability = "no compute capability reported";
   cl_uint major = 0, minor = 0;
@@ -238,7 +228,7 @@ int Run() {
     try {
       probe = ctx->Kernel("mma_probe.cl", type.options, std::string("mma_probe_") + type.name);
     } catch (const dlcaffe::Error& e) {
-      std::printf("mma_probe %s: unavailable (%s)\n", type.name, FirstLine(e.what()).c_str());
+      std::printf("mma_probe %s: unavailable (%s)\n", type.name, dlcaffe::FirstBuildLogLine(e.what()).c_str());
       if (FLAGS_build_log) std::fprintf(stderr, "%s\n", e.what());
       continue;
     }
@@ -246,14 +236,14 @@ int Run() {
     try {
       passed = Check(*ctx, type, probe, rng);
     } catch (const dlcaffe::Error& e) {  // enqueueing or reading failed
-      std::printf("mma_probe %s: FAIL (%s)\n", type.name, FirstLine(e.what()).c_str());
+      std::printf("mma_probe %s: FAIL (%s)\n", type.name, dlcaffe::FirstBuildLogLine(e.what()).c_str());
     }
     all_passed &= passed;
     if (passed && FLAGS_throughput) {
       try {
         Throughput(*ctx, type);
       } catch (const dlcaffe::Error& e) {
-        std::printf("mma_throughput %s: error (%s)\n", type.name, FirstLine(e.what()).c_str());
+        std::printf("mma_throughput %s: error (%s)\n", type.name, dlcaffe::FirstBuildLogLine(e.what()).c_str());
         all_passed = false;
       }
     }

@@ -23,6 +23,11 @@ const std::map<std::string, std::string>& EmbeddedKernelSources();
 // it.
 void RegisterKernelSource(const std::string& name, const std::string& text);
 
+// The compiler's first line in the text of a build error that Kernel or
+// Program threw (its "Build log:" part), else the text's first line: what
+// a one-line warning or report shows.
+std::string FirstBuildLogLine(const std::string& error_text);
+
 class ProgramCache {
  public:
   // No on-disk cache and the built-in sources until set_directories.

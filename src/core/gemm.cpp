@@ -12,6 +12,7 @@
 #include "core/matrix_engine.hpp"
 #include "core/storage_option.hpp"
 #include "dlcaffe/context.hpp"
+#include "dlcaffe/program_cache.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/math.hpp"
 
@@ -276,16 +277,6 @@ int MmaWarpsM(const GemmConfig& c, MmaForm form) {
 }
 
 namespace {
-
-// The first line of a build error's compiler log, for a warning.
-std::string FirstBuildLogLine(const std::string& error) {
-  const std::string marker = "Build log:\n";
-  const size_t log = error.find(marker);
-  size_t from = log == std::string::npos ? 0 : log + marker.size();
-  while (from < error.size() && (error[from] == '\n' || error[from] == ' ')) ++from;
-  const std::string line = error.substr(from, error.find('\n', from) - from);
-  return line.empty() ? error.substr(0, error.find('\n')) : line;
-}
 
 // The GPU-shaped kernel for `defines`, on the tensor cores in the form
 // `math` allows where the device and the tile permit (a form that does not

@@ -199,4 +199,14 @@ void ProgramCache::StoreBinary(cl_program program, const std::string& path) {
   WriteCacheEntry(path, "kernel", bytes);
 }
 
+std::string FirstBuildLogLine(const std::string& error_text) {
+  const std::string marker = "Build log:\n";
+  const size_t log = error_text.find(marker);
+  size_t from = log == std::string::npos ? 0 : log + marker.size();
+  while (from < error_text.size() && (error_text[from] == '\n' || error_text[from] == ' '))
+    ++from;
+  const std::string line = error_text.substr(from, error_text.find('\n', from) - from);
+  return line.empty() ? error_text.substr(0, error_text.find('\n')) : line;
+}
+
 }  // namespace dlcaffe

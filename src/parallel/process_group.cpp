@@ -306,7 +306,8 @@ void ProcessGroup::AllReduceSum(float* values, size_t count, size_t offset, floa
                                 int threads) {
   if (!uses_mpi_) return;
   Watched watched(watchdog_.get(), "gradients");
-  if (gradients_->shared) return gradients_->shared->AllReduce(values, count, offset, scale, threads);
+  if (gradients_->shared)
+    return gradients_->shared->AllReduce(values, count, offset, scale, threads);
   for (size_t done = 0; done < count; done += kMaxPiece) {
     const int piece = static_cast<int>(std::min<size_t>(kMaxPiece, count - done));
     DLC_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values + done, piece, MPI_FLOAT, MPI_SUM,

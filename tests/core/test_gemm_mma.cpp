@@ -33,6 +33,7 @@
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/half_conversion.hpp"
 #include "dlcaffe/math.hpp"
+#include "dlcaffe/program_cache.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
@@ -79,14 +80,6 @@ std::vector<float> Random(size_t n, unsigned seed) {
   return v;
 }
 
-BufferPtr Upload(Context& ctx, const std::vector<float>& values, StorageType type) {
-  BufferPtr buffer = ctx.Allocate(std::max<size_t>(values.size(), 1) * StorageBytes(type));
-  std::vector<char> bytes(values.size() * StorageBytes(type));
-  FloatsToStorage(values.data(), static_cast<int>(values.size()), type, bytes.data());
-  if (!bytes.empty()) ctx.Write(buffer->mem(), 0, bytes.size(), bytes.data());
-  return buffer;
-}
-
 std::vector<float> Download(Context& ctx, cl_mem mem, size_t n, StorageType type) {
   std::vector<char> bytes(n * StorageBytes(type));
   ctx.Read(mem, 0, bytes.size(), bytes.data());
@@ -115,12 +108,14 @@ void Check(const Case& c, MatrixMath math, const GemmConfig& config, StorageType
   const int rows = std::max(c.g.M, 1) * std::max(c.g.batch, 1);
   std::vector<float> epilogue = Random(rows, 9), abs_epilogue(epilogue);
   for (float& x : abs_epilogue) x = std::fabs(x);
-  BufferPtr epi = Upload(ctx, epilogue, F::kFloat32), abs_epi = Upload(ctx, abs_epilogue, F::kFloat32);
+  BufferPtr epi = UploadAs(ctx, epilogue, F::kFloat32),
+            abs_epi = UploadAs(ctx, abs_epilogue, F::kFloat32);
 
   // The product in `run_math` on `x`, `y` stored as `type`; C starts as c0.
   const auto run = [&](const std::vector<float>& x, const std::vector<float>& y,
                        MatrixMath run_math, StorageType type) {
-    BufferPtr da = Upload(ctx, x, type), db = Upload(ctx, y, type), dc = Upload(ctx, c0, type);
+    BufferPtr da = UploadAs(ctx, x, type), db = UploadAs(ctx, y, type),
+              dc = UploadAs(ctx, c0, type);
     GemmArgs g = c.g;
     g.A = da->mem();
     g.B = db->mem();
@@ -145,7 +140,7 @@ void Check(const Case& c, MatrixMath math, const GemmConfig& config, StorageType
   // The reference: float products of the rounded inputs, in float C.
   const std::vector<float> want = run(ra, rb, MatrixMath::kFloat32, F::kFloat32);
   GemmArgs magnitude = c.g;  // |alpha| * |row scale| * sum |a'||b'|
-  BufferPtr ma = Upload(ctx, abs_a, F::kFloat32), mb = Upload(ctx, abs_b, F::kFloat32),
+  BufferPtr ma = UploadAs(ctx, abs_a, F::kFloat32), mb = UploadAs(ctx, abs_b, F::kFloat32),
             mc = ctx.Allocate(c.c_size * sizeof(float));
   magnitude.A = ma->mem();
   magnitude.B = mb->mem();
@@ -333,11 +328,7 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
   const std::string source = dir + "/gemm_full.cl";
   {
     std::ofstream out(source);
-    for (const char* file : {"common.cl", "gemm.cl"}) {
-      std::ifstream in(SourceDir() + "/src/cl/" + file);
-      ASSERT_TRUE(in) << file;
-      out << in.rdbuf() << "\n";
-    }
+    out << ProgramCache::SourceText("gemm.cl", SourceDir() + "/src/cl");
   }
   struct Shape {
     const char* defines;

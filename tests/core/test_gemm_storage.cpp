@@ -36,15 +36,6 @@ std::vector<float> Values(size_t n, StorageType type, unsigned seed) {
   return RoundedTo(v, type);
 }
 
-// A device buffer holding `values` in `type`.
-BufferPtr Upload(Context& ctx, const std::vector<float>& values, StorageType type) {
-  BufferPtr buffer = ctx.Allocate(std::max<size_t>(values.size(), 1) * StorageBytes(type));
-  std::vector<char> bytes(values.size() * StorageBytes(type));
-  FloatsToStorage(values.data(), static_cast<int>(values.size()), type, bytes.data());
-  if (!bytes.empty()) ctx.Write(buffer->mem(), 0, bytes.size(), bytes.data());
-  return buffer;
-}
-
 std::vector<uint32_t> Download(Context& ctx, cl_mem mem, size_t n, StorageType type) {
   std::vector<char> bytes(n * StorageBytes(type));
   ctx.Read(mem, 0, bytes.size(), bytes.data());
@@ -89,13 +80,13 @@ void Compare(GemmArgs g, size_t a_size, size_t b_size, size_t c_size, const Type
   const std::vector<float> a = Values(a_size, types.a, 3), b = Values(b_size, types.b, 5),
                            c = Values(c_size, types.c, 7);
   const std::vector<float> bias = Values(std::max(g.M, 1) * std::max(g.batch, 1), F::kFloat32, 9);
-  BufferPtr bias_buffer = Upload(ctx, bias, F::kFloat32);
+  BufferPtr bias_buffer = UploadAs(ctx, bias, F::kFloat32);
   if (g.bias) g.bias = bias_buffer->mem();
   if (g.row_scale) g.row_scale = bias_buffer->mem();
-  BufferPtr fa = Upload(ctx, a, F::kFloat32), fb = Upload(ctx, b, F::kFloat32),
-            fc = Upload(ctx, c, F::kFloat32);
-  BufferPtr ta = Upload(ctx, a, types.a), tb = Upload(ctx, b, types.b),
-            tc = Upload(ctx, c, types.c);
+  BufferPtr fa = UploadAs(ctx, a, F::kFloat32), fb = UploadAs(ctx, b, F::kFloat32),
+            fc = UploadAs(ctx, c, F::kFloat32);
+  BufferPtr ta = UploadAs(ctx, a, types.a), tb = UploadAs(ctx, b, types.b),
+            tc = UploadAs(ctx, c, types.c);
   GemmArgs full = g, typed = g;
   full.A = fa->mem();
   full.B = fb->mem();

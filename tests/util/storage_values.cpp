@@ -1,5 +1,6 @@
 #include "util/storage_values.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "dlcaffe/half_conversion.hpp"
@@ -15,6 +16,14 @@ std::vector<float> RoundedTo(const std::vector<float>& values, StorageType type)
   std::vector<float> back(values.size());
   StorageToFloats(bits.data(), n, type, back.data());
   return back;
+}
+
+BufferPtr UploadAs(Context& ctx, const std::vector<float>& values, StorageType type) {
+  BufferPtr buffer = ctx.Allocate(std::max<size_t>(values.size(), 1) * StorageBytes(type));
+  std::vector<char> bytes(values.size() * StorageBytes(type));
+  FloatsToStorage(values.data(), static_cast<int>(values.size()), type, bytes.data());
+  if (!bytes.empty()) ctx.Write(buffer->mem(), 0, bytes.size(), bytes.data());
+  return buffer;
 }
 
 }  // namespace test
