@@ -52,6 +52,33 @@ TEST(HostSum, MatchesThePlainLoopBitForBit) {
   }
 }
 
+// SumOf, the shared-memory sums' form (the first part read from elsewhere),
+// gives SumInto's bits for the same parts; CopyFloats copies exactly.
+TEST(HostSum, SumOfAndCopyFloatsMatchSumIntoAndTheSource) {
+  for (size_t count : {size_t(1), size_t(37), (size_t(1) << 19) + 5}) {
+    for (int parts_count : {1, 2, 4}) {
+      std::vector<std::vector<float>> parts;
+      std::vector<const float*> pointers;
+      for (int j = 0; j < parts_count; ++j) {
+        parts.push_back(Random(count, 20 + j));
+        pointers.push_back(parts.back().data());
+      }
+      std::vector<float> want = parts[0];
+      SumInto(want.data(), std::vector<const float*>(pointers.begin() + 1, pointers.end()),
+              count, 0.25f, 1);
+      for (int threads : {1, 3}) {
+        std::vector<float> sum(count, -1.f);
+        SumOf(sum.data(), pointers, count, 0.25f, threads);
+        EXPECT_EQ(0, std::memcmp(sum.data(), want.data(), count * sizeof(float)))
+            << count << " floats, " << parts_count << " parts, " << threads << " threads";
+        std::vector<float> copy(count, -1.f);
+        CopyFloats(copy.data(), parts.back().data(), count, threads);
+        EXPECT_EQ(0, std::memcmp(copy.data(), parts.back().data(), count * sizeof(float)));
+      }
+    }
+  }
+}
+
 TEST(HostSum, DefaultThreadsStayWithinOneToEight) {
   EXPECT_GE(DefaultSumThreads(), 1);
   EXPECT_LE(DefaultSumThreads(), 8);
