@@ -17,10 +17,16 @@ namespace dlcaffe {
 
 namespace {
 
-std::mutex disabled_mutex;
+// Per device: the forms turned off, and the compute capability (asked of
+// the driver once, not at every product).
+std::mutex devices_mutex;
 std::set<std::pair<cl_device_id, int>>& DisabledForms() {
   static std::set<std::pair<cl_device_id, int>> disabled;
   return disabled;
+}
+std::map<cl_device_id, int>& Capabilities() {
+  static std::map<cl_device_id, int> capabilities;
+  return capabilities;
 }
 
 }  // namespace
@@ -60,18 +66,22 @@ MmaForm MmaFormFor(const Context& ctx, MatrixMath math) {
   if (math == MatrixMath::kFloat32 || !ctx.options().matrix_engine) return MmaForm::kNone;
   // The instruction lives in the GPU-shaped kernel.
   if (ctx.cpu_shaped_kernels()) return MmaForm::kNone;
-  if (NvidiaComputeCapability(ctx.info()) < 80) return MmaForm::kNone;
   const MmaForm form = math == MatrixMath::kFloat16    ? MmaForm::kF16
                        : math == MatrixMath::kBFloat16 ? MmaForm::kBF16
                                                        : MmaForm::kTF32;
-  std::lock_guard<std::mutex> lock(disabled_mutex);
+  const cl_device_id device = ctx.info().device_id;
+  std::lock_guard<std::mutex> lock(devices_mutex);
+  auto known = Capabilities().find(device);
+  if (known == Capabilities().end())
+    known = Capabilities().emplace(device, NvidiaComputeCapability(ctx.info())).first;
+  if (known->second < 80) return MmaForm::kNone;
   if (DisabledForms().count({ctx.info().device_id, static_cast<int>(form)}))
     return MmaForm::kNone;
   return form;
 }
 
 void DisableMmaForm(const Context& ctx, MmaForm form, const std::string& why) {
-  std::lock_guard<std::mutex> lock(disabled_mutex);
+  std::lock_guard<std::mutex> lock(devices_mutex);
   if (!DisabledForms().insert({ctx.info().device_id, static_cast<int>(form)}).second) return;
   LOG(WARNING) << ctx.info().Describe() << ": the " << MmaFormName(form)
                << " tensor-core GEMM did not build, so products run the float kernels ("

@@ -17,6 +17,7 @@
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/net.hpp"
+#include "util/environment_variable.hpp"
 #include "util/error_of.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
@@ -24,22 +25,6 @@
 namespace dlcaffe {
 namespace test {
 namespace {
-
-// Sets (or, with null, unsets) an environment variable for a scope.
-struct EnvironmentVariable {
-  EnvironmentVariable(const char* name, const char* value) : name(name) {
-    if (const char* old = std::getenv(name)) saved = old, had = true;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~EnvironmentVariable() {
-    if (had) setenv(name, saved.c_str(), 1);
-    else unsetenv(name);
-  }
-  const char* name;
-  std::string saved;
-  bool had = false;
-};
 
 // A test option for a scope, then the environment's value again.
 struct TestOption {

@@ -9,27 +9,13 @@
 
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/run_options.hpp"
+#include "util/environment_variable.hpp"
 #include "util/error_of.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
 namespace {
-
-// Sets an environment variable for a scope (the test program's own).
-struct EnvironmentVariable {
-  EnvironmentVariable(const char* name, const char* value) : name(name) {
-    if (const char* old = std::getenv(name)) saved = old, had = true;
-    setenv(name, value, 1);
-  }
-  ~EnvironmentVariable() {
-    if (had) setenv(name, saved.c_str(), 1);
-    else unsetenv(name);
-  }
-  const char* name;
-  std::string saved;
-  bool had = false;
-};
 
 TEST(RunOptions, EverySwitchRoundTripsThroughItsText) {
   for (const RunOptions::Switch& s : RunOptions::Switches()) {
