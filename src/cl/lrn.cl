@@ -6,10 +6,13 @@
 //   WITHIN_CHANNEL:  scale = 1 + alpha/size^2 * (sum of x^2 over the size x
 //                    size window centred on (h, w), zero outside the image)
 // Element i has c = (i / spatial) % channels, spatial = H * W.
+//
+// x, y, dy and dx are stored as DATA_TYPE (common.cl; float unless a 16-bit
+// layer asks); scale and ratio are the layer's own float buffers.
 
 __kernel void lrn_across_scale(const int count, const int channels, const int spatial,
                                const int size, const float alpha_over_size, const float k,
-                               __global const float* x, __global float* scale) {
+                               __global const DATA_ELEM* x, __global float* scale) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int c = (i / spatial) % channels;
@@ -18,7 +21,7 @@ __kernel void lrn_across_scale(const int count, const int channels, const int sp
   const int last = min(c - pre + size, channels);  // exclusive
   float sum = 0.f;
   for (int cc = first; cc < last; ++cc) {
-    const float v = x[i + (cc - c) * spatial];
+    const float v = DATA_LOAD(x, i + (cc - c) * spatial);
     sum += v * v;
   }
   scale[i] = k + alpha_over_size * sum;
@@ -26,7 +29,7 @@ __kernel void lrn_across_scale(const int count, const int channels, const int sp
 
 __kernel void lrn_within_scale(const int count, const int height, const int width,
                                const int size, const float alpha_over_area,
-                               __global const float* x, __global float* scale) {
+                               __global const DATA_ELEM* x, __global float* scale) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int w = i % width;
@@ -38,26 +41,26 @@ __kernel void lrn_within_scale(const int count, const int height, const int widt
   float sum = 0.f;
   for (int hh = h0; hh < h1; ++hh)
     for (int ww = w0; ww < w1; ++ww) {
-      const float v = x[plane + hh * width + ww];
+      const float v = DATA_LOAD(x, plane + hh * width + ww);
       sum += v * v;
     }
   scale[i] = 1.f + alpha_over_area * sum;
 }
 
-__kernel void lrn_output(const int count, const float beta, __global const float* x,
-                         __global const float* scale, __global float* y) {
+__kernel void lrn_output(const int count, const float beta, __global const DATA_ELEM* x,
+                         __global const float* scale, __global DATA_ELEM* y) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
-  y[i] = x[i] * exp(-beta * log(scale[i]));
+  DATA_STORE(y, i, DATA_LOAD(x, i) * exp(-beta * log(scale[i])));
 }
 
 // ratio = dy * x * scale^(-beta - 1): what every window sum in backward adds.
-__kernel void lrn_ratio(const int count, const float beta, __global const float* x,
-                        __global const float* scale, __global const float* dy,
+__kernel void lrn_ratio(const int count, const float beta, __global const DATA_ELEM* x,
+                        __global const float* scale, __global const DATA_ELEM* dy,
                         __global float* ratio) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
-  ratio[i] = dy[i] * x[i] * exp((-beta - 1.f) * log(scale[i]));
+  ratio[i] = DATA_LOAD(dy, i) * DATA_LOAD(x, i) * exp((-beta - 1.f) * log(scale[i]));
 }
 
 // dx = dy * scale^-beta - coeff * x * (sum of ratio over the windows that
@@ -65,9 +68,9 @@ __kernel void lrn_ratio(const int count, const float beta, __global const float*
 // window of channel cc when cc - pre <= c < cc - pre + size.
 __kernel void lrn_across_backward(const int count, const int channels, const int spatial,
                                   const int size, const float beta, const float coeff,
-                                  __global const float* x, __global const float* scale,
-                                  __global const float* dy, __global const float* ratio,
-                                  __global float* dx) {
+                                  __global const DATA_ELEM* x, __global const float* scale,
+                                  __global const DATA_ELEM* dy, __global const float* ratio,
+                                  __global DATA_ELEM* dx) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int c = (i / spatial) % channels;
@@ -76,15 +79,16 @@ __kernel void lrn_across_backward(const int count, const int channels, const int
   const int last = min(c + pre + 1, channels);  // exclusive
   float sum = 0.f;
   for (int cc = first; cc < last; ++cc) sum += ratio[i + (cc - c) * spatial];
-  dx[i] = dy[i] * exp(-beta * log(scale[i])) - coeff * x[i] * sum;
+  DATA_STORE(dx, i,
+             DATA_LOAD(dy, i) * exp(-beta * log(scale[i])) - coeff * DATA_LOAD(x, i) * sum);
 }
 
 // The same within a channel: coeff = 2 * beta * alpha / size^2.
 __kernel void lrn_within_backward(const int count, const int height, const int width,
                                   const int size, const float beta, const float coeff,
-                                  __global const float* x, __global const float* scale,
-                                  __global const float* dy, __global const float* ratio,
-                                  __global float* dx) {
+                                  __global const DATA_ELEM* x, __global const float* scale,
+                                  __global const DATA_ELEM* dy, __global const float* ratio,
+                                  __global DATA_ELEM* dx) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int w = i % width;
@@ -96,5 +100,6 @@ __kernel void lrn_within_backward(const int count, const int height, const int w
   float sum = 0.f;
   for (int hh = h0; hh < h1; ++hh)
     for (int ww = w0; ww < w1; ++ww) sum += ratio[plane + hh * width + ww];
-  dx[i] = dy[i] * exp(-beta * log(scale[i])) - coeff * x[i] * sum;
+  DATA_STORE(dx, i,
+             DATA_LOAD(dy, i) * exp(-beta * log(scale[i])) - coeff * DATA_LOAD(x, i) * sum);
 }

@@ -8,8 +8,13 @@
 // layers; its pooling always divides by local_size^2 (padding counts) and its
 // power layer shifts by 1, not k. The kernels compute the same directly.
 // In place, the input is kept in an internal blob for backward.
+// x, y, their gradients and that copy may be stored in 16 bits (mixed
+// precision); the scales, the ratios and all sums are float.
+#include <string>
+
+#include "core/blob_copy.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "dlcaffe/math.hpp"
 
 namespace dlcaffe {
 
@@ -17,6 +22,7 @@ class LRNLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "LRN"; }
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -36,26 +42,31 @@ class LRNLayer : public Layer {
                         << bottom[0]->shape_string());
     top[0]->ReshapeLike(*bottom[0]);
     scale_.ReshapeLike(*bottom[0]);
-    if (bottom[0] == top[0]) input_copy_.ReshapeLike(*bottom[0]);
+    options_ = StorageOption("DATA_TYPE", bottom[0]->storage_type());
+    if (bottom[0] == top[0]) {
+      if (input_copy_.storage_type() != bottom[0]->storage_type())
+        input_copy_.set_storage_type(bottom[0]->storage_type());
+      input_copy_.ReshapeLike(*bottom[0]);
+    }
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = bottom[0]->count();
     cl_mem x = bottom[0]->data();
     if (bottom[0] == top[0]) {
-      CopyFloats(*ctx_, count, x, 0, input_copy_.data(), 0);
+      CopyBlobValues(*ctx_, *bottom[0], x, input_copy_.data());
       x = input_copy_.data();
     }
     if (within_channel_) {
-      ctx_->Launch1D(ctx_->Kernel("lrn.cl", "", "lrn_within_scale"), count, count,
+      ctx_->Launch1D(ctx_->Kernel("lrn.cl", options_, "lrn_within_scale"), count, count,
                      bottom[0]->height(), bottom[0]->width(), size_,
                      alpha_ / float(size_ * size_), x, scale_.data());
     } else {
-      ctx_->Launch1D(ctx_->Kernel("lrn.cl", "", "lrn_across_scale"), count, count,
+      ctx_->Launch1D(ctx_->Kernel("lrn.cl", options_, "lrn_across_scale"), count, count,
                      bottom[0]->channels(), spatial(*bottom[0]), size_, alpha_ / size_, k_, x,
                      scale_.data());
     }
-    ctx_->Launch1D(ctx_->Kernel("lrn.cl", "", "lrn_output"), count, count, beta_, x,
+    ctx_->Launch1D(ctx_->Kernel("lrn.cl", options_, "lrn_output"), count, count, beta_, x,
                    scale_.data(), top[0]->data());
   }
 
@@ -65,15 +76,15 @@ class LRNLayer : public Layer {
     const int count = bottom[0]->count();
     const cl_mem x = bottom[0] == top[0] ? input_copy_.data() : bottom[0]->data();
     // The ratio goes into the scale blob's diff, which is otherwise unused.
-    ctx_->Launch1D(ctx_->Kernel("lrn.cl", "", "lrn_ratio"), count, count, beta_, x,
+    ctx_->Launch1D(ctx_->Kernel("lrn.cl", options_, "lrn_ratio"), count, count, beta_, x,
                    scale_.data(), top[0]->diff(), scale_.diff());
     if (within_channel_) {
-      ctx_->Launch1D(ctx_->Kernel("lrn.cl", "", "lrn_within_backward"), count, count,
+      ctx_->Launch1D(ctx_->Kernel("lrn.cl", options_, "lrn_within_backward"), count, count,
                      bottom[0]->height(), bottom[0]->width(), size_, beta_,
                      2.f * beta_ * alpha_ / float(size_ * size_), x, scale_.data(),
                      top[0]->diff(), scale_.diff(), bottom[0]->diff());
     } else {
-      ctx_->Launch1D(ctx_->Kernel("lrn.cl", "", "lrn_across_backward"), count, count,
+      ctx_->Launch1D(ctx_->Kernel("lrn.cl", options_, "lrn_across_backward"), count, count,
                      bottom[0]->channels(), spatial(*bottom[0]), size_, beta_,
                      2.f * beta_ * alpha_ / size_, x, scale_.data(), top[0]->diff(),
                      scale_.diff(), bottom[0]->diff());
@@ -86,6 +97,7 @@ class LRNLayer : public Layer {
   int size_ = 5;
   float alpha_ = 1.f, beta_ = 0.75f, k_ = 1.f;
   bool within_channel_ = false;
+  std::string options_;     // the blobs' storage type
   Blob scale_{*ctx_};       // data: scale; diff: the ratio of backward
   Blob input_copy_{*ctx_};  // the input, when working in place
 };
