@@ -2,7 +2,9 @@
 // channel (axis 1), or one shared by all channels (channel_shared). The slope
 // blob has Caffe's layout: shape {channels}, or a scalar (shape {}) when
 // shared; its filler defaults to constant 0.25. In place, Forward keeps a
-// copy of x for Backward, as Caffe's bottom_memory_.
+// copy of x for Backward, as Caffe's bottom_memory_. x, y, their gradients
+// and that copy may be stored in 16 bits (mixed precision); the slopes and
+// their gradient sums are float.
 #include "core/pointwise_kernel.hpp"
 #include "core/reduce_kernel.hpp"
 #include "dlcaffe/filler.hpp"
@@ -33,6 +35,7 @@ class PReLULayer : public NeuronLayer {
  public:
   using NeuronLayer::NeuronLayer;
   const char* type() const override { return "PReLU"; }
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     DLC_REQUIRE(bottom[0]->num_axes() >= 2,
@@ -72,7 +75,7 @@ class PReLULayer : public NeuronLayer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
     kPReLUForward.Launch(*ctx_, bottom[0]->count(),
-                         {bottom[0]->data(), slope(), top[0]->data()}, {},
+                         {Data(*bottom[0]), slope(), Data(*top[0])}, {},
                          {channels(bottom), dim(bottom)});
   }
 
@@ -86,11 +89,11 @@ class PReLULayer : public NeuronLayer {
       const int slopes = channel_shared_ ? 1 : channels(bottom);
       const int inner = channel_shared_ ? bottom[0]->count() : dim(bottom);
       kPReLUSlopeGradient.Launch(*ctx_, slope_workspace_, outer, slopes, inner,
-                                 {x, top[0]->diff(), blobs_[0]->diff()});
+                                 {x, Diff(*top[0]), blobs_[0]->diff()});
     }
     if (propagate_down[0]) {
       kPReLUBackward.Launch(*ctx_, bottom[0]->count(),
-                            {x, slope(), top[0]->diff(), bottom[0]->diff()}, {},
+                            {x, slope(), Diff(*top[0]), Diff(*bottom[0])}, {},
                             {channels(bottom), dim(bottom)});
     }
   }

@@ -92,18 +92,18 @@ TEST(StorageTypes, LayersWithoutSixteenBitKernelsStayFloatBehindConverts) {
 }
 
 TEST(StorageTypes, InPlaceOnABlobOfAnotherTypeConvertsAndRenames) {
-  // A float32-only layer (PReLU) in place on a float16 blob.
+  // A float32-only layer (LogSoftmax) in place on a float16 blob.
   caffe::NetParameter net = NetFromText(R"(
     default_forward_type: FLOAT16
     layer { name: 'x' type: 'Input' top: 'x' input_param { shape { dim: 4 dim: 3 } } }
     layer { name: 'sig' type: 'Sigmoid' bottom: 'x' top: 'y' }
-    layer { name: 'pr' type: 'PReLU' bottom: 'y' top: 'y' }
+    layer { name: 'lsm' type: 'LogSoftmax' bottom: 'y' top: 'y' }
     layer { name: 'th' type: 'TanH' bottom: 'y' top: 'z' })");
   caffe::NetParameter typed;
   AssignStorageTypes(net, TestContext(), &typed);
   const auto layers = ByName(typed);
-  EXPECT_EQ(layers.at("pr").bottom(0), "y_as_float");
-  EXPECT_EQ(layers.at("pr").top(0), "y_as_float");
+  EXPECT_EQ(layers.at("lsm").bottom(0), "y_as_float");
+  EXPECT_EQ(layers.at("lsm").top(0), "y_as_float");
   EXPECT_EQ(layers.at("th").bottom(0), "y_as_float_as_float16")
       << "a later reader of 'y' reads the in-place result";
 }
