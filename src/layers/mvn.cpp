@@ -2,6 +2,11 @@
 // one sample, or a whole sample with across_channels — gets its mean
 // subtracted and, with normalize_variance, is divided by (std + eps): Caffe
 // adds eps to the standard deviation, not to the variance. Works in place.
+// x, y and their gradients may be stored in 16 bits (mixed precision); the
+// statistics and sums are float, and backward reads y as stored.
+#include <string>
+
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -10,6 +15,7 @@ class MVNLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "MVN"; }
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -19,6 +25,7 @@ class MVNLayer : public Layer {
     rows_ = param_.mvn_param().across_channels() ? b.num() : b.num() * b.channels();
     dim_ = rows_ > 0 ? b.count() / rows_ : 0;
     stdev_.Reshape(std::vector<int>{rows_});
+    storage_ = b.storage_type();
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -41,11 +48,13 @@ class MVNLayer : public Layer {
   static constexpr size_t kGroup = 64;  // MVN_GROUP in mvn.cl
 
   std::string Options() const {
-    return param_.mvn_param().normalize_variance() ? "-DNORMALIZE_VARIANCE=1"
-                                                   : "-DNORMALIZE_VARIANCE=0";
+    return std::string(param_.mvn_param().normalize_variance() ? "-DNORMALIZE_VARIANCE=1"
+                                                               : "-DNORMALIZE_VARIANCE=0") +
+           StorageOption("DATA_TYPE", storage_);
   }
 
   int rows_ = 0, dim_ = 0;
+  StorageType storage_ = StorageType::kFloat32;  // the bottom's and the top's
   Blob stdev_{*ctx_};  // std + eps per row, for backward
 };
 

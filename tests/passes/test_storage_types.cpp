@@ -21,7 +21,7 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-// x -> InnerProduct -> MVN (float32 kernels only) -> Sigmoid -> TanH ->
+// x -> InnerProduct -> LogSoftmax (float32 kernels only) -> Sigmoid -> TanH ->
 // ReLU in place -> EuclideanLoss (float32 only) against t; a second reader
 // of the Sigmoid output.
 const char kNet[] = R"(
@@ -31,7 +31,7 @@ const char kNet[] = R"(
   layer { name: 'ip' type: 'InnerProduct' bottom: 'x' top: 'ip'
           inner_product_param { num_output: 7 weight_filler { type: 'gaussian' std: 0.3 }
                                 bias_filler { type: 'constant' value: 0.2 } } }
-  layer { name: 'soft' type: 'MVN' bottom: 'ip' top: 'soft' mvn_param { across_channels: true } }
+  layer { name: 'soft' type: 'LogSoftmax' bottom: 'ip' top: 'soft' }
   layer { name: 'sig' type: 'Sigmoid' bottom: 'soft' top: 'sig' }
   layer { name: 'tanh' type: 'TanH' bottom: 'sig' top: 'th' }
   layer { name: 'relu' type: 'ReLU' bottom: 'th' top: 'th' }
