@@ -5,8 +5,9 @@
 // As layer_norm.cl: a work-group of RMS_GROUP work-items per row (a GPU), or
 // a work-item per row (a CPU; float4 runs inside the row).
 //
-// Build option AFFINE (scale given, else 1), 0 or 1. An absent buffer is
-// bound to any valid buffer and never read.
+// Build options: AFFINE (scale given, else 1), 0 or 1; DATA_TYPE, how x, y,
+// dy and dx are stored (common.cl; the scale, rstd and the sums are float).
+// An absent buffer is bound to any valid buffer and never read.
 
 #define RMS_GROUP 64
 
@@ -37,48 +38,54 @@ float2 rms_group_sum2(float a, float b, __local float2* part) {
 // a run-time branch that returns). y may alias x: each element is read
 // before it is written, by the same work-item.
 __kernel __attribute__((reqd_work_group_size(RMS_GROUP, 1, 1)))
-void rms_norm_forward_group(const int dim, const float eps, __global const float* x,
-                            __global const float* scale, __global float* y,
+void rms_norm_forward_group(const int dim, const float eps, __global const DATA_ELEM* x,
+                            __global const float* scale, __global DATA_ELEM* y,
                             __global float* rstd_out) {
   __local float2 part[RMS_GROUP];
   const int lid = get_local_id(0);
   const int row = get_group_id(0);
   const size_t base = (size_t)row * dim;
   float acc = 0.f;
-  for (int j = lid; j < dim; j += RMS_GROUP) acc += x[base + j] * x[base + j];
+  for (int j = lid; j < dim; j += RMS_GROUP) {
+    const float v = DATA_LOAD(x, base + j);
+    acc += v * v;
+  }
   const float rstd = 1.f / sqrt(rms_group_sum2(acc, 0.f, part).x / dim + eps);
   if (lid == 0) rstd_out[row] = rstd;
-  for (int j = lid; j < dim; j += RMS_GROUP) y[base + j] = x[base + j] * rstd * RMS_SCALE(j);
+  for (int j = lid; j < dim; j += RMS_GROUP)
+    DATA_STORE(y, base + j, DATA_LOAD(x, base + j) * rstd * RMS_SCALE(j));
 }
 
 __kernel void rms_norm_forward_item(const int rows, const int dim, const float eps,
-                                    __global const float* x, __global const float* scale,
-                                    __global float* y, __global float* rstd_out) {
+                                    __global const DATA_ELEM* x, __global const float* scale,
+                                    __global DATA_ELEM* y, __global float* rstd_out) {
   const int row = get_global_id(0);
   if (row >= rows) return;
-  __global const float* xr = x + (size_t)row * dim;
-  __global float* yr = y + (size_t)row * dim;
+  __global const DATA_ELEM* xr = x + (size_t)row * dim;
+  __global DATA_ELEM* yr = y + (size_t)row * dim;
   const int dim4 = dim & ~3;
   float4 acc4 = 0.f;
   for (int j = 0; j < dim4; j += 4) {
-    const float4 v = vload4(0, xr + j);
+    const float4 v = DATA_LOAD4(xr, j);
     acc4 += v * v;
   }
   float acc = (acc4.x + acc4.y) + (acc4.z + acc4.w);
-  for (int j = dim4; j < dim; ++j) acc += xr[j] * xr[j];
+  for (int j = dim4; j < dim; ++j) {
+    const float v = DATA_LOAD(xr, j);
+    acc += v * v;
+  }
   const float rstd = 1.f / sqrt(acc / dim + eps);
   rstd_out[row] = rstd;
-  for (int j = 0; j < dim4; j += 4)
-    vstore4(vload4(0, xr + j) * rstd * RMS_SCALE4(j), 0, yr + j);
-  for (int j = dim4; j < dim; ++j) yr[j] = xr[j] * rstd * RMS_SCALE(j);
+  for (int j = 0; j < dim4; j += 4) DATA_STORE4(yr, j, DATA_LOAD4(xr, j) * rstd * RMS_SCALE4(j));
+  for (int j = dim4; j < dim; ++j) DATA_STORE(yr, j, DATA_LOAD(xr, j) * rstd * RMS_SCALE(j));
 }
 
 // dx = rstd * (g - xhat * mean(g * xhat)), g = dy * scale, xhat = x * rstd.
 // dx may alias dy (in place).
 __kernel __attribute__((reqd_work_group_size(RMS_GROUP, 1, 1)))
-void rms_norm_backward_group(const int dim, __global const float* x,
-                             __global const float* scale, __global const float* dy,
-                             __global const float* rstd_in, __global float* dx) {
+void rms_norm_backward_group(const int dim, __global const DATA_ELEM* x,
+                             __global const float* scale, __global const DATA_ELEM* dy,
+                             __global const float* rstd_in, __global DATA_ELEM* dx) {
   __local float2 part[RMS_GROUP];
   const int lid = get_local_id(0);
   const int row = get_group_id(0);
@@ -86,35 +93,38 @@ void rms_norm_backward_group(const int dim, __global const float* x,
   const float rstd = rstd_in[row];
   float acc = 0.f;
   for (int j = lid; j < dim; j += RMS_GROUP)
-    acc += dy[base + j] * RMS_SCALE(j) * x[base + j] * rstd;
+    acc += DATA_LOAD(dy, base + j) * RMS_SCALE(j) * DATA_LOAD(x, base + j) * rstd;
   const float mean_gx = rms_group_sum2(acc, 0.f, part).x / dim;
   for (int j = lid; j < dim; j += RMS_GROUP) {
-    const float xhat = x[base + j] * rstd;
-    dx[base + j] = rstd * (dy[base + j] * RMS_SCALE(j) - xhat * mean_gx);
+    const float xhat = DATA_LOAD(x, base + j) * rstd;
+    DATA_STORE(dx, base + j, rstd * (DATA_LOAD(dy, base + j) * RMS_SCALE(j) - xhat * mean_gx));
   }
 }
 
-__kernel void rms_norm_backward_item(const int rows, const int dim, __global const float* x,
-                                     __global const float* scale, __global const float* dy,
-                                     __global const float* rstd_in, __global float* dx) {
+__kernel void rms_norm_backward_item(const int rows, const int dim, __global const DATA_ELEM* x,
+                                     __global const float* scale, __global const DATA_ELEM* dy,
+                                     __global const float* rstd_in, __global DATA_ELEM* dx) {
   const int row = get_global_id(0);
   if (row >= rows) return;
-  __global const float* xr = x + (size_t)row * dim;
-  __global const float* dyr = dy + (size_t)row * dim;
-  __global float* dxr = dx + (size_t)row * dim;
+  __global const DATA_ELEM* xr = x + (size_t)row * dim;
+  __global const DATA_ELEM* dyr = dy + (size_t)row * dim;
+  __global DATA_ELEM* dxr = dx + (size_t)row * dim;
   const float rstd = rstd_in[row];
   const int dim4 = dim & ~3;
   float4 acc4 = 0.f;
   for (int j = 0; j < dim4; j += 4)
-    acc4 += vload4(0, dyr + j) * RMS_SCALE4(j) * vload4(0, xr + j) * rstd;
+    acc4 += DATA_LOAD4(dyr, j) * RMS_SCALE4(j) * DATA_LOAD4(xr, j) * rstd;
   float acc = (acc4.x + acc4.y) + (acc4.z + acc4.w);
-  for (int j = dim4; j < dim; ++j) acc += dyr[j] * RMS_SCALE(j) * xr[j] * rstd;
+  for (int j = dim4; j < dim; ++j)
+    acc += DATA_LOAD(dyr, j) * RMS_SCALE(j) * DATA_LOAD(xr, j) * rstd;
   const float mean_gx = acc / dim;
   for (int j = 0; j < dim4; j += 4) {
-    const float4 xhat = vload4(0, xr + j) * rstd;
-    vstore4(rstd * (vload4(0, dyr + j) * RMS_SCALE4(j) - xhat * mean_gx), 0, dxr + j);
+    const float4 xhat = DATA_LOAD4(xr, j) * rstd;
+    DATA_STORE4(dxr, j, rstd * (DATA_LOAD4(dyr, j) * RMS_SCALE4(j) - xhat * mean_gx));
   }
-  for (int j = dim4; j < dim; ++j) dxr[j] = rstd * (dyr[j] * RMS_SCALE(j) - xr[j] * rstd * mean_gx);
+  for (int j = dim4; j < dim; ++j)
+    DATA_STORE(dxr, j,
+               rstd * (DATA_LOAD(dyr, j) * RMS_SCALE(j) - DATA_LOAD(xr, j) * rstd * mean_gx));
 }
 
 // dscale[j] = sum over rows of dy * xhat. Work-item (j, c) sums column j over
@@ -123,8 +133,8 @@ __kernel void rms_norm_backward_item(const int rows, const int dim, __global con
 // `out`, and rms_norm_param_finish adds the chunks up in order
 // (deterministic).
 __kernel void rms_norm_param_grad(const int rows, const int dim, const int rows_per_chunk,
-                                  const int accumulate, __global const float* x,
-                                  __global const float* dy, __global const float* rstd_in,
+                                  const int accumulate, __global const DATA_ELEM* x,
+                                  __global const DATA_ELEM* dy, __global const float* rstd_in,
                                   __global float* out) {
   const int j = get_global_id(0);
   const int chunk = get_global_id(1);
@@ -134,7 +144,7 @@ __kernel void rms_norm_param_grad(const int rows, const int dim, const int rows_
   float sum = 0.f;
   for (int r = r0; r < r1; ++r) {
     const size_t k = (size_t)r * dim + j;
-    sum += dy[k] * x[k] * rstd_in[r];
+    sum += DATA_LOAD(dy, k) * DATA_LOAD(x, k) * rstd_in[r];
   }
   const size_t o = (size_t)chunk * dim + j;
   out[o] = (accumulate ? out[o] : 0.f) + sum;

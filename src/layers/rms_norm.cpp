@@ -7,7 +7,9 @@
 // are no blobs.
 //
 // Works in place (a copy of x is kept for backward). Backward computes the
-// input's gradient and accumulates scale's.
+// input's gradient and accumulates scale's. x, y, their gradients and that
+// copy may be stored in 16 bits (mixed precision); the scale, the row
+// statistics and the sums are float.
 //
 // The row kernels (src/cl/rms_norm.cl) give a row to a work-group, or in the
 // CPU shape a row to a work-item; RunOptions::kernel_shape forces one
@@ -17,7 +19,9 @@
 #include <memory>
 #include <string>
 
+#include "core/blob_copy.hpp"
 #include "core/pointwise_kernel.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
 
@@ -27,6 +31,7 @@ class RMSNormLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "RMSNorm"; }
+  bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -59,13 +64,16 @@ class RMSNormLayer : public Layer {
     dim_ = bottom[0]->count(axis_);
     top[0]->ReshapeLike(*bottom[0]);
     rstd_.Reshape(std::vector<int>{rows_});
-    if (bottom[0] == top[0]) x_copy_.ReshapeLike(*bottom[0]);
+    storage_ = bottom[0]->storage_type();
+    if (bottom[0] == top[0]) {
+      if (x_copy_.storage_type() != storage_) x_copy_.set_storage_type(storage_);
+      x_copy_.ReshapeLike(*bottom[0]);
+    }
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     if (rows_ == 0 || dim_ == 0) return;
-    if (bottom[0] == top[0])
-      CopyFloats(*ctx_, bottom[0]->count(), bottom[0]->data(), 0, x_copy_.data(), 0);
+    if (bottom[0] == top[0]) CopyBlobValues(*ctx_, *bottom[0], bottom[0]->data(), x_copy_.data());
     const cl_mem x = bottom[0]->data();
     const cl_mem scale = affine_ ? blobs_[0]->data() : x;
     if (RowPerItem()) {
@@ -120,7 +128,9 @@ class RMSNormLayer : public Layer {
     return std::vector<int>(bottom.shape().begin() + axis_, bottom.shape().end());
   }
 
-  std::string Options() const { return std::string("-DAFFINE=") + (affine_ ? "1" : "0"); }
+  std::string Options() const {
+    return std::string("-DAFFINE=") + (affine_ ? "1" : "0") + StorageOption("DATA_TYPE", storage_);
+  }
 
   // A CPU runs a work-group on one core: a group per row brings only
   // barriers there (as LayerNorm measured).
@@ -161,6 +171,7 @@ class RMSNormLayer : public Layer {
   float eps_ = 1e-6f;
   bool affine_ = true;
   int axis_ = 0, rows_ = 0, dim_ = 0;
+  StorageType storage_ = StorageType::kFloat32;  // x's and y's (Reshape)
   Blob rstd_{*ctx_};    // per row, for backward
   Blob x_copy_{*ctx_};  // in place: x as Forward saw it
   BufferPtr partial_;   // the scale gradient's chunk sums
