@@ -14,6 +14,7 @@
 #include "dlcaffe/math.hpp"
 #include "dlcaffe/net_hdf5.hpp"
 #include "core/execution_plan.hpp"
+#include "core/mean_abs.hpp"
 #include "core/memory_plan.hpp"
 #include "passes/net_pass.hpp"
 
@@ -580,19 +581,6 @@ void Net::BackwardFromTo(int start, int end) {
     if (after_backward_) after_backward_(i);
   }
 }
-
-namespace {
-float MeanAbs(const Blob& blob, bool diff) {
-  if (blob.count() == 0) return 0.f;
-  if (blob.storage_type() != StorageType::kFloat32) {  // debug output: widened on the host
-    double sum = 0;
-    for (float v : diff ? blob.ReadDiff() : blob.ReadData()) sum += std::fabs(v);
-    return static_cast<float>(sum / blob.count());
-  }
-  return Asum(blob.context(), blob.count(), diff ? blob.diff() : blob.data(), 0) /
-         blob.count();
-}
-}  // namespace
 
 void Net::ForwardDebugInfo(int layer_id) const {
   for (size_t t = 0; t < top_vecs_[layer_id].size(); ++t)

@@ -2,9 +2,25 @@
 
 #include <glog/logging.h>
 
-#include "dlcaffe/math.hpp"
+#include "core/blob_copy.hpp"
+#include "core/mean_abs.hpp"
 
 namespace dlcaffe {
+
+namespace {
+
+caffe::Type CaffeType(StorageType storage) {
+  return storage == StorageType::kFloat16    ? caffe::FLOAT16
+         : storage == StorageType::kBFloat16 ? caffe::BFLOAT16
+                                             : caffe::FLOAT;
+}
+
+}  // namespace
+
+void RecurrentLayer::StoreInFloat(caffe::LayerParameter* layer) {
+  layer->set_forward_type(caffe::FLOAT);
+  layer->set_backward_type(caffe::FLOAT);
+}
 
 int RecurrentLayer::MinBottomBlobs() const {
   int min_bottoms = 2;
@@ -52,21 +68,48 @@ void RecurrentLayer::LayerSetUp(const std::vector<Blob*>& bottom,
                         << " streams as its first axis, got " << bottom[2]->shape_string());
   }
 
-  // The inputs every recurrent architecture shares.
+  // The unrolled net stores x's type (the net's pass gave this layer's
+  // blobs its forward_type) and takes this layer's math: its pass copies the
+  // defaults into every layer.
+  const StorageType storage = x.storage_type();
+  DLC_REQUIRE(cont.storage_type() == StorageType::kFloat32,
+              Where() << "bottom[1] (cont) must be stored in float32, got "
+                      << StorageTypeName(cont.storage_type()));
+  for (size_t i = 2; i < bottom.size(); ++i)
+    DLC_REQUIRE(bottom[i]->storage_type() == storage,
+                Where() << "bottom[" << i << "] must be stored as x is ("
+                        << StorageTypeName(storage) << "), got "
+                        << StorageTypeName(bottom[i]->storage_type()));
+  for (size_t i = 0; i < top.size(); ++i)
+    DLC_REQUIRE(top[i]->storage_type() == storage,
+                Where() << "top[" << i << "] must be stored as x is ("
+                        << StorageTypeName(storage) << "), got "
+                        << StorageTypeName(top[i]->storage_type()));
   caffe::NetParameter net_param;
   net_param.set_name(name() + "_unrolled");
   net_param.mutable_state()->set_phase(param_.phase());
+  net_param.set_default_forward_type(CaffeType(storage));
+  net_param.set_default_backward_type(CaffeType(storage));
+  if (param_.has_forward_math()) net_param.set_default_forward_math(param_.forward_math());
+  if (param_.has_backward_math()) net_param.set_default_backward_math(param_.backward_math());
+
+  // The inputs every recurrent architecture shares; cont on its own, in
+  // float32.
   caffe::LayerParameter* input_layer = net_param.add_layer();
   input_layer->set_name("input");
   input_layer->set_type("Input");
-  auto add_input = [input_layer](const std::string& name, const Blob& blob) {
-    input_layer->add_top(name);
-    caffe::BlobShape* shape = input_layer->mutable_input_param()->add_shape();
+  auto add_input = [](caffe::LayerParameter* layer, const std::string& name, const Blob& blob) {
+    layer->add_top(name);
+    caffe::BlobShape* shape = layer->mutable_input_param()->add_shape();
     for (int d : blob.shape()) shape->add_dim(d);
   };
-  add_input("x", x);
-  add_input("cont", cont);
-  if (static_input_) add_input("x_static", *bottom[2]);
+  add_input(input_layer, "x", x);
+  if (static_input_) add_input(input_layer, "x_static", *bottom[2]);
+  caffe::LayerParameter* cont_input_layer = net_param.add_layer();
+  cont_input_layer->set_name("cont_input");
+  cont_input_layer->set_type("Input");
+  StoreInFloat(cont_input_layer);
+  add_input(cont_input_layer, "cont", cont);
 
   FillUnrolledNet(&net_param);
 
@@ -94,7 +137,7 @@ void RecurrentLayer::LayerSetUp(const std::vector<Blob*>& bottom,
     caffe::LayerParameter* layer = net_param.add_layer();
     pseudo_losses.push_back(input + "_pseudoloss");
     layer->set_name(pseudo_losses.back());
-    layer->set_type("Reduction");
+    layer->set_type("Reduce");  // in any storage type (Reduction is float32 only)
     layer->add_bottom(input);
     layer->add_top(pseudo_losses.back());
     layer->add_loss_weight(1.f);
@@ -239,8 +282,8 @@ void RecurrentLayer::Forward(const std::vector<Blob*>& bottom,
     // The state after the last step of the previous pass starts this one.
     for (size_t i = 0; i < recur_input_blobs_.size(); ++i) {
       CHECK_EQ(recur_input_blobs_[i]->count(), recur_output_blobs_[i]->count());
-      CopyFloats(*ctx_, recur_input_blobs_[i]->count(), recur_output_blobs_[i]->data(), 0,
-                 recur_input_blobs_[i]->data(), 0);
+      CopyBlobValues(*ctx_, *recur_input_blobs_[i], recur_output_blobs_[i]->data(),
+                     recur_input_blobs_[i]->data());
     }
   }
   if (param_.recurrent_param().debug_info())
@@ -268,15 +311,6 @@ void RecurrentLayer::Backward(const std::vector<Blob*>& top,
     unrolled_net_->BackwardFromTo(last_layer_index_, 0);
 }
 
-namespace {
-
-float MeanAbs(Context& ctx, const Blob& blob, bool diff) {
-  if (blob.count() == 0) return 0.f;
-  return Asum(ctx, blob.count(), diff ? blob.diff() : blob.data(), 0) / blob.count();
-}
-
-}  // namespace
-
 void RecurrentLayer::ForwardWithDebugInfo() {
   const Net& net = *unrolled_net_;
   for (int i = 0; i <= last_layer_index_; ++i) {
@@ -284,11 +318,11 @@ void RecurrentLayer::ForwardWithDebugInfo() {
     for (size_t t = 0; t < net.top_vecs()[i].size(); ++t)
       LOG(INFO) << "    [Forward] Layer " << net.layer_names()[i] << ", top blob "
                 << net.blob_names()[net.top_ids()[i][t]]
-                << " data: " << MeanAbs(*ctx_, *net.top_vecs()[i][t], false);
+                << " data: " << MeanAbs(*net.top_vecs()[i][t], false);
     const auto& params = net.layers()[i]->blobs();
     for (size_t p = 0; p < params.size(); ++p)
       LOG(INFO) << "    [Forward] Layer " << net.layer_names()[i] << ", param blob " << p
-                << " data: " << MeanAbs(*ctx_, *params[p], false);
+                << " data: " << MeanAbs(*params[p], false);
   }
 }
 
@@ -301,12 +335,12 @@ void RecurrentLayer::BackwardWithDebugInfo() {
       if (!net.bottom_need_backward()[i][b]) continue;
       LOG(INFO) << "    [Backward] Layer " << net.layer_names()[i] << ", bottom blob "
                 << net.blob_names()[net.bottom_ids()[i][b]]
-                << " diff: " << MeanAbs(*ctx_, *net.bottom_vecs()[i][b], true);
+                << " diff: " << MeanAbs(*net.bottom_vecs()[i][b], true);
     }
     const auto& params = net.layers()[i]->blobs();
     for (size_t p = 0; p < params.size(); ++p)
       LOG(INFO) << "    [Backward] Layer " << net.layer_names()[i] << ", param blob " << p
-                << " diff: " << MeanAbs(*ctx_, *params[p], true);
+                << " diff: " << MeanAbs(*params[p], true);
   }
 }
 

@@ -19,6 +19,11 @@
 // step discards it). With expose_hidden, Caffe only passes the states forward;
 // here gradients also flow into the initial-state bottoms and from the
 // final-state tops, so the layer is differentiable in all of its inputs.
+//
+// Mixed precision: the unrolled net stores what this layer stores (x's
+// type; cont stays float32) and its matrix products multiply in this
+// layer's forward_math / backward_math. Its layers inherit both through the
+// unrolled net's defaults, which its own storage pass copies into each.
 #pragma once
 #include <memory>
 #include <string>
@@ -47,6 +52,12 @@ class RecurrentLayer : public Layer {
   int ExactNumTopBlobs() const override;
   // The sequence continuation indicators take no gradient.
   bool AllowForceBackward(int bottom_index) const override { return bottom_index != 1; }
+  // Every layer of the unrolled net stores 16 bits; cont stays float32.
+  bool SupportsStorage(StorageType) const override { return true; }
+  bool KeepsBottomInFloat(int index) const override { return index == 1; }
+
+  // The unrolled net (LayerSetUp), for tests and tools to look inside.
+  const Net& unrolled_net() const { return *unrolled_net_; }
 
  protected:
   // Adds the recurrent architecture to `net_param`, whose first layer (an
@@ -61,6 +72,9 @@ class RecurrentLayer : public Layer {
   virtual std::vector<std::string> OutputBlobNames() const = 0;
 
   int num_output() const { return static_cast<int>(param_.recurrent_param().num_output()); }
+  // Keeps an unrolled layer in float32 whatever this layer stores: those
+  // that carry cont, whose readers take it in float.
+  static void StoreInFloat(caffe::LayerParameter* layer);
 
   int T_ = 0;  // time steps, fixed at setup
   int N_ = 0;  // independent streams

@@ -75,6 +75,7 @@ class LSTMLayer : public RecurrentLayer {
     *cont_slice = slice_param;
     cont_slice->set_name("cont_slice");
     cont_slice->add_bottom("cont");
+    StoreInFloat(cont_slice);  // cont's readers take it in float
 
     // W_xc_x = W_xc * x + b_c, all time steps at once.
     {

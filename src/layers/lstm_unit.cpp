@@ -5,6 +5,11 @@
 //     c = cont * sigmoid(f') * c_prev + sigmoid(i') * tanh(g')
 //     h = sigmoid(o') * tanh(c)
 // cont takes no gradient. No learnable parameters.
+// c_prev, X, c and h may be stored in 16 bits (mixed precision: widened on
+// load, float arithmetic, rounded once on store); cont stays float32.
+#include <string>
+
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -16,6 +21,8 @@ class LSTMUnitLayer : public Layer {
   int ExactNumBottomBlobs() const override { return 3; }
   int ExactNumTopBlobs() const override { return 2; }
   bool AllowForceBackward(int bottom_index) const override { return bottom_index != 2; }
+  bool SupportsStorage(StorageType) const override { return true; }
+  bool KeepsBottomInFloat(int index) const override { return index == 2; }  // cont
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const Blob& c_prev = *bottom[0];
@@ -34,13 +41,25 @@ class LSTMUnitLayer : public Layer {
     DLC_REQUIRE(cont.num_axes() == 2 && cont.shape(0) == 1 && cont.shape(1) == num,
                 Where() << "bottom[2] (cont) must be 1 x " << num << ", got "
                         << cont.shape_string());
+    const StorageType storage = c_prev.storage_type();
+    DLC_REQUIRE(gates.storage_type() == storage && top[0]->storage_type() == storage &&
+                    top[1]->storage_type() == storage,
+                Where() << "c_prev, the gate inputs, c and h must be stored alike; c_prev is "
+                        << StorageTypeName(storage) << ", the gate inputs "
+                        << StorageTypeName(gates.storage_type()) << ", c "
+                        << StorageTypeName(top[0]->storage_type()) << ", h "
+                        << StorageTypeName(top[1]->storage_type()));
+    DLC_REQUIRE(cont.storage_type() == StorageType::kFloat32,
+                Where() << "bottom[2] (cont) must be stored in float32, got "
+                        << StorageTypeName(cont.storage_type()));
+    options_ = StorageOption("DATA_TYPE", storage);
     top[0]->ReshapeLike(c_prev);
     top[1]->ReshapeLike(c_prev);
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = top[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("lstm_unit.cl", "", "lstm_unit_forward"), count, count,
+    ctx_->Launch1D(ctx_->Kernel("lstm_unit.cl", options_, "lstm_unit_forward"), count, count,
                    hidden_dim_, bottom[0]->data(), bottom[1]->data(), bottom[2]->data(),
                    top[0]->data(), top[1]->data());
   }
@@ -52,7 +71,7 @@ class LSTMUnitLayer : public Layer {
                            "(bottom[2], cont)");
     if (!propagate_down[0] && !propagate_down[1]) return;
     const int count = top[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("lstm_unit.cl", "", "lstm_unit_backward"), count, count,
+    ctx_->Launch1D(ctx_->Kernel("lstm_unit.cl", options_, "lstm_unit_backward"), count, count,
                    hidden_dim_, bottom[0]->data(), bottom[1]->data(), bottom[2]->data(),
                    top[0]->data(), top[0]->diff(), top[1]->diff(),
                    static_cast<int>(propagate_down[0]), bottom[0]->diff(),
@@ -61,6 +80,7 @@ class LSTMUnitLayer : public Layer {
 
  private:
   int hidden_dim_ = 0;
+  std::string options_;  // the kernels' storage type (-DDATA_TYPE)
 };
 
 REGISTER_LAYER_CLASS(LSTMUnit);

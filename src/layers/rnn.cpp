@@ -71,6 +71,7 @@ class RNNLayer : public RecurrentLayer {
     *cont_slice = slice_param;
     cont_slice->set_name("cont_slice");
     cont_slice->add_bottom("cont");
+    StoreInFloat(cont_slice);  // cont's readers take it in float
 
     // W_xh_x = W_xh * x + b_h, all time steps at once.
     {

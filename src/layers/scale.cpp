@@ -5,8 +5,8 @@
 // (default constant 1). The bias is an internal Bias layer, as in Caffe, whose
 // blob follows the scale's: blobs are [scale, bias], or [bias] with bottom[1].
 // In place, the input is kept in an internal blob for the scale's gradient.
-// With a learned scale, x, y and that copy may be stored in 16 bits (mixed
-// precision; the scale, the bias and their gradients are float).
+// x, y and that copy may be stored in 16 bits (mixed precision); the scale,
+// learned or bottom[1], the bias and their gradients stay float32.
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
@@ -44,8 +44,10 @@ class ScaleLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Scale"; }
-  // A second bottom's gradient is written by the float sums.
-  bool SupportsStorage(StorageType) const override { return param_.bottom_size() < 2; }
+  bool SupportsStorage(StorageType) const override { return true; }
+  // A second bottom is read as float and its gradient written by the float
+  // sums, as a learned scale's.
+  bool KeepsBottomInFloat(int index) const override { return index == 1; }
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
@@ -96,6 +98,9 @@ class ScaleLayer : public Layer {
                           << x.shape_string() << " from axis " << axis << ": dimension "
                           << axis + i << " is " << x.shape(axis + i) << ", the scale has "
                           << scale.shape(i));
+    DLC_REQUIRE(scale.storage_type() == StorageType::kFloat32,
+                Where() << "bottom[1] (the scale) must be stored in float32, got "
+                        << StorageTypeName(scale.storage_type()));
     outer_ = x.count(0, axis);
     scale_dim_ = scale.count();
     inner_ = x.count(axis + scale.num_axes());

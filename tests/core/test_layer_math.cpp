@@ -3,7 +3,8 @@
 // storage pass), else its storage type; TF32 a math type only;
 // DLCAFFE_ALLOW_TF32 making FLOAT math TF32. And that Convolution,
 // Deconvolution, InnerProduct and MatMul hand their GEMMs the resolved math,
-// forward and backward (GemmRecording sees every GemmArgs).
+// forward and backward (GemmRecording sees every GemmArgs), also inside LSTM
+// and RNN.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -209,18 +210,21 @@ struct Recorded {
   std::vector<GemmArgs> forward, backward;
 };
 
-// Sets the layer up on bottoms of `shapes` stored as `type`, and records
-// the GEMMs of one Forward and of one Backward (every bottom and parameter
+// Sets the layer up on bottoms of `shapes` stored as `type` (those marked
+// in `float_bottoms` in float32), and records the GEMMs of one Forward and
+// of one Backward (every bottom but the float32 ones and every parameter
 // gradient asked for).
 Recorded Record(const std::string& param, StorageType type,
-                const std::vector<std::vector<int>>& shapes) {
+                const std::vector<std::vector<int>>& shapes,
+                const std::vector<bool>& float_bottoms = {}) {
   Context& ctx = TestContext();
   auto layer = MakeLayer(param);
   std::vector<std::unique_ptr<Blob>> blobs;
   std::vector<Blob*> bottom;
   for (size_t i = 0; i < shapes.size(); ++i) {
+    const bool in_float = i < float_bottoms.size() && float_bottoms[i];
     blobs.push_back(std::make_unique<Blob>(ctx));
-    blobs.back()->set_storage_type(type);
+    blobs.back()->set_storage_type(in_float ? kF32 : type);
     blobs.back()->Reshape(shapes[i]);
     FillUniform(blobs.back().get(), -1, 1, 7 + i);
     bottom.push_back(blobs.back().get());
@@ -239,7 +243,10 @@ Recorded Record(const std::string& param, StorageType type,
   for (auto& blob : layer->blobs()) blob->SetDiff(0.f);
   {
     GemmRecording recording;
-    layer->Backward({&top}, std::vector<bool>(bottom.size(), true), bottom);
+    std::vector<bool> propagate_down(bottom.size(), true);
+    for (size_t i = 0; i < float_bottoms.size() && i < bottom.size(); ++i)
+      propagate_down[i] = !float_bottoms[i];
+    layer->Backward({&top}, propagate_down, bottom);
     r.backward = recording.products();
   }
   ctx.Finish();
@@ -332,6 +339,65 @@ TEST(LayerMath, MatMulGemmsCarryTheirMath) {
              kF32, {{4, 5}});
   ExpectMath(r.forward, MatrixMath::kFloat32, 1, "learned operand, forward");
   ExpectMath(r.backward, MatrixMath::kFloat32, 2, "learned operand, backward");
+}
+
+// LSTM and RNN unroll into a net of InnerProducts, which take the
+// recurrent layer's math and storage: its fields, else its storage type.
+TEST(LayerMath, RecurrentLayersInnerProductsCarryTheirMath) {
+  const int T = 3, N = 2, K = 5;  // the net below has these too
+  const std::vector<std::vector<int>> shapes = {{T, N, K}, {T, N}};
+  const std::vector<bool> cont_in_float = {false, true};
+  const std::string recurrent = " recurrent_param { num_output: 4 weight_filler { "
+                                "type: 'gaussian' std: 0.2 } }";
+  // The recording keeps one product per shape: the input product for all
+  // steps and the per-step one(s); backward, their data and weight gradients.
+  for (const char* type : {"LSTM", "RNN"}) {
+    SCOPED_TRACE(type);
+    const std::string layer = std::string("name: 'rec' type: '") + type + "'";
+    Recorded r = Record(layer + " forward_math: TF32 backward_math: FLOAT16" + recurrent, kF32,
+                        shapes, cont_in_float);
+    ExpectMath(r.forward, MatrixMath::kTF32, 2, "float32, forward");
+    ExpectMath(r.backward, MatrixMath::kFloat16, 4, "float32, backward");
+    r = Record(layer + recurrent, kBF16, shapes, cont_in_float);
+    ExpectMath(r.forward, MatrixMath::kBFloat16, 2, "bfloat16 storage, forward");
+    ExpectMath(r.backward, MatrixMath::kBFloat16, 4, "bfloat16 storage, backward");
+    r = Record(layer + " forward_math: FLOAT" + recurrent, kF16, shapes, cont_in_float);
+    ExpectMath(r.forward, MatrixMath::kFloat32, 2, "float16 storage, forward");
+    ExpectMath(r.backward, MatrixMath::kFloat16, 4, "float16 storage, backward");
+    {
+      TestOption tf32("allow_tf32", "on");
+      r = Record(layer + recurrent, kF32, shapes, cont_in_float);
+      ExpectMath(r.forward, MatrixMath::kTF32, 2, "allow_tf32, forward");
+      ExpectMath(r.backward, MatrixMath::kTF32, 4, "allow_tf32, backward");
+    }
+  }
+  // In a net: the net's default math, as the storage pass gave it to the
+  // LSTM, reaches its products; its storage type makes the other direction's.
+  caffe::NetParameter param = NetFromText(R"(
+      name: 'seq' default_forward_type: FLOAT16 default_forward_math: BFLOAT16
+      layer { name: 'x' type: 'Input' top: 'x' top: 't'
+              input_param { shape { dim: 3 dim: 2 dim: 5 } shape { dim: 3 dim: 2 dim: 4 } } }
+      layer { name: 'cont' type: 'Input' top: 'cont' input_param { shape { dim: 3 dim: 2 } } }
+      layer { name: 'lstm' type: 'LSTM' bottom: 'x' bottom: 'cont' top: 'h'
+              recurrent_param { num_output: 4 weight_filler { type: 'gaussian' std: 0.2 } } }
+      layer { name: 'loss' type: 'EuclideanLoss' bottom: 'h' bottom: 't' top: 'loss' })");
+  Net net(param, TestContext());
+  FillUniform(net.blob_by_name("x").get(), -1, 1, 1);
+  FillUniform(net.blob_by_name("t").get(), -1, 1, 2);
+  net.blob_by_name("cont")->SetData(1.f);
+  std::vector<GemmArgs> forward, backward;
+  {
+    GemmRecording recording;
+    net.Forward();
+    forward = recording.products();
+  }
+  {
+    GemmRecording recording;
+    net.Backward();
+    backward = recording.products();
+  }
+  ExpectMath(forward, MatrixMath::kBFloat16, 2, "net, forward (the net's default)");
+  ExpectMath(backward, MatrixMath::kFloat16, 4, "net, backward (the storage type)");
 }
 
 // Through a Net: the pass copies the net's defaults, the layers resolve.
