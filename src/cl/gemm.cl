@@ -212,8 +212,19 @@ inline void store_vector(__global C_ELEM* C, const int ldc, const int m, const i
 #define B_LOADS ((TN * TK + THREADS - 1) / THREADS)
 // __local rows are padded: where a tile is stored k-contiguous from global
 // memory, a warp writes down a column, which without padding hits one bank.
+#ifndef MMA
+#define MMA 0
+#endif
+#if MMA
+// Tensor-core tiles are rows of 32-bit words (see MMA below), 8 words past
+// a multiple of 32: a warp's fragment reads (row t, column g, t < 4, g < 8)
+// then hit 32 different banks.
+#define A_ROW (TM + 8)
+#define B_ROW (TN + 8)
+#else
 #define A_ROW (TM + 4)
 #define B_ROW (TN + (VW > 4 ? VW : 4))
+#endif
 
 // Image-grouped operands (convolution's NCHW blobs read or written as one
 // matrix over the whole batch): with a group size G > 0, index q of the
@@ -236,17 +247,17 @@ inline int grouped(const int q, const int g, const int s) {
 #define B_Q(q) (q)
 #endif
 
-#ifndef MMA
-#define MMA 0
-#endif
 #if MMA
 // The tile's products on NVIDIA's tensor cores: warp w (32 consecutive
 // work-items) computes a WTM x WTN block of the tile as MT x NT mma.sync
 // blocks of 16 x 8, with the fragment layouts of the PTX ISA (9.7.14.5.7
 // and .8; tools/mma_probe checks them): g = lane / 4, t = lane % 4, and the
 // float sums of block (mt, nt) at rows g, g + 8 and columns 2t, 2t + 1.
-// The operands come from the float tiles in __local memory, rounded to the
-// instruction's input type as they are read.
+// The tiles in __local memory hold the instruction's inputs, rounded once
+// as they are stored: k-major rows of 32-bit words, each a tf32 value or
+// two 16-bit values of consecutive k (the even one in the low half), so
+// that every fragment register is one 32-bit read. A 16-bit operand stored
+// in the instruction's own type (A_RAW, B_RAW) goes to the tile as it is.
 #define WARPS (THREADS / 32)
 #define WARPS_N (WARPS / WARPS_M)
 #define WTM (TM / WARPS_M)
@@ -287,6 +298,20 @@ inline uint mma_pair(const float lo, const float hi) {
 }
 #endif
 
+#if MMA == 3
+#define TILE_K_ROWS TK
+#define TILE_VALUE(x) mma_operand(x)
+#else
+#define TILE_K_ROWS (TK / 2)
+#define TILE_VALUE(x) ((ushort)(mma_pair((x), 0.f) & 0xFFFFu))
+#endif
+#if (MMA == 1 && A_TYPE == 1) || (MMA == 2 && A_TYPE == 2)
+#define A_RAW 1
+#endif
+#if (MMA == 1 && B_TYPE == 1) || (MMA == 2 && B_TYPE == 2)
+#define B_RAW 1
+#endif
+
 // d += a * b on the calling warp's fragments.
 inline void mma_accumulate(float d[4], const uint a[4], const uint b[2]) {
   asm volatile(MMA_INSTRUCTION " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
@@ -296,37 +321,93 @@ inline void mma_accumulate(float d[4], const uint a[4], const uint b[2]) {
                  "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]));
 }
 #endif  // MMA
+#ifndef A_RAW
+#define A_RAW 0
+#endif
+#ifndef B_RAW
+#define B_RAW 0
+#endif
+
+// Value v of op(A) or op(B) at depth kk, row or column col, into `tile`
+// (k-major, `row` words per k row): as a float, or (MMA) as its tensor-core
+// input; a raw operand's v is its stored 16 bits already.
+#if MMA == 3
+#define TILE_PUT(tile, row, kk, col, v, raw) \
+  (((__local uint*)(tile))[(kk) * (row) + (col)] = TILE_VALUE(v))
+#elif MMA
+#define TILE_PUT(tile, row, kk, col, v, raw)                                   \
+  (((__local ushort*)(tile))[(((kk) >> 1) * (row) + (col)) * 2 + ((kk) & 1)] = \
+       (raw) ? (ushort)(v) : TILE_VALUE(v))
+#else
+#define TILE_PUT(tile, row, kk, col, v, raw) (((__local float*)(tile))[(kk) * (row) + (col)] = (v))
+#endif
+// What a work-item holds of the next tiles: floats, or a raw operand's bits.
+#if A_RAW
+#define A_NEXT ushort
+#define A_BITS ((__global const ushort*)A)
+#else
+#define A_NEXT float
+#endif
+#if B_RAW
+#define B_NEXT ushort
+#define B_BITS ((__global const ushort*)B)
+#else
+#define B_NEXT float
+#endif
 
 #if TRANS_A
-#define A_AT(m, k) A_LOAD(A, (k) * lda + (m))
+#define A_INDEX(m, k) ((k) * lda + (m))
 #else
-#define A_AT(m, k) A_LOAD(A, (m) * lda + A_K(k))
+#define A_INDEX(m, k) ((m) * lda + A_K(k))
+#endif
+#if A_RAW
+#define A_AT(m, k) A_BITS[A_INDEX(m, k)]
+#else
+#define A_AT(m, k) A_LOAD(A, A_INDEX(m, k))
 #endif
 #ifdef WIN_KH
 // Implicit im2col (GemmArgs::b_window): B is the column matrix of
 // convolution windows over NCHW images, read from the images themselves.
 // Every size is a compile-time constant, so the divisions are cheap; the
-// images are b_image floats apart.
-inline float window_at(__global const B_ELEM* B, const int row, const int pos,
-                       const int image) {
+// images are b_image floats apart. The offset of the window's element, or
+// -1 in the padding.
+inline int window_offset(const int row, const int pos, const int image) {
   const int c = row / (WIN_KH * WIN_KW), r = row - c * (WIN_KH * WIN_KW);
   const int ki = r / WIN_KW, kj = r - ki * WIN_KW;
   const int img = pos / (WIN_OH * WIN_OW), p = pos - img * (WIN_OH * WIN_OW);
   const int oh = p / WIN_OW, ow = p - oh * WIN_OW;
   const int ih = oh * WIN_SH - WIN_PH + ki * WIN_DH, iw = ow * WIN_SW - WIN_PW + kj * WIN_DW;
   return ((uint)ih < (uint)WIN_H && (uint)iw < (uint)WIN_W)
-             ? B_LOAD(B, img * image + (c * WIN_H + ih) * WIN_W + iw)
-             : 0.f;
+             ? img * image + (c * WIN_H + ih) * WIN_W + iw
+             : -1;
 }
-#if TRANS_B
-#define B_AT(k, n) window_at(B, n, k, b_image)
+#if B_RAW
+inline ushort window_at(__global const ushort* B, const int offset) {
+  return offset >= 0 ? B[offset] : 0;
+}
+#define B_SOURCE B_BITS
 #else
-#define B_AT(k, n) window_at(B, k, n, b_image)
+inline float window_at(__global const B_ELEM* B, const int offset) {
+  return offset >= 0 ? B_LOAD(B, offset) : 0.f;
+}
+#define B_SOURCE B
 #endif
-#elif TRANS_B
-#define B_AT(k, n) B_LOAD(B, (n) * ldb + B_Q(k))
+#if TRANS_B
+#define B_AT(k, n) window_at(B_SOURCE, window_offset(n, k, b_image))
 #else
-#define B_AT(k, n) B_LOAD(B, (k) * ldb + B_Q(n))
+#define B_AT(k, n) window_at(B_SOURCE, window_offset(k, n, b_image))
+#endif
+#else
+#if TRANS_B
+#define B_INDEX(k, n) ((n) * ldb + B_Q(k))
+#else
+#define B_INDEX(k, n) ((k) * ldb + B_Q(n))
+#endif
+#if B_RAW
+#define B_AT(k, n) B_BITS[B_INDEX(k, n)]
+#else
+#define B_AT(k, n) B_LOAD(B, B_INDEX(k, n))
+#endif
 #endif
 
 // Where load e of a tile goes: consecutive e read consecutive addresses of
@@ -350,7 +431,7 @@ inline float window_at(__global const B_ELEM* B, const int row, const int pos,
       const int e = tid + t * THREADS;                                     \
       A_TILE_POS(e, kk, mm);                                               \
       const int m = m0 + mm, k = (kt) + kk;                                \
-      a_next[t] = (e < TM * TK && m < M && k < k_end) ? A_AT(m, k) : 0.f;  \
+      a_next[t] = (e < TM * TK && m < M && k < k_end) ? A_AT(m, k) : 0;    \
     }                                                                      \
   } while (0)
 #define LOAD_B_GUARDED(kt)                                                 \
@@ -360,60 +441,73 @@ inline float window_at(__global const B_ELEM* B, const int row, const int pos,
       const int e = tid + t * THREADS;                                     \
       B_TILE_POS(e, kk, nn);                                               \
       const int n = n0 + nn, k = (kt) + kk;                                \
-      b_next[t] = (e < TN * TK && n < N && k < k_end) ? B_AT(k, n) : 0.f;  \
+      b_next[t] = (e < TN * TK && n < N && k < k_end) ? B_AT(k, n) : 0;    \
     }                                                                      \
   } while (0)
 // ... and from the registers into __local buffer `buf` (k-major tiles).
 #define STORE_A_GUARDED(buf)                                               \
   do {                                                                     \
-    __local float* as = (__local float*)As[buf];                           \
     LOCAL_UNROLL                                                           \
     for (int t = 0; t < A_LOADS; ++t) {                                    \
       const int e = tid + t * THREADS;                                     \
       A_TILE_POS(e, kk, mm);                                               \
-      if (e < TM * TK) as[kk * A_ROW + mm] = a_next[t];                    \
+      if (e < TM * TK) TILE_PUT(As[buf], A_ROW, kk, mm, a_next[t], A_RAW); \
     }                                                                      \
   } while (0)
 #define STORE_B_GUARDED(buf)                                               \
   do {                                                                     \
-    __local float* bs = (__local float*)Bs[buf];                           \
     LOCAL_UNROLL                                                           \
     for (int t = 0; t < B_LOADS; ++t) {                                    \
       const int e = tid + t * THREADS;                                     \
       B_TILE_POS(e, kk, nn);                                               \
-      if (e < TN * TK) bs[kk * B_ROW + nn] = b_next[t];                    \
+      if (e < TN * TK) TILE_PUT(Bs[buf], B_ROW, kk, nn, b_next[t], B_RAW); \
     }                                                                      \
   } while (0)
 
-// Interior tiles of an operand whose float4s along its rows never cross a
-// row or image boundary and start on 16-byte boundaries (the host sets
-// VEC_LOAD_A / VEC_LOAD_B only then: plain or image-grouped with a group of
-// a multiple of 4 floats, never implicit): unguarded float4 loads through
-// float4 pointers, so that the compiler may issue 128-bit loads (vload4
-// only promises 4-byte alignment). Vector v of a tile covers four
-// consecutive floats of the source row.
+// Interior tiles of an operand whose 4-element vectors along its rows never
+// cross a row or image boundary and start on 4-element boundaries (the host
+// sets VEC_LOAD_A / VEC_LOAD_B only then: plain or image-grouped with a
+// group of a multiple of 4, never implicit): unguarded vector loads through
+// float4 (16-bit: ushort4) pointers, so that the compiler may issue 128-bit
+// (64-bit) loads (vload4 only promises element alignment). Vector v of a
+// tile covers four consecutive elements of the source row.
 #define A_VLOADS (TM * TK / 4 / THREADS)
 #define B_VLOADS (TN * TK / 4 / THREADS)
 #if VEC_LOAD_A && ((TM * TK) % (4 * THREADS) || TK % 4 || TM % 4)
-#error "VEC_LOAD_A needs tiles that split into whole float4s per work-item"
+#error "VEC_LOAD_A needs tiles that split into whole 4-vectors per work-item"
 #endif
 #if VEC_LOAD_B && ((TN * TK) % (4 * THREADS) || TK % 4 || TN % 4)
-#error "VEC_LOAD_B needs tiles that split into whole float4s per work-item"
+#error "VEC_LOAD_B needs tiles that split into whole 4-vectors per work-item"
 #endif
-#define FLOAT4_AT(p) (*(__global const float4*)(p))
+// The 4 elements at p of an operand stored as type 0, 1 or 2, as floats;
+// a raw operand's as their bits.
+#define USHORT4_AT(p) (*(__global const ushort4*)(p))
+#define VECTOR_AT_0(p) (*(__global const float4*)(p))
+#define VECTOR_AT_1(p) vload_half4(0, p)
+#define VECTOR_AT_2(p) float4_of_bfloat16(USHORT4_AT(p))
+#if A_RAW
+#define A_VECTOR_AT(i) USHORT4_AT(A_BITS + (i))
+#else
+#define A_VECTOR_AT(i) GEMM_CAT(VECTOR_AT_, A_TYPE)(A + (i))
+#endif
+#if B_RAW
+#define B_VECTOR_AT(i) USHORT4_AT(B_BITS + (i))
+#else
+#define B_VECTOR_AT(i) GEMM_CAT(VECTOR_AT_, B_TYPE)(B + (i))
+#endif
 #if TRANS_A
 #define A_VPOS(v, kk, mq) const int mq = (v) % (TM / 4), kk = (v) / (TM / 4)
-#define A_VAT(kt, kk, mq) FLOAT4_AT(A + ((kt) + (kk)) * lda + m0 + 4 * (mq))
+#define A_VAT(kt, kk, mq) A_VECTOR_AT(((kt) + (kk)) * lda + m0 + 4 * (mq))
 #else
 #define A_VPOS(v, kk, mq) const int kk = (v) % (TK / 4), mq = (v) / (TK / 4)
-#define A_VAT(kt, kk, mq) FLOAT4_AT(A + (m0 + (mq)) * lda + A_K((kt) + 4 * (kk)))
+#define A_VAT(kt, kk, mq) A_VECTOR_AT((m0 + (mq)) * lda + A_K((kt) + 4 * (kk)))
 #endif
 #if TRANS_B
 #define B_VPOS(v, kk, nq) const int kk = (v) % (TK / 4), nq = (v) / (TK / 4)
-#define B_VAT(kt, kk, nq) FLOAT4_AT(B + (n0 + (nq)) * ldb + B_Q((kt) + 4 * (kk)))
+#define B_VAT(kt, kk, nq) B_VECTOR_AT((n0 + (nq)) * ldb + B_Q((kt) + 4 * (kk)))
 #else
 #define B_VPOS(v, kk, nq) const int nq = (v) % (TN / 4), kk = (v) / (TN / 4)
-#define B_VAT(kt, kk, nq) FLOAT4_AT(B + ((kt) + (kk)) * ldb + B_Q(n0 + 4 * (nq)))
+#define B_VAT(kt, kk, nq) B_VECTOR_AT(((kt) + (kk)) * ldb + B_Q(n0 + 4 * (nq)))
 #endif
 #define LOAD_A_VEC(kt)                                                     \
   do {                                                                     \
@@ -431,36 +525,54 @@ inline float window_at(__global const B_ELEM* B, const int row, const int pos,
       vstore4(B_VAT(kt, kk, nq), t, b_next);                               \
     }                                                                      \
   } while (0)
+// Four values v[0..3] of consecutive columns col.. at depth kk of `tile`,
+// and of consecutive depths k4.. (a multiple of 4) at column col.
+#if MMA
+#define PUT_ALONG_ROW(tile, row, kk, col, v, raw)                                   \
+  do {                                                                               \
+    LOCAL_UNROLL for (int c = 0; c < 4; ++c) TILE_PUT(tile, row, kk, (col) + c, (v)[c], raw); \
+  } while (0)
+#else
+#define PUT_ALONG_ROW(tile, row, kk, col, v, raw) \
+  vstore4(vload4(0, v), 0, (__local float*)(tile) + (kk) * (row) + (col))
+#endif
+#if MMA == 1 || MMA == 2
+// Two 16-bit values of consecutive k as one word of a packed tile.
+#define PAIR_WORD(lo, hi, raw) \
+  ((raw) ? ((uint)(lo) | ((uint)(hi) << 16)) : mma_pair((float)(lo), (float)(hi)))
+#define PUT_ALONG_K(tile, row, k4, col, v, raw)                                             \
+  do {                                                                                     \
+    ((__local uint*)(tile))[((k4) / 2) * (row) + (col)] = PAIR_WORD((v)[0], (v)[1], raw);     \
+    ((__local uint*)(tile))[((k4) / 2 + 1) * (row) + (col)] = PAIR_WORD((v)[2], (v)[3], raw); \
+  } while (0)
+#else
+#define PUT_ALONG_K(tile, row, k4, col, v, raw)                                     \
+  do {                                                                               \
+    LOCAL_UNROLL for (int c = 0; c < 4; ++c) TILE_PUT(tile, row, (k4) + c, col, (v)[c], raw); \
+  } while (0)
+#endif
 // Untransposed A and transposed B arrive along k and are stored down a
 // column of their k-major tile; the others arrive along the tile's rows.
 #define STORE_A_VEC(buf)                                                   \
   do {                                                                     \
-    __local float* as = (__local float*)As[buf];                           \
     LOCAL_UNROLL                                                           \
     for (int t = 0; t < A_VLOADS; ++t) {                                   \
       A_VPOS(tid + t * THREADS, kk, mq);                                   \
-      if (TRANS_A) {                                                       \
-        vstore4(vload4(t, a_next), 0, as + (kk) * A_ROW + 4 * (mq));       \
-      } else {                                                             \
-        LOCAL_UNROLL                                                       \
-        for (int c = 0; c < 4; ++c)                                        \
-          as[(4 * (kk) + c) * A_ROW + (mq)] = a_next[4 * t + c];           \
-      }                                                                    \
+      if (TRANS_A)                                                         \
+        PUT_ALONG_ROW(As[buf], A_ROW, kk, 4 * (mq), a_next + 4 * t, A_RAW); \
+      else                                                                 \
+        PUT_ALONG_K(As[buf], A_ROW, 4 * (kk), mq, a_next + 4 * t, A_RAW);  \
     }                                                                      \
   } while (0)
 #define STORE_B_VEC(buf)                                                   \
   do {                                                                     \
-    __local float* bs = (__local float*)Bs[buf];                           \
     LOCAL_UNROLL                                                           \
     for (int t = 0; t < B_VLOADS; ++t) {                                   \
       B_VPOS(tid + t * THREADS, kk, nq);                                   \
-      if (!TRANS_B) {                                                      \
-        vstore4(vload4(t, b_next), 0, bs + (kk) * B_ROW + 4 * (nq));       \
-      } else {                                                             \
-        LOCAL_UNROLL                                                       \
-        for (int c = 0; c < 4; ++c)                                        \
-          bs[(4 * (kk) + c) * B_ROW + (nq)] = b_next[4 * t + c];           \
-      }                                                                    \
+      if (!TRANS_B)                                                        \
+        PUT_ALONG_ROW(Bs[buf], B_ROW, kk, 4 * (nq), b_next + 4 * t, B_RAW); \
+      else                                                                 \
+        PUT_ALONG_K(Bs[buf], B_ROW, 4 * (kk), nq, b_next + 4 * t, B_RAW);  \
     }                                                                      \
   } while (0)
 
@@ -490,8 +602,13 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
     __global const float* bias, const int bias_off,
     __global const float* row_scale, const int row_scale_off, const int epilogue,
     const int epilogue_batch) {
+#if MMA
+  __local uint As[2][TILE_K_ROWS][A_ROW];
+  __local uint Bs[2][TILE_K_ROWS][B_ROW];
+#else
   __local float4 As[2][TK][A_ROW / 4];
   __local floatV Bs[2][TK][B_ROW / VW];
+#endif
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int tid = ty * WG_N + tx;
   const int m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
@@ -522,7 +639,8 @@ LOCAL_UNROLL
     for (int j = 0; j < NV; ++j) acc[i][j] = (floatV)0.f;
 #endif
 
-  float a_next[A_LOADS], b_next[B_LOADS];
+  A_NEXT a_next[A_LOADS];
+  B_NEXT b_next[B_LOADS];
 #if VEC_LOAD_A || VEC_LOAD_B
   // Whether the tile at depth kt lies wholly inside both operands (the same
   // for every work-item of the group).
@@ -564,38 +682,28 @@ LOCAL_UNROLL
     if (more) LOAD_NEXT(k0 + TK, vec);
 #if MMA
     {
-      __local const float* as = (__local const float*)As[buf];
-      __local const float* bs = (__local const float*)Bs[buf];
+      __local const uint* as = (__local const uint*)As[buf];
+      __local const uint* bs = (__local const uint*)Bs[buf];
 #define A_TILE(k, m) as[(k) * A_ROW + (m)]
 #define B_TILE(k, n) bs[(k) * B_ROW + (n)]
 LOCAL_UNROLL
       for (int ks = 0; ks < TK; ks += MMA_K) {
+        // Word row of depth ks: packed tiles hold two k per word.
+        const int kw = MMA == 3 ? ks : ks / 2;
         uint af[MT][4], bf[NT][2];
 LOCAL_UNROLL
         for (int i = 0; i < MT; ++i) {
           const int r = wm0 + i * 16 + g;
-#if MMA == 3
-          af[i][0] = mma_operand(A_TILE(ks + t, r));
-          af[i][1] = mma_operand(A_TILE(ks + t, r + 8));
-          af[i][2] = mma_operand(A_TILE(ks + t + 4, r));
-          af[i][3] = mma_operand(A_TILE(ks + t + 4, r + 8));
-#else
-          af[i][0] = mma_pair(A_TILE(ks + 2 * t, r), A_TILE(ks + 2 * t + 1, r));
-          af[i][1] = mma_pair(A_TILE(ks + 2 * t, r + 8), A_TILE(ks + 2 * t + 1, r + 8));
-          af[i][2] = mma_pair(A_TILE(ks + 2 * t + 8, r), A_TILE(ks + 2 * t + 9, r));
-          af[i][3] = mma_pair(A_TILE(ks + 2 * t + 8, r + 8), A_TILE(ks + 2 * t + 9, r + 8));
-#endif
+          af[i][0] = A_TILE(kw + t, r);
+          af[i][1] = A_TILE(kw + t, r + 8);
+          af[i][2] = A_TILE(kw + t + 4, r);
+          af[i][3] = A_TILE(kw + t + 4, r + 8);
         }
 LOCAL_UNROLL
         for (int j = 0; j < NT; ++j) {
           const int c = wn0 + j * 8 + g;
-#if MMA == 3
-          bf[j][0] = mma_operand(B_TILE(ks + t, c));
-          bf[j][1] = mma_operand(B_TILE(ks + t + 4, c));
-#else
-          bf[j][0] = mma_pair(B_TILE(ks + 2 * t, c), B_TILE(ks + 2 * t + 1, c));
-          bf[j][1] = mma_pair(B_TILE(ks + 2 * t + 8, c), B_TILE(ks + 2 * t + 9, c));
-#endif
+          bf[j][0] = B_TILE(kw + t, c);
+          bf[j][1] = B_TILE(kw + t + 4, c);
         }
 LOCAL_UNROLL
         for (int i = 0; i < MT; ++i)

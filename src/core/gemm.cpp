@@ -365,10 +365,10 @@ int SplitKSlices(int compute_units, const GemmConfig& c, int M, int N, int K, in
 VectorLoads UsesVectorLoads(const GemmConfig& c, const GemmArgs& g) {
   VectorLoads v;
   if (!c.use_local || !c.vector_loads) return v;
-  // float4 fetches need every row of the operand, in every product of the
-  // batch, to start on a 16-byte boundary, image groups whose four
+  // Vector fetches need every row of the operand, in every product of the
+  // batch, to start on a 4-element boundary, image groups whose four
   // consecutive indices never straddle two images, and tiles that split into
-  // whole float4s per work-item (VEC_LOAD_A/B in gemm.cl). An implicit B
+  // whole 4-vectors per work-item (VEC_LOAD_A/B in gemm.cl). An implicit B
   // (convolution windows) has no rows to fetch.
   const LeadingDims ld(g);
   const auto aligned = [&](size_t ld_floats, size_t offset, size_t batch_stride, int group,
@@ -378,10 +378,11 @@ VectorLoads UsesVectorLoads(const GemmConfig& c, const GemmArgs& g) {
   };
   const int tile_m = c.wg_m * c.mr, tile_n = c.wg_n * c.nr, threads = c.wg_m * c.wg_n;
   const bool k_splits = c.tk % 4 == 0;
-  // float4 fetches read float operands only.
-  v.a = g.a_type == StorageType::kFloat32 && k_splits && tile_m % 4 == 0 && (tile_m * c.tk) % (4 * threads) == 0 &&
+  // Any storage type: a 16-bit operand's 4-vectors are 8 bytes, on 8-byte
+  // boundaries by the same rule in elements.
+  v.a = k_splits && tile_m % 4 == 0 && (tile_m * c.tk) % (4 * threads) == 0 &&
         aligned(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image);
-  v.b = g.b_type == StorageType::kFloat32 && k_splits && tile_n % 4 == 0 && (tile_n * c.tk) % (4 * threads) == 0 &&
+  v.b = k_splits && tile_n % 4 == 0 && (tile_n * c.tk) % (4 * threads) == 0 &&
         !g.b_window.active() && aligned(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image);
   return v;
 }

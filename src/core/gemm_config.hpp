@@ -40,7 +40,7 @@ struct GemmConfig {
   // long products (weight gradients, k in the 10^5) want; short ones run
   // slower so (docs/benchmarks.md, M4).
   int groups_per_unit = 0;
-  // GPU shape: fetch interior tiles as unguarded float4s where an operand
+  // GPU shape: fetch interior tiles as unguarded 4-element vectors where an operand
   // allows it (UsesVectorLoads).
   bool vector_loads = true;
 
@@ -89,8 +89,8 @@ GemmExtents OperandExtents(const GemmArgs& args);
 // on a device of `compute_units` (GemmConfig::k_slices and groups_per_unit).
 int SplitKSlices(int compute_units, const GemmConfig& config, int M, int N, int K, int batch);
 
-// Which operands the GPU-shaped `config` fetches as float4s in the interior
-// tiles of this product (rows, offsets and image groups on 16-byte
+// Which operands the GPU-shaped `config` fetches as 4-element vectors in the interior
+// tiles of this product (rows, offsets and image groups on 4-element
 // boundaries; never an implicit B).
 struct VectorLoads {
   bool a = false, b = false;

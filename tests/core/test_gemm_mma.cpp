@@ -26,6 +26,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../../src/core/gemm_config.hpp"
@@ -273,12 +274,37 @@ TEST(GemmMma, LayoutsEpiloguesBatchesWindowsAndSplitK) {
       for (MatrixMath math : kMaths) Check(c, math, config, F::kFloat32);
 }
 
-// 16-bit storage, as a FLOAT16 or BFLOAT16 net stores its blobs.
+// 16-bit storage, as a FLOAT16 or BFLOAT16 net stores its blobs: in every
+// case (guarded fetches), and in whole interior tiles of every layout
+// (4-element vector fetches); where the math is the storage type, the
+// stored bits go to the tensor cores as they are.
 TEST(GemmMma, SixteenBitStorage) {
-  const Case c = Cases()[0];
-  for (StorageType storage : {F::kFloat16, F::kBFloat16})
-    for (MatrixMath math : {MatrixMath::kFloat16, MatrixMath::kBFloat16})
-      Check(c, math, GpuShapedGemmConfig(), storage);
+  std::vector<Case> cases = Cases();
+  for (const auto& [op_a, op_b] :
+       {std::pair{Transpose::kNo, Transpose::kNo}, std::pair{Transpose::kYes, Transpose::kNo},
+        std::pair{Transpose::kNo, Transpose::kYes}, std::pair{Transpose::kYes, Transpose::kYes}}) {
+    Case c;
+    c.g.trans_a = op_a;
+    c.g.trans_b = op_b;
+    c.g.M = 136;
+    c.g.N = 260;
+    c.g.K = 80;
+    c.g.beta = 0.25f;
+    c.a_size = 136 * 80;
+    c.b_size = 80 * 260;
+    c.c_size = 136 * 260;
+    c.what = std::string("136x260x80 ") + (op_a == Transpose::kYes ? "A^T" : "A") +
+             (op_b == Transpose::kYes ? " B^T" : " B") + ", vector fetches";
+    GemmArgs typed = c.g;
+    typed.a_type = typed.b_type = F::kBFloat16;
+    const VectorLoads vectors = UsesVectorLoads(GpuShapedGemmConfig(), typed);
+    ASSERT_TRUE(vectors.a && vectors.b) << c.what << " no longer reaches the vector fetches";
+    cases.push_back(c);
+  }
+  for (const Case& c : cases)
+    for (StorageType storage : {F::kFloat16, F::kBFloat16})
+      for (MatrixMath math : {MatrixMath::kFloat16, MatrixMath::kBFloat16})
+        Check(c, math, GpuShapedGemmConfig(), storage);
 }
 
 // The choice follows what the device reports: a device reporting compute
@@ -344,6 +370,9 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
       // 16 x 128 (narrow), 8 warps of 16 x 16, grouped C
       {"-DMR=2 -DNR=4 -DVW=4 -DWG_M=8 -DWG_N=32 -DTK=16 -DWARPS_M=1 -DTRANS_A=1 -DTRANS_B=1 "
        "-DGROUP_C=1", 2},
+      // bfloat16 operands fetched as 4-vectors (raw bits in the bf16 form)
+      {"-DMR=8 -DNR=8 -DVW=4 -DWG_M=16 -DWG_N=16 -DTK=16 -DWARPS_M=2 -DTRANS_A=1 -DTRANS_B=1 "
+       "-DA_TYPE=2 -DB_TYPE=2 -DC_TYPE=2 -DVEC_LOAD_A=1 -DVEC_LOAD_B=1", 16},
       // 128 x 64 (long products), 4 warps; implicit convolution windows
       {"-DMR=8 -DNR=8 -DVW=4 -DWG_M=16 -DWG_N=8 -DTK=16 -DWARPS_M=2 -DTRANS_A=0 -DTRANS_B=0 "
        "-DWIN_H=14 -DWIN_W=14 -DWIN_KH=3 -DWIN_KW=3 -DWIN_PH=1 -DWIN_PW=1 -DWIN_SH=1 -DWIN_SW=1 "

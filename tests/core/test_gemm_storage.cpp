@@ -220,6 +220,33 @@ TEST(GemmStorage, GroupedOperandsAndImplicitWindows) {
   }
 }
 
+// Interior tiles of 16-bit operands fetched as 4-element vectors (the GPU
+// shape's VEC_LOAD path), in every layout, beside guarded edge tiles.
+TEST(GemmStorage, SixteenBitVectorFetches) {
+  const GemmConfig config = GpuShapedGemmConfig();
+  int layout = 0;
+  for (const auto& [op_a, op_b] :
+       {std::pair{Transpose::kNo, Transpose::kNo}, std::pair{Transpose::kYes, Transpose::kNo},
+        std::pair{Transpose::kNo, Transpose::kYes}, std::pair{Transpose::kYes, Transpose::kYes}}) {
+    GemmArgs g;
+    g.trans_a = op_a;
+    g.trans_b = op_b;
+    g.M = 136;  // one whole 128 x 128 tile, 48 deep, and edges in m and n
+    g.N = 132;
+    g.K = 48;
+    g.beta = 0.5f;
+    const Types& types = kTypes[layout++ % 2];
+    GemmArgs typed = g;
+    typed.a_type = types.a;
+    typed.b_type = types.b;
+    const VectorLoads vectors = UsesVectorLoads(config, typed);
+    ASSERT_TRUE(vectors.a && vectors.b) << "the case no longer reaches the vector fetches";
+    Compare(g, 136 * 48, 48 * 132, 136 * 132, types, &config,
+            std::string("136x132x48 ") + (op_a == Transpose::kYes ? "A^T" : "A") +
+                (op_b == Transpose::kYes ? " B^T" : " B"));
+  }
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace dlcaffe
