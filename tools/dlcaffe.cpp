@@ -545,7 +545,7 @@ int Tune() {
   Net net(net_param, *ctx);
   const NetTuningReport r = TuneNet(*ctx, net, options);
   for (const GemmTuning& t : r.tunings)
-    LOG(INFO) << "tune: M N K ta tb grouped batch = " << t.key.Text() << ": rule ["
+    LOG(INFO) << "tune: M N K ta tb grouped batch math a b c = " << t.key.Text() << ": rule ["
               << t.rule.Name() << "] " << t.rule_ms << " ms, best [" << t.best.Name() << "] "
               << t.best_ms << " ms (" << t.candidates << " tried"
               << (t.rejected ? ", " + std::to_string(t.rejected) + " rejected" : "") << ")";

@@ -21,16 +21,51 @@
 
 namespace dlcaffe {
 
+namespace {
+
+const char* MathName(MatrixMath math) {
+  switch (math) {
+    case MatrixMath::kFloat32: return "float32";
+    case MatrixMath::kTF32: return "tf32";
+    case MatrixMath::kFloat16: return "float16";
+    case MatrixMath::kBFloat16: return "bfloat16";
+  }
+  return "?";
+}
+
+bool MathNamed(const std::string& name, MatrixMath* math) {
+  for (MatrixMath m : {MatrixMath::kFloat32, MatrixMath::kTF32, MatrixMath::kFloat16,
+                       MatrixMath::kBFloat16})
+    if (name == MathName(m)) {
+      *math = m;
+      return true;
+    }
+  return false;
+}
+
+bool StorageNamed(const std::string& name, StorageType* type) {
+  for (StorageType t : {StorageType::kFloat32, StorageType::kFloat16, StorageType::kBFloat16})
+    if (name == StorageTypeName(t)) {
+      *type = t;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
 std::string GemmShapeKey::Text() const {
   std::ostringstream s;
   s << M << " " << N << " " << K << " " << trans_a << " " << trans_b << " " << grouped << " "
-    << batch;
+    << batch << " " << MathName(math) << " " << StorageTypeName(a_type) << " "
+    << StorageTypeName(b_type) << " " << StorageTypeName(c_type);
   return s.str();
 }
 
 bool GemmShapeKey::operator<(const GemmShapeKey& o) const {
-  return std::tie(M, N, K, trans_a, trans_b, grouped, batch) <
-         std::tie(o.M, o.N, o.K, o.trans_a, o.trans_b, o.grouped, o.batch);
+  return std::tie(M, N, K, trans_a, trans_b, grouped, batch, math, a_type, b_type, c_type) <
+         std::tie(o.M, o.N, o.K, o.trans_a, o.trans_b, o.grouped, o.batch, o.math, o.a_type,
+                  o.b_type, o.c_type);
 }
 
 GemmShapeKey ShapeKeyOf(const GemmArgs& args) {
@@ -43,6 +78,10 @@ GemmShapeKey ShapeKeyOf(const GemmArgs& args) {
   key.grouped = (args.a_group ? 1 : 0) | (args.b_group ? 2 : 0) | (args.c_group ? 4 : 0) |
                 (args.b_window.active() ? 8 : 0);
   key.batch = args.batch;
+  key.math = args.math;
+  key.a_type = args.a_type;
+  key.b_type = args.b_type;
+  key.c_type = args.c_type;
   return key;
 }
 
@@ -69,19 +108,40 @@ std::string LineChecksum(const std::string& entry) {
 
 const char kEndLine[] = "# end: ";
 
-// Lines "M N K ta tb grouped batch | configuration name | checksum", '#'
-// starts a comment, and the last line is "# end: <entries> entries". Lines
-// whose checksum does not match (bit-flipped, cut short, or from an older
-// version, which had none) are dropped with a warning naming the file, as is
-// a file without its end line (truncated); the shapes they held fall back to
-// the rule until tuned again, and the next store rewrites the file whole.
-// Lines that name no family member (a file from another version) are skipped.
+// The key of an entry (GemmShapeKey::Text), false if it is none. A key in
+// the format before the math and storage types ("M N K ta tb grouped
+// batch") is read as float32 math on float32 operands, so that its winner
+// is never handed to a 16-bit or TF32 product. Most such entries were timed
+// on that product; one that a 16-bit net stored on a device with a matrix
+// engine goes to float32 products instead, a speed loss at worst (every
+// family member computes the same result).
+bool ParseKey(const std::string& text, GemmShapeKey* key, bool* old_format) {
+  std::istringstream fields(text);
+  if (!(fields >> key->M >> key->N >> key->K >> key->trans_a >> key->trans_b >> key->grouped >>
+        key->batch))
+    return false;
+  std::string math, a, b, c, extra;
+  *old_format = !(fields >> math);
+  if (*old_format) return true;
+  return fields >> a >> b >> c && !(fields >> extra) && MathNamed(math, &key->math) &&
+         StorageNamed(a, &key->a_type) && StorageNamed(b, &key->b_type) &&
+         StorageNamed(c, &key->c_type);
+}
+
+// Lines "<key> | configuration name | checksum" (ParseKey), '#' starts a
+// comment, and the last line is "# end: <entries> entries". Lines whose
+// checksum does not match (bit-flipped, cut short, or from an older version,
+// which had none) are dropped with a warning naming the file, as is a file
+// without its end line (truncated); the shapes they held fall back to the
+// rule until tuned again, and the next store rewrites the file whole. Lines
+// that name no family member or whose key does not parse (a file from
+// another version) are skipped.
 WinnerTable ReadTable(const std::string& path) {
   WinnerTable table;
   std::ifstream in(path);
   if (!in) return table;
   std::string line;
-  int line_number = 0, corrupt = 0, first_corrupt = 0, entries = 0;
+  int line_number = 0, corrupt = 0, first_corrupt = 0, entries = 0, old_format_entries = 0;
   long declared = -1;
   while (std::getline(in, line)) {
     ++line_number;
@@ -98,14 +158,21 @@ WinnerTable ReadTable(const std::string& path) {
       continue;
     }
     ++entries;
-    std::istringstream fields(line.substr(0, bar));
     GemmShapeKey key;
-    if (!(fields >> key.M >> key.N >> key.K >> key.trans_a >> key.trans_b >> key.grouped >>
-          key.batch))
-      continue;
+    bool old_format = false;
+    if (!ParseKey(line.substr(0, bar), &key, &old_format)) continue;
     GemmConfig config;
-    if (FamilyMember(line.substr(bar + 3, last_bar - bar - 3), &config)) table[key] = config;
+    if (!FamilyMember(line.substr(bar + 3, last_bar - bar - 3), &config)) continue;
+    // A key in the new format wins over the old format's for the same product.
+    if (old_format && table.count(key)) continue;
+    table[key] = config;
+    old_format_entries += old_format;
   }
+  if (old_format_entries)
+    LOG(INFO) << "tuning cache: " << old_format_entries << " entr"
+              << (old_format_entries > 1 ? "ies" : "y") << " of " << path
+              << " predate the math and storage types in the key: taken for float32 math "
+                 "on float32 operands only";
   if (corrupt)
     LOG(WARNING) << "tuning cache: ignoring " << corrupt << " corrupt or old-format line"
                  << (corrupt > 1 ? "s" : "") << " of " << path << " (first: line "
@@ -212,7 +279,8 @@ void StoreTunedGemmConfigs(const Context& ctx, const WinnerTable& winners) {
   for (const auto& w : winners) table[w.first] = w.second;
   std::ostringstream text;
   text << "# dlcaffe GEMM tuning for " << DeviceCacheKey(ctx.info()) << "\n"
-       << "# M N K trans_a trans_b grouped batch | configuration | checksum\n";
+       << "# M N K trans_a trans_b grouped batch math a_type b_type c_type | configuration "
+          "| checksum\n";
   for (const auto& entry : table) {
     const std::string line = entry.first.Text() + " | " + entry.second.Name();
     text << line << " | " << LineChecksum(line) << "\n";

@@ -17,13 +17,20 @@ namespace dlcaffe {
 
 // What a tuned winner is keyed by: the product's sizes, transposes, which
 // operands are image-grouped (bits 1, 2, 4 for A, B, C; 8: B is implicit
-// convolution windows) and batch count.
+// convolution windows), batch count, and what picks another kernel for the
+// same shape: the math (a matrix engine's form) and the operands' storage
+// types (their loads and stores).
 struct GemmShapeKey {
   int M = 0, N = 0, K = 0;
   bool trans_a = false, trans_b = false;
   int grouped = 0;
   int batch = 1;
-  std::string Text() const;  // "M N K ta tb grouped batch"
+  MatrixMath math = MatrixMath::kFloat32;
+  StorageType a_type = StorageType::kFloat32, b_type = StorageType::kFloat32,
+              c_type = StorageType::kFloat32;
+  // "M N K ta tb grouped batch math a b c", the types by name
+  // ("37 41 43 0 1 0 1 tf32 float32 float32 float32").
+  std::string Text() const;
   bool operator<(const GemmShapeKey& other) const;
 };
 GemmShapeKey ShapeKeyOf(const GemmArgs& args);

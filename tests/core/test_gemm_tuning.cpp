@@ -1,14 +1,19 @@
-// GEMM tuning: winners stored per device and read back by the dispatcher;
-// only configurations of the tested family are ever taken from a file; the
+// GEMM tuning: winners stored per device and read back by the dispatcher,
+// keyed by shape, math and storage types (a winner for float32 math is not
+// one for TF32 or 16-bit math), old files' keys read as float32; only
+// configurations of the tested family are ever taken from a file; the
 // recording of a net's products; the tuner's choice is among the candidates
 // and its result matches the rule's.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "../../src/core/cache_files.hpp"
 #include "../../src/core/gemm_tuning.hpp"
 #include "../../src/core/net_tuning.hpp"
 #include "dlcaffe/context.hpp"
@@ -69,7 +74,9 @@ TEST(GemmTuning, StoredWinnerIsWhatTheDispatcherRuns) {
   // The file is readable text that names the device and the winner.
   const std::string text = ReadFileBytes(GemmTuningFile(device));
   EXPECT_NE(text.find(device.info().name), std::string::npos) << text;
-  EXPECT_NE(text.find("37 41 43 0 1 0 1 | " + winner.Name()), std::string::npos) << text;
+  EXPECT_NE(text.find("37 41 43 0 1 0 1 float32 float32 float32 float32 | " + winner.Name()),
+            std::string::npos)
+      << text;
 }
 
 TEST(GemmTuning, ConfigurationsOutsideTheTestedFamilyAreDropped) {
@@ -87,12 +94,107 @@ TEST(GemmTuning, ConfigurationsOutsideTheTestedFamilyAreDropped) {
   const std::string rewritten = ReadFileBytes(path);
   EXPECT_EQ(rewritten.find("mr99"), std::string::npos) << rewritten;
   EXPECT_EQ(rewritten.find("not a line"), std::string::npos) << rewritten;
-  EXPECT_NE(rewritten.find("60 61 62 0 0 0 1 | " + winner.Name()), std::string::npos);
+  EXPECT_NE(rewritten.find("60 61 62 0 0 0 1 float32 float32 float32 float32 | " +
+                           winner.Name()),
+            std::string::npos);
   // Earlier winners survive the merge.
-  EXPECT_NE(rewritten.find("37 41 43 0 1 0 1 | "), std::string::npos) << rewritten;
+  EXPECT_NE(rewritten.find("37 41 43 0 1 0 1 float32 float32 float32 float32 | "),
+            std::string::npos)
+      << rewritten;
   const GemmArgs unknown = Shape(51, 52, 53, false, false);
   EXPECT_EQ(ChooseGemmConfig(device, unknown).Name(), RuleGemmConfig(device, unknown).Name());
   EXPECT_EQ(ChooseGemmConfig(device, added).Name(), winner.Name());
+}
+
+// A family member that is none of `shapes`' rules.
+GemmConfig NotTheRuleOfAny(const Context& device, const std::vector<GemmArgs>& shapes) {
+  for (const GemmConfig& c : GemmConfigFamily()) {
+    bool fits = true;
+    for (const GemmArgs& args : shapes)
+      fits = fits && c.Supports(args.trans_a, args.trans_b) &&
+             c.Name() != RuleGemmConfig(device, args).Name();
+    if (fits) return c;
+  }
+  ADD_FAILURE() << "every configuration is some shape's rule";
+  return GemmConfig();
+}
+
+// The same shape in another math or with 16-bit operands runs other kernels
+// (a matrix engine's form; 16-bit loads): a winner timed on one is not
+// handed to the others, and each keeps its own.
+TEST(GemmTuning, TheMathAndStorageTypesAreInTheKey) {
+  CacheDir();
+  const Context& device = TestContext();
+  const GemmArgs float_math = Shape(71, 73, 79, true, false);
+  std::vector<GemmArgs> others;
+  for (MatrixMath math : {MatrixMath::kTF32, MatrixMath::kFloat16, MatrixMath::kBFloat16}) {
+    others.push_back(float_math);
+    others.back().math = math;
+  }
+  GemmArgs half_a = float_math;
+  half_a.a_type = StorageType::kFloat16;
+  others.push_back(half_a);
+  GemmArgs bf16_c = float_math;
+  bf16_c.c_type = StorageType::kBFloat16;
+  others.push_back(bf16_c);
+  std::vector<GemmArgs> all = others;
+  all.push_back(float_math);
+  const GemmConfig winner = NotTheRuleOfAny(device, all);
+  StoreTunedGemmConfigs(device, {{ShapeKeyOf(float_math), winner}});
+  EXPECT_EQ(ChooseGemmConfig(device, float_math).Name(), winner.Name());
+  for (const GemmArgs& other : others)
+    EXPECT_EQ(ChooseGemmConfig(device, other).Name(), RuleGemmConfig(device, other).Name())
+        << ShapeKeyOf(other).Text();
+  // A winner of its own for float16 math, beside float32's.
+  const GemmConfig half_winner = NotTheRuleOfAny(device, {others[1]});
+  StoreTunedGemmConfigs(device, {{ShapeKeyOf(others[1]), half_winner}});
+  EXPECT_EQ(ChooseGemmConfig(device, others[1]).Name(), half_winner.Name());
+  EXPECT_EQ(ChooseGemmConfig(device, float_math).Name(), winner.Name());
+  const std::string text = ReadFileBytes(GemmTuningFile(device));
+  EXPECT_NE(text.find("71 73 79 1 0 0 1 float16 float32 float32 float32 | " + half_winner.Name()),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("71 73 79 1 0 0 1 float32 float32 float32 float32 | " + winner.Name()),
+            std::string::npos)
+      << text;
+}
+
+// A file written before the key held the math and storage types: its
+// entries are float32 math on float32 operands, the only products they are
+// handed to; the next store rewrites them in the new format. A key with
+// unknown type names is skipped.
+TEST(GemmTuning, OldFilesKeysAreFloat32Products) {
+  CacheDir();
+  const Context& device = TestContext();
+  const std::string path = GemmTuningFile(device);
+  const GemmArgs old = Shape(83, 89, 97, false, false);
+  GemmArgs old_tf32 = old, old_half = old;
+  old_tf32.math = MatrixMath::kTF32;
+  old_half.b_type = StorageType::kFloat16;
+  const GemmConfig winner = NotTheRuleOfAny(device, {old, old_tf32, old_half});
+  auto entry = [](const std::string& key, const std::string& config) {
+    const std::string line = key + " | " + config;
+    char checksum[20];
+    std::snprintf(checksum, sizeof(checksum), "%016llx",
+                  static_cast<unsigned long long>(Fnv1a(line)));
+    return line + " | " + checksum + "\n";
+  };
+  WriteFileAtomically(path, "# dlcaffe GEMM tuning\n" + entry("83 89 97 0 0 0 1", winner.Name()) +
+                                entry("83 89 98 0 0 0 1 float64 float32 float32 float32",
+                                      winner.Name()) +
+                                "# end: 2 entries\n");
+  // A store merges with what the file holds (and makes the tables re-read it).
+  const GemmArgs added = Shape(101, 103, 107, false, false);
+  StoreTunedGemmConfigs(device, {{ShapeKeyOf(added), NotTheRule(device, added)}});
+  EXPECT_EQ(ChooseGemmConfig(device, old).Name(), winner.Name());
+  EXPECT_EQ(ChooseGemmConfig(device, old_tf32).Name(), RuleGemmConfig(device, old_tf32).Name());
+  EXPECT_EQ(ChooseGemmConfig(device, old_half).Name(), RuleGemmConfig(device, old_half).Name());
+  const std::string rewritten = ReadFileBytes(path);
+  EXPECT_NE(rewritten.find("83 89 97 0 0 0 1 float32 float32 float32 float32 | " +
+                           winner.Name()),
+            std::string::npos)
+      << rewritten;
+  EXPECT_EQ(rewritten.find("83 89 98"), std::string::npos) << rewritten;
 }
 
 TEST(GemmTuning, RecordingKeepsOneProductPerShape) {
@@ -109,9 +211,14 @@ TEST(GemmTuning, RecordingKeepsOneProductPerShape) {
   GemmArgs transposed = g;
   transposed.trans_b = Transpose::kYes;
   Gemm(ctx, transposed);
-  ASSERT_EQ(recording.products().size(), 2u);
+  // Another math is another product, as the tuner times it.
+  GemmArgs tf32 = g;
+  tf32.math = MatrixMath::kTF32;
+  Gemm(ctx, tf32);
+  ASSERT_EQ(recording.products().size(), 3u);
   EXPECT_EQ(recording.products()[0].c_offset, 40u);
   EXPECT_EQ(recording.products()[1].trans_b, Transpose::kYes);
+  EXPECT_EQ(recording.products()[2].math, MatrixMath::kTF32);
 }
 
 TEST(GemmTuning, TunerPicksACandidateThatMatchesTheRule) {
