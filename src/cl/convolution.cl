@@ -1,4 +1,4 @@
-// Layout and bias kernels around the convolution GEMMs. On CPU-shaped
+// Layout kernels around the convolution GEMMs. On CPU-shaped
 // devices the GEMMs work in "column order" [channels][images * area] over a
 // chunk of images (GPU-shaped GEMMs read and write the NCHW blobs in place);
 // the blobs are NCHW, stored as DATA_TYPE (common.cl; the column-order
@@ -7,10 +7,9 @@
 //
 // Two shapes of the same work (-DPLANES, as in im2col.cl):
 //   PLANES=0 (GPU): one work-item per element, 2-D range (n * area + p,
-//     channel); the bias reduction uses one work-group per channel.
+//     channel).
 //   PLANES=1 (CPU): one work-item per (image, channel) plane copying a
-//     contiguous run, range (images, channels); the bias reduction one
-//     work-item per channel with float16 partial sums.
+//     contiguous run, range (images, channels).
 #ifndef PLANES
 #define PLANES 0
 #endif
@@ -49,15 +48,6 @@ __kernel void conv_nchw_to_columns(const int images, const int channels,
   const int n = q / area, p = q - n * area;
   columns[c * images * area + q] = DATA_LOAD(dy, nchw_off + (n * channels + c) * area + p);
 #endif
-}
-
-// y[n][c][p] += bias[c] over `count` NCHW elements (Deconvolution's bias,
-// added after col2im has written the top).
-__kernel void conv_add_bias(const int count, const int channels, const int area,
-                            __global const float* bias, __global DATA_ELEM* y) {
-  const int i = get_global_id(0);
-  if (i >= count) return;
-  DATA_STORE(y, i, DATA_LOAD(y, i) + bias[(i / area) % channels]);
 }
 
 // The data gradient of a stride-1 convolution is a convolution of the top

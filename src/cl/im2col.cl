@@ -117,12 +117,16 @@ inline float col2im_gather(__global const float* col, const int columns, const i
 
 // The adjoint of im2col without atomics: every input pixel is written (=) by
 // exactly one work-item, which gathers all the column elements copied from it.
+// With has_bias, bias[c] is added to each pixel's sum before it is stored
+// (Deconvolution's bias: a 16-bit top is rounded once); without, bias is any
+// buffer and is not read.
 __kernel void col2im(const int images, const int channels, const int height,
                      const int width, const int kernel_h, const int kernel_w,
                      const int pad_h, const int pad_w, const int stride_h,
                      const int stride_w, const int dilation_h, const int dilation_w,
                      const int out_h, const int out_w, __global const float* col,
-                     __global DATA_ELEM* dx, const int dx_off) {
+                     __global DATA_ELEM* dx, const int dx_off, const int has_bias,
+                     __global const float* bias) {
   const int area = height * width;
   const int out_area = out_h * out_w;
   const int columns = images * out_area;
@@ -151,14 +155,18 @@ __kernel void col2im(const int images, const int channels, const int height,
           for (int ow = lo; ow < hi; ++ow) plane[base + ow * stride_w] += src[ow];
       }
     }
+  if (has_bias)
+    for (int i = 0; i < area; ++i) plane[i] += bias[c];
 #else
   // A 16-bit plane would round at every addition: gather each pixel's sum
   // in float and store it once.
   for (int h = 0; h < height; ++h)
-    for (int w = 0; w < width; ++w)
-      DATA_STORE(plane, h * width + w,
-                 col2im_gather(col, columns, n, c, h, w, kernel_h, kernel_w, pad_h, pad_w,
-                               stride_h, stride_w, dilation_h, dilation_w, out_h, out_w));
+    for (int w = 0; w < width; ++w) {
+      const float sum =
+          col2im_gather(col, columns, n, c, h, w, kernel_h, kernel_w, pad_h, pad_w, stride_h,
+                        stride_w, dilation_h, dilation_w, out_h, out_w);
+      DATA_STORE(plane, h * width + w, has_bias ? sum + bias[c] : sum);
+    }
 #endif
 #else
   // The work-item owns pixel (n, c, h, w).
@@ -166,9 +174,9 @@ __kernel void col2im(const int images, const int channels, const int height,
   if (q >= images * area || c >= channels) return;
   const int n = q / area, hw = q - n * area;
   const int h = hw / width, w = hw - h * width;
-  DATA_STORE(dx, dx_off + (n * channels + c) * area + hw,
-             col2im_gather(col, columns, n, c, h, w, kernel_h, kernel_w, pad_h, pad_w,
-                           stride_h, stride_w, dilation_h, dilation_w, out_h, out_w));
+  const float sum = col2im_gather(col, columns, n, c, h, w, kernel_h, kernel_w, pad_h, pad_w,
+                                 stride_h, stride_w, dilation_h, dilation_w, out_h, out_w);
+  DATA_STORE(dx, dx_off + (n * channels + c) * area + hw, has_bias ? sum + bias[c] : sum);
 #endif
 }
 
@@ -211,12 +219,13 @@ __kernel void im2col_nd(const int images, const int channels, const int num_axes
 }
 
 // The adjoint, gathering: the work-item owns image element (n, c, position)
-// and sums every column element copied from it. Range (images * image_area,
-// channels).
+// and sums every column element copied from it, plus bias[c] with has_bias
+// (as col2im). Range (images * image_area, channels).
 __kernel void col2im_nd(const int images, const int channels, const int num_axes,
                         __global const int* geometry, const int image_area,
                         const int column_area, const int kernel_area,
-                        __global const float* col, __global DATA_ELEM* dx, const int dx_off) {
+                        __global const float* col, __global DATA_ELEM* dx, const int dx_off,
+                        const int has_bias, __global const float* bias) {
   const int columns = images * column_area;
   const int q = get_global_id(0), c = get_global_id(1);
   if (q >= images * image_area || c >= channels) return;
@@ -240,5 +249,6 @@ __kernel void col2im_nd(const int images, const int channels, const int num_axes
     }
     if (hit) sum += col_image[(c * kernel_area + kk) * columns + o_flat];
   }
-  DATA_STORE(dx, dx_off + (n * channels + c) * image_area + position, sum);
+  DATA_STORE(dx, dx_off + (n * channels + c) * image_area + position,
+             has_bias ? sum + bias[c] : sum);
 }

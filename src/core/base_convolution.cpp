@@ -261,21 +261,24 @@ void BaseConvolutionLayer::Im2col(cl_mem image, int n0, int images, cl_mem col) 
                dilation_[1], column_shape_[0], column_shape_[1], image, image_off, col);
 }
 
-void BaseConvolutionLayer::Col2im(cl_mem col, int n0, int images, cl_mem image) {
+void BaseConvolutionLayer::Col2im(cl_mem col, int n0, int images, cl_mem image, cl_mem bias) {
   const int image_off = n0 * image_channels_ * image_area();
+  const int has_bias = bias != nullptr;
+  if (!bias) bias = col;  // bound, not read
   if (nd_) {
     ctx_->Launch(ctx_->Kernel("im2col.cl", options_, "col2im_nd"),
                  NDRange(RoundUp(images * image_area(), kGroup), image_channels_),
                  NDRange(kGroup, 1), images, image_channels_, num_spatial_axes_,
                  geometry_->mem(), image_area(), column_area(), kernel_area(), col, image,
-                 image_off);
+                 image_off, has_bias, bias);
     return;
   }
   ctx_->Launch(ctx_->Kernel("im2col.cl", options_, "col2im"),
                LayoutRange(images, image_channels_, images * image_area()), LayoutGroup(),
                images, image_channels_, image_shape_[0], image_shape_[1], kernel_shape_[0],
                kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1], dilation_[0],
-               dilation_[1], column_shape_[0], column_shape_[1], col, image, image_off);
+               dilation_[1], column_shape_[0], column_shape_[1], col, image, image_off, has_bias,
+               bias);
 }
 
 BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ColumnSide(cl_mem blob, int n0,
@@ -343,8 +346,8 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ImageColumns(cl_mem blob,
 }
 
 void BaseConvolutionLayer::StoreImageColumns(const MatrixView& view, cl_mem blob, int n0,
-                                             int images) {
-  if (view.mem != blob) Col2im(view.mem, n0, images, blob);
+                                             int images, cl_mem bias) {
+  if (view.mem != blob) Col2im(view.mem, n0, images, blob, bias);
 }
 
 void BaseConvolutionLayer::ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns) {
@@ -443,7 +446,7 @@ void BaseConvolutionLayer::WeightTimesCol(const MatrixView& col, int images,
 
 void BaseConvolutionLayer::WeightTransposedTimesColumns(const MatrixView& columns,
                                                         int images, const MatrixView& col,
-                                                        MatrixMath math) {
+                                                        MatrixMath math, bool bias) {
   GemmArgs a;
   a.math = math;
   a.trans_a = Transpose::kYes;
@@ -455,6 +458,10 @@ void BaseConvolutionLayer::WeightTransposedTimesColumns(const MatrixView& column
   SetC(a, col);
   SetBatchStrides(a, group_, Weights(false), outputs_per_group(), columns,
                   outputs_per_group(), col, rows_per_group());
+  if (bias) {
+    a.bias = blobs_[1]->data();
+    a.epilogue_batch_stride = rows_per_group();  // each group's channels
+  }
   Gemm(*ctx_, a);
 }
 
@@ -482,12 +489,6 @@ void BaseConvolutionLayer::AccumulateBiasDiff(cl_mem diff) {
   // channels and large images (docs/benchmarks.md, M7).
   ChannelSums(*ctx_, ChannelSumKind::kProducts, num_, num_output_, output_area(),
               {diff, storage_}, nullptr, {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
-}
-
-void BaseConvolutionLayer::AddBias(cl_mem top) {
-  const int count = num_ * num_output_ * output_area();
-  ctx_->Launch1D(ctx_->Kernel("convolution.cl", options_, "conv_add_bias"), count, count,
-                 num_output_, output_area(), blobs_[1]->data(), top);
 }
 
 }  // namespace dlcaffe

@@ -115,12 +115,15 @@ class BaseConvolutionLayer : public Layer {
   // chunk_.
   int RoundImages(bool col_buffer) const { return !col_buffer && in_place_ ? num_ : chunk_; }
   // After a GEMM wrote `view` of ImageColumns(blob, ...): blob (=) = col2im
-  // of it unless it is the blob.
-  void StoreImageColumns(const MatrixView& view, cl_mem blob, int n0, int images);
+  // of it (+ `bias`, one value per image-side channel, when given) unless it
+  // is the blob.
+  void StoreImageColumns(const MatrixView& view, cl_mem blob, int n0, int images,
+                         cl_mem bias = nullptr);
   // col = im2col of the image-side blob `image`.
   void Im2col(cl_mem image, int n0, int images, cl_mem col);
-  // image (=) = col2im(col).
-  void Col2im(cl_mem col, int n0, int images, cl_mem image);
+  // image (=) = col2im(col) (+ `bias` per image-side channel, added to each
+  // sum before it is stored, when given).
+  void Col2im(cl_mem col, int n0, int images, cl_mem image, cl_mem bias = nullptr);
   // Column-side blob `blob` -> column order.
   void ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns);
   // Column order -> column-side blob `blob` (=).
@@ -139,16 +142,15 @@ class BaseConvolutionLayer : public Layer {
   // channel affine set (Layer::set_channel_affine), scale * W * col + shift.
   void WeightTimesCol(const MatrixView& col, int images, const MatrixView& columns,
                       bool bias, bool relu, MatrixMath math);
-  // col = W^T * columns, per group.
+  // col = W^T * columns, per group; + the bias per row with `bias` (for a
+  // 1x1 kernel, whose rows are the image-side channels).
   void WeightTransposedTimesColumns(const MatrixView& columns, int images,
-                                    const MatrixView& col, MatrixMath math);
+                                    const MatrixView& col, MatrixMath math, bool bias = false);
   // W_diff += columns * col^T, per group.
   void AccumulateWeightDiff(const MatrixView& columns, const MatrixView& col, int images,
                             MatrixMath math);
   // bias_diff += sum over images and positions of the top diff `diff`.
   void AccumulateBiasDiff(cl_mem diff);
-  // top[n][c][p] += bias[c] over the whole batch.
-  void AddBias(cl_mem top);
 
   // A scratch buffer of `floats` floats from the context's pool.
   BufferPtr Scratch(long long floats) const;

@@ -5,13 +5,19 @@
 //   out = stride * (in - 1) + dilation * (kernel - 1) + 1 - 2 * pad  (per axis)
 // Forward, per chunk of images:
 //   x [C][n*H*W] = bottom (GPU: in place; CPU: a copy);
-//   col = W^T * x (per group); col2im -> top; + bias
+//   col = W^T * x (per group); top = col2im(col) + bias, the bias added to
+//   each gathered sum before it is stored (the GEMM's epilogue adds it where
+//   it writes the top itself: a 1x1 kernel in place)
 // Backward:
 //   bias_diff += sum over n, p of top_diff
 //   col = im2col(top_diff)
 //   W_diff += x * col^T (per group)      bottom_diff = W * col (per group)
 // Weights are C x num_output/group x kh x kw and the bias num_output (Caffe's
 // layout, so .caffemodel files load).
+//
+// The bottoms and tops may be stored in 16 bits (mixed precision): the
+// layout kernels and the GEMMs widen on load and round once on store, the
+// weights, the bias and the column buffers are float.
 #include <algorithm>
 
 #include "dlcaffe/layer_registry.hpp"
@@ -23,6 +29,7 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
  public:
   using BaseConvolutionLayer::BaseConvolutionLayer;
   const char* type() const override { return "Deconvolution"; }
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     for (size_t i = 0; i < bottom.size(); ++i) {
@@ -31,10 +38,13 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
         BufferPtr x_scratch, col_scratch;
         const MatrixView x = ColumnSide(bottom[i]->data(), n0, images, true, x_scratch);
         const MatrixView col = ImageColumns(top[i]->data(), n0, images, false, col_scratch);
-        WeightTransposedTimesColumns(x, images, col, ForwardMath());
-        StoreImageColumns(col, top[i]->data(), n0, images);
+        // One rounding of a 16-bit top: the bias joins the sums before the store.
+        const bool gemm_writes_top = col.mem == top[i]->data();
+        WeightTransposedTimesColumns(x, images, col, ForwardMath(),
+                                     bias_term_ && gemm_writes_top);
+        StoreImageColumns(col, top[i]->data(), n0, images,
+                          bias_term_ ? blobs_[1]->data() : nullptr);
       }
-      if (bias_term_) AddBias(top[i]->data());
     }
   }
 

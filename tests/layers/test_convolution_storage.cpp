@@ -8,7 +8,10 @@
 // col2im (both kernel shapes, and the one that rounds per plane), 1x1 in
 // place, groups, dilation, depthwise, three spatial axes and a batch split
 // into chunks. Winograd is float only (the 16-bit layer takes the GEMMs),
-// so the float32 reference runs with it off.
+// so the float32 reference runs with it off. Deconvolution runs the same
+// kernels the other way round, its bias added to each sum before the top is
+// stored (by col2im, or by the GEMM of a 1x1 kernel writing the top in
+// place): the same holds for it on the same paths.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -126,6 +129,41 @@ TEST_P(ConvolutionStorage, SixteenBitLayerRoundsTheFloatLayer) {
 // cpu: planes, im2col and column-order copies, col2im per plane; gpu: the
 // GEMMs in place, implicit windows or (off) im2col + col2im per pixel;
 // 400 floats per chunk split the batch of the im2col rounds image by image.
+// Deconvolution's cases: its bottom is the column side, its top the image
+// side (top spatial = stride * (in - 1) + dilation * (kernel - 1) + 1 - 2 pad).
+const Case kDeconvolutionCases[] = {
+    {"3x3_stride2_pad1", "num_output: 5 kernel_size: 3 stride: 2 pad: 1", {2, 4, 5, 4},
+     4 * 5 * 9, 5, 2 * 5 * 9 * 7},
+    {"3x3_no_bias", "num_output: 3 kernel_size: 3 bias_term: false", {2, 4, 5, 4}, 4 * 3 * 9,
+     0, 2 * 3 * 7 * 6},
+    {"1x1_groups", "num_output: 6 group: 2 kernel_size: 1", {2, 4, 9, 7}, 4 * 3, 6,
+     2 * 6 * 9 * 7},
+    {"groups_dilated", "num_output: 6 group: 2 kernel_h: 3 kernel_w: 2 dilation: 2 pad: 1",
+     {2, 4, 5, 4}, 4 * 3 * 6, 6, 2 * 6 * 7 * 4},
+    {"three_axes", "num_output: 3 kernel_size: 2 stride: 2", {2, 4, 3, 2, 3}, 4 * 3 * 8, 3,
+     2 * 3 * 6 * 4 * 6},
+};
+
+TEST_P(ConvolutionStorage, SixteenBitDeconvolutionRoundsTheFloatLayer) {
+  for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    for (const Case& c : kDeconvolutionCases) {
+      SCOPED_TRACE(std::string(StorageTypeName(type)) + " " + c.name);
+      const std::string param = std::string("name: 'deconv' type: 'Deconvolution' ") +
+                                "convolution_param { " + c.convolution_param + " }";
+      const Inputs in = MakeInputs(c, type);
+      const StorageRun half = RunConvolution(param, type, in, c.shape);
+      const StorageRun full = RunConvolution(param, StorageType::kFloat32, in, c.shape);
+      ASSERT_EQ(half.top.size(), static_cast<size_t>(c.top));
+      ASSERT_EQ(half.top, RoundedTo(full.top, type));
+      ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
+      ASSERT_EQ(half.param_diffs, full.param_diffs);  // weights, then the bias
+      ASSERT_EQ(full.param_diffs.size(), c.bias ? 2u : 1u);
+      for (const std::vector<float>* v : {&full.top, &full.bottom_diff, &full.param_diffs[0]})
+        ASSERT_NE(*v, std::vector<float>(v->size(), 0.f));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, ConvolutionStorage,
                          ::testing::Values(Shape{"cpu", "auto", ""}, Shape{"gpu", "auto", ""},
                                            Shape{"gpu", "off", ""}, Shape{"cpu", "auto", "400"}),
