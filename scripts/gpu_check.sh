@@ -20,7 +20,8 @@
 #              carried (alone: both bundles pass the tool's 64 MiB): the
 #              device-driving pytest files under Debian's interpreter. Results and logs
 #              go to $OUT (else ./gpu_check_out): summary.txt, tests.log,
-#              nets_1.log, nets_2.log, transformers_1.log, transformers_2.log.
+#              nets_1.log, nets_2.log (nets_1_float16.log, ... for NET_DTYPES),
+#              transformers_1.log, transformers_2.log.
 #              Exit status 0 only when everything passed.
 #
 # `transformers` exports the transformer models of
@@ -34,6 +35,9 @@
 #
 # Variables for `run`: NETS (comma list, default all 19), NET_RUNS (2),
 # NET_ARGS (extra make_torchvision_tests.py arguments, e.g. --small),
+# NET_DTYPES (storage types to run the nets in, default float32; e.g.
+# float16,bfloat16: bounds from PyTorch's CUDA autocast, docs/gpu-check.md
+# says what fits in one call), NET_MAKE_DTYPES, NET_REUSE (see run_nets),
 # TEST_JOBS (test programs at a time, 4), TEST_TIMEOUT (seconds a program
 # may take, 900), TEST_FILTER (a regex over the programs' names, default
 # all), PARALLEL=1 (on a host with several GPUs: each part at once on a GPU
@@ -178,20 +182,62 @@ run_python() {
   fi
 }
 
+# NET_DTYPES: the storage types the runner runs the nets in (float32,
+# float16, bfloat16; default float32); NET_MAKE_DTYPES: those whose bounds
+# the generator measures (PyTorch autocast on the host's GPU; default
+# NET_DTYPES; float32's always); NET_REUSE=1: keep the tests made by an
+# earlier call on the same machine when they were made for the same NETS
+# and NET_ARGS with bounds for every type of NET_DTYPES (made.txt says).
 run_nets() {
-  local dir=/tmp/gpu/torchvision nets="${NETS:-}"
-  rm -rf "$dir"
+  local dir=/tmp/gpu/torchvision nets="${NETS:-}" dtypes="${NET_DTYPES:-float32}" dtype
+  local make="${NET_MAKE_DTYPES:-$dtypes}"
+  local stamp="nets=${nets:-all} args=${NET_ARGS:-}" reuse=0
+  for dtype in ${make//,/ } ${dtypes//,/ }; do
+    case "$dtype" in
+      float32|float16|bfloat16) ;;
+      *) echo "nets: unknown type '$dtype' in NET_DTYPES/NET_MAKE_DTYPES (float32, float16, bfloat16)" | tee -a "$summary"; return 1 ;;
+    esac
+  done
+  if [ "${NET_REUSE:-0}" = 1 ] && [ -f "$dir/made.txt" ] && [ "$(sed -n 1p "$dir/made.txt")" = "$stamp" ]; then
+    reuse=1
+    for dtype in ${dtypes//,/ }; do
+      [ "$dtype" = float32 ] || grep -qE "^dtypes=(.*,)?$dtype(,|\$)" "$dir/made.txt" || reuse=0
+    done
+  fi
   local start=$SECONDS
-  "$DLCAFFE_PYTHON" tools/onnx/make_torchvision_tests.py "$dir" --threads "$(nproc)" \
-    ${nets:+--nets "$nets"} ${NET_ARGS:-} > "$out/nets_made.log" 2>&1 ||
-    { echo "nets: generating the tests failed (nets_made.log)" | tee -a "$summary"; return 1; }
-  echo "nets: made in $((SECONDS - start)) s by $("$DLCAFFE_PYTHON" -c 'import torch; print("torch", torch.__version__)')" | tee -a "$summary"
-  local ok=0
+  if [ $reuse = 1 ]; then
+    echo "nets: reusing the tests made earlier ($(sed -n 2,3p "$dir/made.txt" | tr '\n' ' '))" | tee -a "$summary"
+  else
+    for dtype in ${dtypes//,/ }; do
+      case ",$make," in *",$dtype,"*) ;; *) [ "$dtype" = float32 ] ||
+        { echo "nets: $dtype runs but NET_MAKE_DTYPES ($make) does not measure its bounds" | tee -a "$summary"; return 1; } ;;
+      esac
+    done
+    rm -rf "$dir"
+    "$DLCAFFE_PYTHON" tools/onnx/make_torchvision_tests.py "$dir" --threads "$(nproc)" \
+      ${nets:+--nets "$nets"} --dtypes "float32,$make" ${NET_ARGS:-} > "$out/nets_made.log" 2>&1 ||
+      { echo "nets: generating the tests failed (nets_made.log)" | tee -a "$summary"; return 1; }
+    local torch
+    torch="$("$DLCAFFE_PYTHON" -c 'import torch; print("torch", torch.__version__)')"
+    printf '%s\ndtypes=%s\n%s\n' "$stamp" "$make" "$torch" > "$dir/made.txt"
+    local sixteen=",$make,"
+    sixteen="${sixteen//,float32,/,}" && sixteen="${sixteen#,}" && sixteen="${sixteen%,}"
+    echo "nets: made in $((SECONDS - start)) s by $torch, bounds for float32${sixteen:+,$sixteen}" | tee -a "$summary"
+    # A 16-bit type whose autocast the host lacks, or a net without bounds in one.
+    grep -E 'skipped|NO BOUNDS' "$out/nets_made.log" | sed 's/^ */  /' | tee -a "$summary" || true
+  fi
+  local ok=0 run log storage
   for run in $(seq 1 "${NET_RUNS:-2}"); do
-    start=$SECONDS
-    "$build/tools/onnx_test_runner" --verbose "$dir" > "$out/nets_$run.log" 2>&1 || ok=1
-    echo "nets, run $run ($((SECONDS - start)) s): $(grep -E '^[0-9]+ passed' "$out/nets_$run.log" | tail -n 1)" | tee -a "$summary"
-    grep -E '^(FAIL|SKIP)' "$out/nets_$run.log" | sed 's/^/  /' | tee -a "$summary" || true
+    for dtype in ${dtypes//,/ }; do
+      case "$dtype" in
+        float32) storage=FLOAT log="$out/nets_$run.log" ;;
+        *) storage="${dtype^^}" log="$out/nets_${run}_$dtype.log" ;;
+      esac
+      start=$SECONDS
+      "$build/tools/onnx_test_runner" --verbose --storage "$storage" "$dir" > "$log" 2>&1 || ok=1
+      echo "nets $dtype, run $run ($((SECONDS - start)) s): $(grep -E '^[0-9]+ passed' "$log" | tail -n 1)" | tee -a "$summary"
+      grep -E '^(FAIL|SKIP)' "$log" | sed 's/^/  /' | tee -a "$summary" || true
+    done
   done
   return $ok
 }

@@ -18,6 +18,16 @@
 // outputs and 1e-2 for gradients; other sets (single ops) use ONNX's own
 // per-element rule |ours - ref| <= atol + rtol * |ref| (rtol 1e-3, atol 1e-7).
 // A model the importer does not support is skipped, with the reason.
+//
+// --storage FLOAT16 | BFLOAT16 runs every model in that storage type (the
+// net's default_forward_type / default_backward_type; its math follows the
+// storage, docs/mixed-precision.md) but for its Input layers, which stay
+// FLOAT, as the 16-bit benchmark nets have it: the test's float input is
+// rounded to 16 bits where the first layer reads it, as autocast rounds it.
+// The bounds then come from tolerances_float16.json / tolerances_bfloat16.json
+// (make_torchvision_tests.py --dtypes: PyTorch autocast's distance from the
+// float64 reference, by the float32 rule); a set without that file fails,
+// saying so. Outputs and gradients are read back as float.
 #include <dirent.h>
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -44,6 +54,9 @@ DEFINE_double(atol, 1e-7, "Per-element absolute tolerance for single-op tests.")
 DEFINE_bool(fuse, true, "Run the importer's pattern fusions.");
 DEFINE_bool(verbose, false, "Print each compared tensor's error.");
 DEFINE_string(dump_dir, "", "Also write each compared tensor of ours to DIR/<test>/<set>/<file> (for debugging).");
+DEFINE_string(storage, "FLOAT",
+              "Storage type of every layer but the Input layers: FLOAT, FLOAT16 or BFLOAT16; "
+              "the 16-bit ones take their bounds from tolerances_<float16|bfloat16>.json.");
 
 namespace dlcaffe {
 namespace {
@@ -155,6 +168,65 @@ Comparison Compare(const std::vector<float>& ours, const std::vector<float>& ref
   return c;
 }
 
+// The storage type --storage names (FLOAT: the nets as imported).
+caffe::Type StorageFlag() {
+  const caffe::Type storage = FLAGS_storage == "FLOAT16"    ? caffe::FLOAT16
+                              : FLAGS_storage == "BFLOAT16" ? caffe::BFLOAT16
+                                                            : caffe::FLOAT;
+  DLC_REQUIRE(storage != caffe::FLOAT || FLAGS_storage == "FLOAT",
+              "--storage " << FLAGS_storage << " is not a storage type (FLOAT, FLOAT16 or BFLOAT16)");
+  return storage;
+}
+
+// The generator's name of a 16-bit type (its --dtypes).
+std::string DtypeName(caffe::Type storage) {
+  return storage == caffe::FLOAT16 ? "float16" : storage == caffe::BFLOAT16 ? "bfloat16" : "float32";
+}
+
+// tolerances.json, or tolerances_float16.json / tolerances_bfloat16.json.
+std::string ToleranceFile(caffe::Type storage) {
+  return storage == caffe::FLOAT ? "tolerances.json" : "tolerances_" + DtypeName(storage) + ".json";
+}
+
+// The imported net in `storage`: every layer but the Input layers (which
+// keep the host's float values as given; the first reader rounds them).
+void SetStorage(caffe::NetParameter* param, caffe::Type storage) {
+  if (storage == caffe::FLOAT) return;
+  param->set_default_forward_type(storage);
+  param->set_default_backward_type(storage);
+  for (caffe::LayerParameter& layer : *param->mutable_layer())
+    if (layer.type() == "Input") {
+      layer.set_forward_type(caffe::FLOAT);
+      layer.set_backward_type(caffe::FLOAT);
+    }
+}
+
+// "N of M layers store BFLOAT16, K Convert layers; in FLOAT: Type xN ..."
+// (--verbose): which layers the storage pass kept in float32.
+std::string StorageSummary(const Net& net, caffe::Type storage) {
+  int narrow = 0, converts = 0;
+  std::map<std::string, int> in_float;
+  for (size_t i = 0; i < net.layers().size(); ++i) {
+    const caffe::LayerParameter& p = net.layers()[i]->layer_param();
+    // A layer's type is that of its tops (an inserted Split has no
+    // forward_type: it stores as its bottom).
+    const std::vector<Blob*>& tops = net.top_vecs()[i];
+    const bool in_storage = tops.empty() ? p.forward_type() == storage
+                                         : tops[0]->storage_type() != StorageType::kFloat32;
+    if (p.type() == "Convert") ++converts;
+    else if (in_storage) ++narrow;
+    else ++in_float[p.type()];
+  }
+  std::ostringstream s;
+  s << narrow << " of " << net.layers().size() - converts << " layers store "
+    << caffe::Type_Name(storage) << ", " << converts << " Convert layers";
+  if (!in_float.empty()) {
+    s << "; in FLOAT:";
+    for (const auto& t : in_float) s << " " << t.first << " x" << t.second;
+  }
+  return s.str();
+}
+
 enum class Outcome { kPassed, kFailed, kSkipped };
 
 struct TestResult {
@@ -174,8 +246,17 @@ bool Unsupported(const std::string& message) {
 TestResult RunSet(Context& ctx, const std::string& model_path, const std::string& set_dir) {
   TestResult result;
   const bool training = IsFile(set_dir + "/grad_output_0.pb");
-  const std::map<std::string, double> bounds = ReadTolerances(set_dir + "/tolerances.json");
-  const bool whole_network = training || IsFile(set_dir + "/tolerances.json");
+  const caffe::Type storage = StorageFlag();
+  const std::string tolerance_file = ToleranceFile(storage);
+  // 16-bit storage: only the bounds measured for that type judge it.
+  DLC_REQUIRE(storage == caffe::FLOAT || IsFile(set_dir + "/" + tolerance_file),
+              set_dir << ": no " << tolerance_file << ": the bounds for "
+                      << caffe::Type_Name(storage)
+                      << " storage (make_torchvision_tests.py --dtypes " << DtypeName(storage)
+                      << " writes them: PyTorch autocast's distance from the reference); "
+                         "the float32 bounds of tolerances.json do not apply");
+  const std::map<std::string, double> bounds = ReadTolerances(set_dir + "/" + tolerance_file);
+  const bool whole_network = training || IsFile(set_dir + "/" + tolerance_file);
   auto input_file = [&](size_t k) { return set_dir + "/input_" + std::to_string(k) + ".pb"; };
 
   OnnxImportOptions options;
@@ -251,7 +332,10 @@ TestResult RunSet(Context& ctx, const std::string& model_path, const std::string
   caffe::NetParameter param = model.net;
   param.mutable_state()->set_phase(training ? caffe::TRAIN : caffe::TEST);
   if (training) param.set_force_backward(true);
+  SetStorage(&param, storage);
   Net net(param, ctx);
+  if (FLAGS_verbose && storage != caffe::FLOAT)
+    std::cout << "    " << Basename(set_dir) << ": " << StorageSummary(net, storage) << "\n";
   for (const std::string& name : input_names) {
     if (options.constant_input_files.count(name)) continue;
     DLC_REQUIRE(std::find(model.inputs.begin(), model.inputs.end(), name) != model.inputs.end(),
@@ -278,6 +362,13 @@ TestResult RunSet(Context& ctx, const std::string& model_path, const std::string
         WriteOnnxTensorFile(dir + "/" + file, ref_name, ours_shape, ours);
     }
     auto b = bounds.find(file);
+    if (b == bounds.end() && storage != caffe::FLOAT) {
+      if (result.outcome == Outcome::kPassed) {
+        result.outcome = Outcome::kFailed;
+        result.message = file + ": no bound in " + tolerance_file;
+      }
+      return;
+    }
     const double bound = b != bounds.end() ? b->second : gradient ? 1e-2 : 1e-3;
     const Comparison c = Compare(ours, ref, ours_shape, ref_shape, whole_network, bound);
     double& worst = gradient ? result.worst_gradient : result.worst_output;
@@ -391,6 +482,7 @@ int main(int argc, char** argv) {
   using namespace dlcaffe;
   std::unique_ptr<Context> ctx;
   try {
+    StorageFlag();
     ctx = Context::Create(FLAGS_device);
   } catch (const std::exception& e) {
     std::cerr << "onnx_test_runner: error: " << e.what() << std::endl;
@@ -432,6 +524,8 @@ int main(int argc, char** argv) {
     }
     std::cout.flush();
   }
-  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped" << std::endl;
+  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped";
+  if (StorageFlag() != caffe::FLOAT) std::cout << " (" << FLAGS_storage << " storage)";
+  std::cout << std::endl;
   return failed == 0 ? 0 : 1;
 }

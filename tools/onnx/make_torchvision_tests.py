@@ -4,7 +4,8 @@
 Usage (Debian's interpreter: it has torch 1.13, torchvision 0.14, onnx 1.12):
 
     /usr/bin/python3 tools/onnx/make_torchvision_tests.py OUT_DIR \
-        [--nets alexnet,resnet18,...] [--small] [--opset N] [--threads T]
+        [--nets alexnet,resnet18,...] [--small] [--opset N] [--threads T] \
+        [--dtypes float32,float16,bfloat16]
 
 writes OUT_DIR/<net>/ for each net (default: all 19 of NETS below) and
 prints one line per net with what it wrote and the time it took.
@@ -12,6 +13,8 @@ prints one line per net with what it wrote and the time it took.
     --small    the smallest input each net takes (for CI); see "Input sizes".
     --opset N  ONNX opset to export (default 13; 9..17 as far as torch's
                exporter supports the net's operators there).
+    --dtypes   besides float32's bounds (always), bounds for 16-bit storage:
+               float16, bfloat16 (see "16-bit bounds"); default float32.
 
 Layout of OUT_DIR/<net>/ (ONNX's backend-test layout plus a gradient
 extension and tolerances):
@@ -32,6 +35,9 @@ extension and tolerances):
                             = the initializer's name); BatchNorm running
                             statistics are buffers and get none
         tolerances.json     {file name: bound} for every output/grad file
+    test_data_set_N/tolerances_float16.json, tolerances_bfloat16.json
+                            with --dtypes: the same files' bounds for a run
+                            in that storage type (same references)
 
 All tensors are float32 TensorProtos (onnx.numpy_helper.from_array).  The
 gradient files' TensorProto names are the names of the tensors they are
@@ -75,6 +81,31 @@ default size: a pre-ReLU value 5.7e-7 from zero (its channel's values are
 ~0.5) flips in two of the three paths, which moves grad_input_0 by 1.3% and
 one BatchNorm's bias gradient by 3.5% there (and in dlcaffe), while the
 default path stays at 2e-5.
+
+16-bit bounds (--dtypes float16,bfloat16).  The references stay the float64
+ones: one reference, a bound per storage type.  For each file the same
+model is run under PyTorch's autocast to that type (torch.autocast on CUDA
+when torch sees a GPU, else CPU autocast; torch 1.13's CPU autocast takes
+only bfloat16, so there float16 is skipped with a message and no file is
+written), the forward in autocast, backward outside it (PyTorch's recipe;
+no loss scaling, like onnx_test_runner), the parameters float32, and the
+same rule applied to autocast's largest distance d from float64:
+    outputs:   bound = max(1e-3, 4 * d(y_amp, y64))
+    gradients: bound = max(1e-2, 4 * d(g_amp, g64))
+written to tolerances_<dtype>.json for the files tolerances.json has (the
+gradients left out are float32's).  Paths: default kernels, channels-last,
+and the input moved by at most one ulp of the 16-bit type (two patterns;
+rounding noise at that type's spacing, as the float32 ulp paths at
+float32's).  Not the oneDNN-off path: there torch 1.13's CPU convolutions
+sum in bfloat16, 2 to 3x the default path's distance on squeezenet1_0,
+which measures a worse kernel rather than rounding luck.  The per-dtype
+line the script prints gives the largest bound, how much the other paths
+widened a bound over the default path's, and how many training bounds are
+>= 1 (a zero tensor, relative error 1, passes those: 16-bit gradients of
+ReLU and batch-norm nets at batch 2 are that far off; on CPU bfloat16,
+squeezenet1_0 --small has 26 of 54, resnet18 at the default size 55 of 64).
+A file whose autocast distance is not finite (float16 overflow) gets no
+bound: the net gets no tolerances_<dtype>.json and the script says so.
 
 Gradients left out.  A parameter's gradient file is left out when the
 gradient is mathematically zero, since its float32 value is rounding noise
@@ -481,17 +512,107 @@ def float32_paths(model, x, run):
     return results
 
 
-def forward_backward(model, x, dy):
-    """Training-set forward/backward; returns y, dx, {param name: grad}."""
+def forward_backward(model, x, dy, amp=contextlib.nullcontext):
+    """Training-set forward/backward; returns y, dx, {param name: grad}.
+    amp: a context for the forward pass (autocast); backward runs outside
+    it, as PyTorch's autocast recipe has it."""
     set_bn_train(model)
     for p in model.parameters():
         p.grad = None
     xg = x.clone().requires_grad_(True)
-    y = model(xg)
-    (y * dy).sum().backward()
+    with amp():
+        y = model(xg)
+    (y * dy.to(y.device)).sum().backward()
     grads = {n: (p.grad.detach().clone() if p.grad is not None else None)
              for n, p in model.named_parameters()}
     return y.detach(), xg.grad.detach(), grads
+
+
+# 16-bit types that --dtypes takes: (torch dtype, explicit mantissa bits,
+# smallest subnormal's exponent; None where there are no subnormals that
+# matter here: bfloat16 has float32's exponent range).
+AUTOCAST_DTYPES = {
+    "float16": (torch.float16, 10, -24),
+    "bfloat16": (torch.bfloat16, 7, None),
+}
+DTYPES = ("float32",) + tuple(AUTOCAST_DTYPES)
+
+
+def tolerance_file(dtype):
+    """tolerances.json for float32, tolerances_<dtype>.json for the others."""
+    return "tolerances.json" if dtype == "float32" else f"tolerances_{dtype}.json"
+
+
+def move_by_ulp(x, pattern, dtype):
+    """x with each value moved by at most one ulp of `dtype`'s spacing at that
+    value (a fixed pseudo-random pattern, as float32_paths' ulp_N at float32's
+    spacing): the rounding noise another 16-bit implementation's would add."""
+    _, mant_bits, min_exp = AUTOCAST_DTYPES[dtype]
+    g = torch.Generator().manual_seed(pattern)
+    step = torch.randint(-1, 2, x.shape, generator=g).to(torch.float32)
+    _, e = torch.frexp(x)  # |x| in [2^(e-1), 2^e)
+    exponent = e - 1 - mant_bits
+    if min_exp is not None:
+        exponent = exponent.clamp_min(min_exp)
+    ulp = torch.ldexp(torch.ones_like(x), exponent)
+    return x + step * torch.where(x == 0, torch.zeros_like(x), ulp)
+
+
+def autocast_device(dtype):
+    """Where PyTorch autocasts to `dtype` here: 'cuda' when a GPU is there,
+    else 'cpu' if this torch's CPU autocast takes the type; None (with the
+    reason) when neither does."""
+    torch_dtype = AUTOCAST_DTYPES[dtype][0]
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        conv = torch.nn.Conv2d(3, 4, 3).to(device)
+        with torch.no_grad(), torch.autocast(device, dtype=torch_dtype):
+            got = conv(torch.ones(1, 3, 5, 5, device=device)).dtype
+    except (RuntimeError, ValueError) as e:
+        return None, f"torch {torch.__version__} has no {device.upper()} autocast to {dtype} ({e})"
+    if got != torch_dtype:
+        return None, f"torch {torch.__version__}'s {device.upper()} autocast to {dtype} gives {got} convolutions"
+    return device, None
+
+
+# float32_paths' paths but "no_mkldnn": without oneDNN (or cuDNN) PyTorch
+# takes kernels that sum in the 16-bit type (torch 1.13's CPU convolutions
+# in bfloat16: 2 to 3x the default path's distance on squeezenet1_0), which
+# measures a worse kernel rather than the rounding luck the paths are for.
+AUTOCAST_PATHS = ("default", "channels_last", "ulp_1", "ulp_2")
+
+
+def autocast_paths(model, x, run, dtype, device):
+    """run(model copy on `device`, x there, amp) along AUTOCAST_PATHS:
+    default kernels; channels-last; and x moved by one ulp of `dtype`
+    (move_by_ulp, patterns 1 and 2). amp is the autocast context the
+    forward runs in. Results come back to the CPU."""
+    torch_dtype = AUTOCAST_DTYPES[dtype][0]
+
+    def amp():
+        return torch.autocast(device, dtype=torch_dtype)
+
+    def to_cpu(r):
+        if torch.is_tensor(r):
+            return r.cpu()
+        if isinstance(r, dict):
+            return {k: to_cpu(v) for k, v in r.items()}
+        if isinstance(r, (tuple, list)):
+            return type(r)(to_cpu(v) for v in r)
+        return r
+
+    results = []
+    for path in AUTOCAST_PATHS:
+        m, xx = copy.deepcopy(model).to(device), x
+        if path.startswith("ulp_"):
+            xx = move_by_ulp(x, int(path[4:]), dtype)
+        xx = xx.to(device)
+        if path == "channels_last":
+            m = m.to(memory_format=torch.channels_last)
+            xx = xx.contiguous(memory_format=torch.channels_last)
+        results.append(to_cpu(run(m, xx, amp)))
+        del m
+    return results
 
 
 class LayerStds:
@@ -515,7 +636,25 @@ def act_std(y):
     return y.double().std().item()
 
 
-def generate(net, out_dir, small, opset):
+def autocast_bounds(refs, runs, pick, floors, dtype):
+    """{file: bound} for one 16-bit dtype, from autocast_paths' runs: the
+    float32 rule (max(floor, 4 * d), d the largest distance over the paths)
+    on autocast's distances; and, as a diagnostic, the largest ratio of a
+    bound to the one the default path alone would give. A file whose
+    distance is not finite (a float16 overflow) gets no bound: raises."""
+    bounds, widest = {}, 1.0
+    for fname, ref in refs.items():
+        d = [rel_l2(pick(r, fname), ref) for r in runs]
+        if not all(math.isfinite(v) for v in d):
+            raise ArithmeticError(f"{dtype} autocast gives a non-finite {fname} (distances {d})")
+        floor = floors[fname]
+        bounds[fname] = max(floor, 4 * max(d))
+        widest = max(widest, bounds[fname] / max(floor, 4 * d[0]))
+    return bounds, widest
+
+
+def generate(net, out_dir, small, opset, dtypes=()):
+    """dtypes: [(16-bit dtype name, autocast device)] to measure besides float32."""
     t0 = time.time()
     seed = zlib.crc32(net.encode())
     hw = NETS[net][1] if small else NETS[net][0]
@@ -535,8 +674,8 @@ def generate(net, out_dir, small, opset):
     for p in model.parameters():
         p.requires_grad_(True)
 
-    def eval_forward(m, xx):
-        with torch.no_grad():
+    def eval_forward(m, xx, amp=contextlib.nullcontext):
+        with torch.no_grad(), amp():
             return m(xx).contiguous()
 
     y32_evals = float32_paths(model, x, eval_forward)
@@ -570,6 +709,27 @@ def generate(net, out_dir, small, opset):
     with open(os.path.join(set0, "tolerances.json"), "w") as f:
         json.dump(tol0, f, indent=1, sort_keys=True)
     del y32_eval, y32_evals
+    # The 16-bit dtypes' bounds: PyTorch's autocast against the same reference.
+    # A 16-bit bound file from an earlier generation would not be this one's.
+    for stale in AUTOCAST_DTYPES:
+        for d in (set0, set1):
+            if os.path.exists(os.path.join(d, tolerance_file(stale))):
+                os.remove(os.path.join(d, tolerance_file(stale)))
+    amp_info = {}
+    for dtype, device in dtypes:
+        t_dtype = time.time()
+        runs = autocast_paths(model, x, eval_forward, dtype, device)
+        try:
+            bounds, widest = autocast_bounds({"output_0.pb": y64_eval}, runs, lambda r, f: r,
+                                             {"output_0.pb": 1e-3}, dtype)
+        except ArithmeticError as e:
+            amp_info[dtype] = {"device": device, "error": f"test_data_set_0: {e}"}
+            continue
+        with open(os.path.join(set0, tolerance_file(dtype)), "w") as f:
+            json.dump(bounds, f, indent=1, sort_keys=True)
+        amp_info[dtype] = {"device": device, "eval_tol": bounds["output_0.pb"], "widest": widest,
+                           "seconds": time.time() - t_dtype}
+        del runs
 
     # ---- test_data_set_1: training forward + backward ---------------------
     probe = LayerStds(m64)
@@ -592,7 +752,7 @@ def generate(net, out_dir, small, opset):
         "output_0.pb": max(1e-3, 4 * max(rel_l2(r[0], y64) for r in runs32)),
         "grad_input_0.pb": max(1e-2, 4 * max(rel_l2(r[1], dx64) for r in runs32)),
     }
-    written, left_out = 0, []
+    written, left_out, kept = 0, [], []
     min_kept_ratio, max_left_ratio = math.inf, 0.0
     for name, p in model.named_parameters():
         g = g64[name]
@@ -618,8 +778,40 @@ def generate(net, out_dir, small, opset):
         write_tensor(os.path.join(set1, fname), to_np(g), name)
         tol1[fname] = max(1e-2, 4 * max(rel_l2(r[2][name], g) for r in runs32))
         written += 1
+        kept.append(name)
     with open(os.path.join(set1, "tolerances.json"), "w") as f:
         json.dump(tol1, f, indent=1, sort_keys=True)
+    del runs32
+
+    # The same files' bounds in each 16-bit dtype (one reference, several bounds).
+    refs = {"output_0.pb": y64, "grad_input_0.pb": dx64}
+    refs.update({f"grad_{name}.pb": g64[name] for name in kept})
+    floors = {fname: 1e-3 if fname.startswith("output_") else 1e-2 for fname in refs}
+    param_of = {f"grad_{name}.pb": name for name in kept}
+
+    def pick(r, fname):
+        return r[0] if fname == "output_0.pb" else r[1] if fname == "grad_input_0.pb" else r[2][param_of[fname]]
+
+    for dtype, device in dtypes:
+        if "error" in amp_info[dtype]:
+            continue
+        t_dtype = time.time()
+        runs = autocast_paths(model, x, lambda m, xx, amp: forward_backward(m, xx, dy, amp),
+                              dtype, device)
+        try:
+            bounds, widest = autocast_bounds(refs, runs, pick, floors, dtype)
+        except ArithmeticError as e:
+            os.remove(os.path.join(set0, tolerance_file(dtype)))
+            amp_info[dtype] = {"device": device, "error": f"test_data_set_1: {e}"}
+            continue
+        del runs
+        with open(os.path.join(set1, tolerance_file(dtype)), "w") as f:
+            json.dump(bounds, f, indent=1, sort_keys=True)
+        worst_dt = max(bounds.items(), key=lambda kv: kv[1])
+        amp_info[dtype].update(max_tol=worst_dt[1], max_tol_file=worst_dt[0], files=len(bounds),
+                               at_least_1=sum(b >= 1 for b in bounds.values()),
+                               widest=max(widest, amp_info[dtype]["widest"]),
+                               seconds=amp_info[dtype]["seconds"] + time.time() - t_dtype)
 
     worst = max(tol1.items(), key=lambda kv: kv[1])
     n_params = sum(p.numel() for p in model.parameters())
@@ -632,6 +824,7 @@ def generate(net, out_dir, small, opset):
         "eval_vs_train": eval_vs_train,
         "eval_layer_std": eval_range, "train_layer_std": train_range, "min_kept_ratio": min_kept_ratio,
         "max_left_out_ratio": max_left_ratio,
+        "autocast": amp_info,
         "seconds": time.time() - t0,
     }
     return info
@@ -647,6 +840,10 @@ def main():
     ap.add_argument("--opset", type=int, default=13, help="ONNX opset (9..17, default 13)")
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
     ap.add_argument("--summary", help="also write the per-net lines as JSON to this file")
+    ap.add_argument("--dtypes", default="float32",
+                    help="comma-separated: float32 (always measured: tolerances.json), float16,"
+                         " bfloat16 (PyTorch autocast's distance: tolerances_<dtype>.json);"
+                         " default float32")
     args = ap.parse_args()
 
     nets = [n for n in args.nets.split(",") if n]
@@ -655,13 +852,26 @@ def main():
         ap.error(f"unknown nets {unknown}; known: {','.join(NETS)}")
     if not 9 <= args.opset <= 17:
         ap.error("--opset must be in 9..17")
+    asked = [d for d in args.dtypes.split(",") if d]
+    if any(d not in DTYPES for d in asked):
+        ap.error(f"--dtypes takes {','.join(DTYPES)}")
     torch.set_num_threads(args.threads)
     os.makedirs(args.out_dir, exist_ok=True)
+    dtypes, skipped = [], []
+    for dtype in (d for d in AUTOCAST_DTYPES if d in asked):
+        device, why = autocast_device(dtype)
+        if device is None:
+            skipped.append(dtype)
+            print(f"{dtype}: skipped: {why}; no {tolerance_file(dtype)} is written", flush=True)
+        else:
+            dtypes.append((dtype, device))
+            gpu = f" ({torch.cuda.get_device_name()})" if device == "cuda" else ""
+            print(f"{dtype}: bounds from torch {torch.__version__}'s autocast on {device}{gpu}", flush=True)
 
     summary, failed = [], []
     for net in nets:
         try:
-            info = generate(net, args.out_dir, args.small, args.opset)
+            info = generate(net, args.out_dir, args.small, args.opset, dtypes)
         except Exception as e:  # report and go on with the other nets
             failed.append(net)
             print(f"{net}: FAILED: {type(e).__name__}: {e}", flush=True)
@@ -679,6 +889,16 @@ def main():
               f" |train-eval|/|eval| {info['eval_vs_train']:.3g}"
               f" tol eval {info['eval_tol']:.3g} max {info['max_tol']:.3g} ({info['max_tol_file']})",
               flush=True)
+        for dtype, amp in info["autocast"].items():
+            if "error" in amp:
+                print(f"  {net} {dtype}: NO BOUNDS ({amp['error']}): the runner fails this net in {dtype}",
+                      flush=True)
+                continue
+            print(f"  {net} {dtype} ({amp['device']} autocast, {amp['seconds']:.1f}s):"
+                  f" tol eval {amp['eval_tol']:.3g} max {amp['max_tol']:.3g} ({amp['max_tol_file']});"
+                  f" training bounds >= 1 (a zero tensor passes them): {amp['at_least_1']} of {amp['files']};"
+                  f" the other paths widen a bound up to {amp['widest']:.3g}x the default path's",
+                  flush=True)
     if args.summary:
         with open(args.summary, "w") as f:
             json.dump(summary, f, indent=1)
