@@ -307,6 +307,31 @@ TEST(GemmMma, SixteenBitStorage) {
         Check(c, math, GpuShapedGemmConfig(), storage);
 }
 
+// The rule deepens 16-bit tensor-core tiles to 32 where that keeps the
+// product's split-K (gemm.cpp, WithTensorCoreDepth); float math and devices
+// without the engine keep 16.
+TEST(GemmMma, RuleDeepensSixteenBitTilesWhereTheSplitHolds) {
+  Context& ctx = TestContext();
+  const auto depth = [&](int M, int N, int K, MatrixMath math) {
+    GemmArgs g;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.math = math;
+    return RuleGemmConfig(ctx, g).tk;
+  };
+  if (ctx.cpu_shaped_kernels()) GTEST_SKIP() << "the CPU shape has no __local tiles";
+  const bool engine = MmaFormFor(ctx, MatrixMath::kFloat16) != MmaForm::kNone;
+  for (MatrixMath math : {MatrixMath::kFloat16, MatrixMath::kBFloat16}) {
+    // 256 tiles of 128 x 128: no split either way.
+    EXPECT_EQ(depth(2048, 2048, 2048, math), engine ? 32 : 16);
+    // 50 tiles, k = 576: 16-deep tiles split in 2, 32-deep ones could not.
+    EXPECT_EQ(depth(256, 3136, 576, math), 16);
+  }
+  EXPECT_EQ(depth(2048, 2048, 2048, MatrixMath::kFloat32), 16);
+  EXPECT_EQ(depth(2048, 2048, 2048, MatrixMath::kTF32), 16);
+}
+
 // The choice follows what the device reports: a device reporting compute
 // capability 8.0 or more has every form; one reporting none (PoCL) has none.
 TEST(GemmMma, FormsFollowTheDevice) {
