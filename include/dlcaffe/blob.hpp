@@ -102,7 +102,8 @@ class Blob : public std::enable_shared_from_this<Blob> {
   bool ShapeEquals(const caffe::BlobProto& proto) const;
 
  private:
-  // Host access in floats, converting from and to the storage type.
+  // Host access in floats, converting from and to the storage type (writes
+  // narrow on the device, reads widen on the host).
   std::vector<float> ReadFloats(cl_mem mem) const;
   void WriteFloats(cl_mem mem, const float* values, int n, int offset);
   void FillFloats(cl_mem mem, size_t count, float value) const;

@@ -6,6 +6,7 @@
 #include <climits>
 #include <sstream>
 
+#include "core/storage_convert.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/half_conversion.hpp"
@@ -134,9 +135,15 @@ void Blob::WriteFloats(cl_mem mem, const float* values, int n, int offset) {
     ctx_->Write(mem, offset * sizeof(float), n * sizeof(float), values);
     return;
   }
-  std::vector<char> stored(n * element_bytes());
-  FloatsToStorage(values, n, storage_type_, stored.data());
-  ctx_->Write(mem, offset * element_bytes(), stored.size(), stored.data());
+  if (n <= 0) return;
+  // Narrowed on the device, through a float staging buffer: the host's
+  // conversion is one value at a time, and for an input batch written every
+  // iteration it cost nearly as much as a GPU's resnet50 forward pass
+  // (docs/benchmarks.md). Same bits (core/storage_convert.hpp); the
+  // in-order queue keeps the staging buffer until the kernel has read it.
+  const BufferPtr staging = ctx_->Allocate(n * sizeof(float));
+  ctx_->Write(staging->mem(), 0, n * sizeof(float), values);
+  ConvertStorage(*ctx_, staging->mem(), 0, StorageType::kFloat32, mem, offset, storage_type_, n);
 }
 
 void Blob::FillFloats(cl_mem mem, size_t count, float value) const {

@@ -2,15 +2,21 @@
 // device, and host access in float through the exact conversions
 // (dlcaffe/half_conversion.hpp): writes round to nearest even, reads widen,
 // fills and protos go through the same rules, so snapshots stay float.
+// Writes narrow on the device (an input batch each iteration), to the
+// host's bits.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "dlcaffe/blob.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/half_conversion.hpp"
+#include "dlcaffe/kernel_profile.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
@@ -50,6 +56,53 @@ TEST(BlobStorage, SixteenBitBlobsRoundOnWriteAndWidenOnRead) {
     blob.SetDiff(-3.f);
     for (float v : blob.ReadData()) EXPECT_EQ(v, RoundedTo({0.1f}, type)[0]);
     for (float v : blob.ReadDiff()) EXPECT_EQ(v, -3.f);
+  }
+}
+
+float FromBits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// WriteData narrows with storage_convert.cl's kernel (the profile of a
+// context of the test's own shows it), not on the host, and stores the
+// host conversion's bits: NaN payloads and signs, infinities, overflow,
+// ties to even, subnormals, and a spread of bit patterns, at an offset.
+TEST(BlobStorage, WritesNarrowOnTheDeviceToTheHostsBits) {
+  Context ctx(TestContext().info(), TestContext().options());
+  ctx.EnableKernelProfile();
+  std::vector<float> values = {
+      FromBits(0x7F800001u), FromBits(0xFFC12345u), FromBits(0x7FBFFFFFu),  // NaNs
+      std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+      65504.f, 65519.f, 65520.f, -70000.f, 3.4e38f,  // half's largest, its overflow
+      1.f + 1.f / 2048, 1.f + 3.f / 2048, 1.f + 1.f / 256, 1.f + 3.f / 256,  // ties
+      6e-8f, 3e-8f, 2.9802322e-8f, 1e-45f, -1e-40f, 1.2e-38f, -0.f};
+  uint32_t state = 12345;
+  for (int i = 0; i < 4096; ++i) {
+    state = state * 1664525u + 1013904223u;
+    values.push_back(FromBits(state));
+  }
+  const int n = static_cast<int>(values.size()), offset = 3;
+  for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    SCOPED_TRACE(StorageTypeName(type));
+    Blob blob(ctx);
+    blob.set_storage_type(type);
+    blob.Reshape({n + offset});
+    blob.SetData(0.f);
+    ctx.kernel_profile()->Collect();  // only the write counts
+    blob.WriteData(values.data(), n, offset);
+    int conversions = 0;
+    for (const KernelTime& k : ctx.kernel_profile()->Collect())
+      if (k.label.rfind(std::string("convert_float32_") + StorageTypeName(type), 0) == 0)
+        conversions += k.calls;
+    EXPECT_EQ(conversions, 1);
+    std::vector<uint16_t> stored(n + offset), want(n);
+    ctx.Read(blob.data(), 0, stored.size() * 2, stored.data());
+    FloatsToStorage(values.data(), n, type, want.data());
+    EXPECT_EQ(std::vector<uint16_t>(stored.begin(), stored.begin() + offset),
+              std::vector<uint16_t>(offset, 0));
+    EXPECT_EQ(std::vector<uint16_t>(stored.begin() + offset, stored.end()), want);
   }
 }
 
