@@ -1,15 +1,17 @@
 // Contrastive loss (Caffe's ContrastiveLoss) of feature pairs a, b (num x
 // channels) and similarity labels y: with d^2 = |a - b|^2,
 //   loss = 1/(2 num) sum [y ? d^2 : max(margin - d, 0)^2]
-// (legacy_version: max(margin - d^2, 0) for dissimilar pairs).
+// (legacy_version: max(margin - d^2, 0) for dissimilar pairs). DATA_TYPE
+// (common.cl; float by default): how a, b and their gradients are stored;
+// the labels, d^2 and the loss are float.
 
 #define LOSS_GROUP 128
 
 // One work-group writes the 0-d loss and each pair's d^2 for backward.
 __kernel __attribute__((reqd_work_group_size(LOSS_GROUP, 1, 1)))
 void contrastive_loss_forward(const int num, const int channels, const float margin,
-                              const int legacy, __global const float* a,
-                              __global const float* b, __global const float* similar,
+                              const int legacy, __global const DATA_ELEM* a,
+                              __global const DATA_ELEM* b, __global const float* similar,
                               __global float* dist_sq, __global float* loss) {
   __local float loss_part[LOSS_GROUP];
   const int lid = get_local_id(0);
@@ -17,7 +19,7 @@ void contrastive_loss_forward(const int num, const int channels, const float mar
   for (int n = lid; n < num; n += LOSS_GROUP) {
     float d2 = 0.f;
     for (int c = 0; c < channels; ++c) {
-      const float d = a[n * channels + c] - b[n * channels + c];
+      const float d = DATA_LOAD(a, n * channels + c) - DATA_LOAD(b, n * channels + c);
       d2 += d * d;
     }
     dist_sq[n] = d2;
@@ -45,16 +47,17 @@ void contrastive_loss_forward(const int num, const int channels, const float mar
 // or -alpha (margin - d) / (d + 1e-4), Caffe's guard against d = 0.
 __kernel void contrastive_loss_backward(const int count, const int channels, const int num,
                                         const float margin, const int legacy, const float sign,
-                                        __global const float* a, __global const float* b,
+                                        __global const DATA_ELEM* a,
+                                        __global const DATA_ELEM* b,
                                         __global const float* similar,
                                         __global const float* dist_sq,
                                         __global const float* top_diff,
-                                        __global float* bottom_diff) {
+                                        __global DATA_ELEM* bottom_diff) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int n = i / channels;
   const float alpha = sign * top_diff[0] / num;
-  const float diff = a[i] - b[i];
+  const float diff = DATA_LOAD(a, i) - DATA_LOAD(b, i);
   float g;
   if ((int)similar[n]) {
     g = alpha * diff;
@@ -71,5 +74,5 @@ __kernel void contrastive_loss_backward(const int count, const int channels, con
     }
     g = mdist > 0.f ? beta * diff : 0.f;
   }
-  bottom_diff[i] = g;
+  DATA_STORE(bottom_diff, i, g);
 }

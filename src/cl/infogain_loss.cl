@@ -1,7 +1,9 @@
 // Infogain loss (Caffe's InfogainLoss, master semantics) of softmax
 // probabilities prob (outer x L x inner) and labels (outer x inner), with the
 // L x L matrix H: loss = -1/normalizer sum over positions with label l of
-// sum_j H[l, j] log(max(prob[j], 1e-20)).
+// sum_j H[l, j] log(max(prob[j], 1e-20)). DATA_TYPE (common.cl; float by
+// default): how prob and the bottom gradient are stored; the labels, H and
+// the loss are float.
 
 #define LOSS_GROUP 128
 #define LOG_THRESHOLD 1e-20f  // Caffe's kLOG_THRESHOLD
@@ -11,7 +13,7 @@
 // in label_error = {position, label bits} unless one is recorded already.
 __kernel __attribute__((reqd_work_group_size(LOSS_GROUP, 1, 1)))
 void infogain_loss_forward(const int outer, const int num_labels, const int inner,
-                           __global const float* prob, __global const float* label,
+                           __global const DATA_ELEM* prob, __global const float* label,
                            __global const float* H, const int has_ignore_label,
                            const int ignore_label, const int normalization,
                            __global float* loss, __global float* normalizer,
@@ -32,9 +34,9 @@ void infogain_loss_forward(const int outer, const int num_labels, const int inne
       continue;
     }
     const int o = i / inner, s = i - o * inner;
-    __global const float* p = prob + (size_t)o * num_labels * inner + s;
+    const size_t p = (size_t)o * num_labels * inner + s;
     for (int j = 0; j < num_labels; ++j)
-      sum -= H[l * num_labels + j] * log(fmax(p[j * inner], LOG_THRESHOLD));
+      sum -= H[l * num_labels + j] * log(fmax(DATA_LOAD(prob, p + j * inner), LOG_THRESHOLD));
     ++valid;
   }
   loss_part[lid] = sum;
@@ -69,12 +71,13 @@ __kernel void infogain_sum_rows(const int num_labels, __global const float* H,
 // loss_weight / normalizer (loss weight = top_diff[0]); zero at ignored (or
 // bad) positions.
 __kernel void infogain_loss_backward(const int count, const int num_labels, const int inner,
-                                     __global const float* prob, __global const float* label,
-                                     __global const float* H, __global const float* sum_rows,
+                                     __global const DATA_ELEM* prob,
+                                     __global const float* label, __global const float* H,
+                                     __global const float* sum_rows,
                                      const int has_ignore_label, const int ignore_label,
                                      __global const float* top_diff,
                                      __global const float* normalizer,
-                                     __global float* bottom_diff) {
+                                     __global DATA_ELEM* bottom_diff) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int s = i % inner;
@@ -83,6 +86,6 @@ __kernel void infogain_loss_backward(const int count, const int num_labels, cons
   const int l = (int)label[o * inner + s];
   float g = 0.f;
   if (!(has_ignore_label && l == ignore_label) && l >= 0 && l < num_labels)
-    g = prob[i] * sum_rows[l] - H[l * num_labels + j];
-  bottom_diff[i] = g * (top_diff[0] / normalizer[0]);
+    g = DATA_LOAD(prob, i) * sum_rows[l] - H[l * num_labels + j];
+  DATA_STORE(bottom_diff, i, g * (top_diff[0] / normalizer[0]));
 }

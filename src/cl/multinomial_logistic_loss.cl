@@ -1,6 +1,8 @@
 // Multinomial logistic loss of given probabilities (Caffe's
 // MultinomialLogisticLoss): loss = -1/num sum_n log(max(p[n, label_n], 1e-20)).
-// prob is num x dim, label has num values.
+// prob is num x dim, label has num values. DATA_TYPE (common.cl; float by
+// default): how prob and its gradient are stored; the labels and the loss
+// are float.
 
 #define LOSS_GROUP 128
 #define LOG_THRESHOLD 1e-20f  // Caffe's kLOG_THRESHOLD
@@ -10,7 +12,7 @@
 // recorded already (the host resets it to -1).
 __kernel __attribute__((reqd_work_group_size(LOSS_GROUP, 1, 1)))
 void multinomial_logistic_loss_forward(const int num, const int dim,
-                                       __global const float* prob,
+                                       __global const DATA_ELEM* prob,
                                        __global const float* label, __global float* loss,
                                        __global int* label_error) {
   __local float loss_part[LOSS_GROUP];
@@ -24,7 +26,7 @@ void multinomial_logistic_loss_forward(const int num, const int dim,
       bad = min(bad, n);
       continue;
     }
-    sum -= log(fmax(prob[n * dim + l], LOG_THRESHOLD));
+    sum -= log(fmax(DATA_LOAD(prob, n * dim + l), LOG_THRESHOLD));
   }
   loss_part[lid] = sum;
   bad_part[lid] = bad;
@@ -43,13 +45,15 @@ void multinomial_logistic_loss_forward(const int num, const int dim,
 // d loss / d p[n, label_n] = -loss_weight / num / max(p, 1e-20), zero
 // elsewhere (and for bad labels). The loss weight is top_diff[0].
 __kernel void multinomial_logistic_loss_backward(const int count, const int dim, const int num,
-                                                 __global const float* prob,
+                                                 __global const DATA_ELEM* prob,
                                                  __global const float* label,
                                                  __global const float* top_diff,
-                                                 __global float* bottom_diff) {
+                                                 __global DATA_ELEM* bottom_diff) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const int n = i / dim;
   const int j = i - n * dim;
-  bottom_diff[i] = j == (int)label[n] ? -top_diff[0] / num / fmax(prob[i], LOG_THRESHOLD) : 0.f;
+  DATA_STORE(bottom_diff, i,
+             j == (int)label[n] ? -top_diff[0] / num / fmax(DATA_LOAD(prob, i), LOG_THRESHOLD)
+                                : 0.f);
 }

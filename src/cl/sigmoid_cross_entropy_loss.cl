@@ -2,6 +2,8 @@
 // and targets t in [0, 1], both of `count` values (outer = the batch size):
 // loss = -1/normalizer sum [x (t - [x >= 0]) - log(1 + exp(x - 2 x [x >= 0]))],
 // Caffe's overflow-free form of -[t log s(x) + (1 - t) log(1 - s(x))].
+// DATA_TYPE (common.cl; float by default): how x and its gradient are
+// stored; the targets and the loss are float.
 
 #define LOSS_GROUP 128
 
@@ -9,7 +11,8 @@
 // Targets whose integer part is ignore_label are skipped.
 __kernel __attribute__((reqd_work_group_size(LOSS_GROUP, 1, 1)))
 void sigmoid_cross_entropy_loss_forward(const int count, const int outer,
-                                        __global const float* x, __global const float* target,
+                                        __global const DATA_ELEM* x,
+                                        __global const float* target,
                                         const int has_ignore_label, const int ignore_label,
                                         const int normalization, __global float* loss,
                                         __global float* normalizer) {
@@ -21,7 +24,7 @@ void sigmoid_cross_entropy_loss_forward(const int count, const int outer,
   for (int i = lid; i < count; i += LOSS_GROUP) {
     const float t = target[i];
     if (has_ignore_label && (int)t == ignore_label) continue;
-    const float v = x[i];
+    const float v = DATA_LOAD(x, i);
     const float positive = v >= 0.f ? 1.f : 0.f;
     sum -= v * (t - positive) - log(1.f + exp(v - 2.f * v * positive));
     ++valid;
@@ -44,17 +47,17 @@ void sigmoid_cross_entropy_loss_forward(const int count, const int outer,
 
 // d loss / d x = (sigmoid(x) - t) * loss_weight / normalizer, zero for
 // ignored targets; the loss weight is top_diff[0].
-__kernel void sigmoid_cross_entropy_loss_backward(const int count, __global const float* x,
+__kernel void sigmoid_cross_entropy_loss_backward(const int count, __global const DATA_ELEM* x,
                                                   __global const float* target,
                                                   const int has_ignore_label,
                                                   const int ignore_label,
                                                   __global const float* top_diff,
                                                   __global const float* normalizer,
-                                                  __global float* bottom_diff) {
+                                                  __global DATA_ELEM* bottom_diff) {
   const int i = GLOBAL_INDEX;
   if (i >= count) return;
   const float t = target[i];
   float g = 0.f;
-  if (!(has_ignore_label && (int)t == ignore_label)) g = 1.f / (1.f + exp(-x[i])) - t;
-  bottom_diff[i] = g * (top_diff[0] / normalizer[0]);
+  if (!(has_ignore_label && (int)t == ignore_label)) g = 1.f / (1.f + exp(-DATA_LOAD(x, i))) - t;
+  DATA_STORE(bottom_diff, i, g * (top_diff[0] / normalizer[0]));
 }

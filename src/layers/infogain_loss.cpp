@@ -12,11 +12,17 @@
 // Labels are never read on the host. A label outside [0, L) is a user error,
 // found lazily (LateLabelCheck): that pass's loss is NaN and a later Forward
 // throws.
+//
+// In mixed precision the scores, the probabilities and the scores' gradient
+// may be 16-bit, as in SoftmaxWithLoss; the labels (16 bits hold integers
+// only to 2048, bfloat16's to 256), H and the loss stay float32, and so
+// does a layer with the probabilities as a second top.
 #include <CL/cl.h>
 
+#include "core/late_label_check.hpp"
+#include "core/storage_option.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/layer_registry.hpp"
-#include "core/late_label_check.hpp"
 
 namespace dlcaffe {
 
@@ -31,6 +37,9 @@ class InfogainLossLayer : public LossLayer {
   int MinTopBlobs() const override { return 1; }
   int MaxTopBlobs() const override { return 2; }
   bool AllowForceBackward(int bottom_index) const override { return bottom_index == 0; }
+  bool SupportsStorage(StorageType) const override { return param_.top_size() < 2; }
+  bool KeepsBottomInFloat(int index) const override { return index >= 1; }
+  bool KeepsTopInFloat(int index) const override { return index == 0; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     LossLayer::LayerSetUp(bottom, top);
@@ -40,6 +49,7 @@ class InfogainLossLayer : public LossLayer {
     softmax_param.clear_loss_weight();
     softmax_param.mutable_softmax_param()->set_axis(param_.infogain_loss_param().axis());
     softmax_ = LayerRegistry::Create(softmax_param, *ctx_);
+    prob_.set_storage_type(bottom[0]->storage_type());
     softmax_->SetUp({bottom[0]}, {&prob_});
 
     const caffe::LossParameter& loss = param_.loss_param();
@@ -89,11 +99,11 @@ class InfogainLossLayer : public LossLayer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     ThrowLateErrors();
     softmax_->Forward({bottom[0]}, {&prob_});
-    ctx_->Launch(ctx_->Kernel("infogain_loss.cl", "", "infogain_loss_forward"),
-                 NDRange(kLossGroup), NDRange(kLossGroup), outer_, num_labels_, inner_,
-                 prob_.data(), bottom[1]->data(), infogain(bottom).data(),
-                 (int)has_ignore_label_, ignore_label_, (int)normalization_, top[0]->data(),
-                 normalizer_->mem(), label_check_->record());
+    ctx_->Launch(Kernel("infogain_loss_forward"), NDRange(kLossGroup), NDRange(kLossGroup),
+                 outer_, num_labels_, inner_, prob_.data(), bottom[1]->data(),
+                 infogain(bottom).data(), (int)has_ignore_label_, ignore_label_,
+                 (int)normalization_, top[0]->data(), normalizer_->mem(),
+                 label_check_->record());
     if (top.size() > 1) top[1]->ShareData(prob_);
     label_check_->ReadLater();
   }
@@ -106,13 +116,13 @@ class InfogainLossLayer : public LossLayer {
     if (!propagate_down[0]) return;
     const Blob& H = infogain(bottom);
     // H may be a bottom that changes, so its row sums are taken every pass.
-    ctx_->Launch1D(ctx_->Kernel("infogain_loss.cl", "", "infogain_sum_rows"), num_labels_,
-                   num_labels_, H.data(), sum_rows_.data());
+    ctx_->Launch1D(Kernel("infogain_sum_rows"), num_labels_, num_labels_, H.data(),
+                   sum_rows_.data());
     const int count = prob_.count();
-    ctx_->Launch1D(ctx_->Kernel("infogain_loss.cl", "", "infogain_loss_backward"), count, count,
-                   num_labels_, inner_, prob_.data(), bottom[1]->data(), H.data(),
-                   sum_rows_.data(), (int)has_ignore_label_, ignore_label_, top[0]->diff(),
-                   normalizer_->mem(), bottom[0]->diff());
+    ctx_->Launch1D(Kernel("infogain_loss_backward"), count, count, num_labels_, inner_,
+                   prob_.data(), bottom[1]->data(), H.data(), sum_rows_.data(),
+                   (int)has_ignore_label_, ignore_label_, top[0]->diff(), normalizer_->mem(),
+                   bottom[0]->diff());
   }
 
  private:
@@ -122,6 +132,12 @@ class InfogainLossLayer : public LossLayer {
                     caffe::LossParameter_NormalizationMode_BATCH_SIZE == 2 &&
                     caffe::LossParameter_NormalizationMode_NONE == 3,
                 "infogain_loss.cl numbers the normalization modes as caffe.proto");
+
+  // The probabilities' storage type (the scores') picks the kernels' DATA_TYPE.
+  cl_kernel Kernel(const char* name) {
+    return ctx_->Kernel("infogain_loss.cl", StorageOption("DATA_TYPE", prob_.storage_type()),
+                        name);
+  }
 
   const Blob& infogain(const std::vector<Blob*>& bottom) const {
     return bottom.size() > 2 ? *bottom[2] : infogain_;

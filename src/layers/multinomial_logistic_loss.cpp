@@ -6,8 +6,13 @@
 // Labels are never read on the host. A label outside [0, dim) is a user
 // error, found lazily (LateLabelCheck): that pass's loss is NaN and a later
 // Forward throws.
-#include "dlcaffe/layer_registry.hpp"
+//
+// In mixed precision the probabilities and their gradient may be 16-bit; the
+// labels (16 bits hold integers only to 2048, bfloat16's to 256) and the
+// loss stay float32.
 #include "core/late_label_check.hpp"
+#include "core/storage_option.hpp"
+#include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
 
@@ -15,6 +20,9 @@ class MultinomialLogisticLossLayer : public LossLayer {
  public:
   using LossLayer::LossLayer;
   const char* type() const override { return "MultinomialLogisticLoss"; }
+  bool SupportsStorage(StorageType) const override { return true; }
+  bool KeepsBottomInFloat(int index) const override { return index == 1; }
+  bool KeepsTopInFloat(int) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     LossLayer::LayerSetUp(bottom, top);
@@ -38,10 +46,9 @@ class MultinomialLogisticLossLayer : public LossLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     ThrowLateErrors();
-    ctx_->Launch(ctx_->Kernel("multinomial_logistic_loss.cl", "",
-                              "multinomial_logistic_loss_forward"),
-                 NDRange(kLossGroup), NDRange(kLossGroup), num_, dim_, bottom[0]->data(),
-                 bottom[1]->data(), top[0]->data(), label_check_->record());
+    ctx_->Launch(Kernel(*bottom[0], "multinomial_logistic_loss_forward"), NDRange(kLossGroup),
+                 NDRange(kLossGroup), num_, dim_, bottom[0]->data(), bottom[1]->data(),
+                 top[0]->data(), label_check_->record());
     label_check_->ReadLater();
   }
 
@@ -50,13 +57,18 @@ class MultinomialLogisticLossLayer : public LossLayer {
     DLC_REQUIRE(!propagate_down[1], Where() << "cannot backpropagate to the label input");
     if (!propagate_down[0]) return;
     const int count = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("multinomial_logistic_loss.cl", "",
-                                "multinomial_logistic_loss_backward"),
-                   count, count, dim_, num_, bottom[0]->data(), bottom[1]->data(),
-                   top[0]->diff(), bottom[0]->diff());
+    ctx_->Launch1D(Kernel(*bottom[0], "multinomial_logistic_loss_backward"), count, count,
+                   dim_, num_, bottom[0]->data(), bottom[1]->data(), top[0]->diff(),
+                   bottom[0]->diff());
   }
 
  private:
+  // The probabilities' storage type picks the kernels' DATA_TYPE.
+  cl_kernel Kernel(const Blob& prob, const char* name) {
+    return ctx_->Kernel("multinomial_logistic_loss.cl",
+                        StorageOption("DATA_TYPE", prob.storage_type()), name);
+  }
+
   static constexpr size_t kLossGroup = 128;  // LOSS_GROUP in the .cl
 
   int num_ = 0, dim_ = 0;

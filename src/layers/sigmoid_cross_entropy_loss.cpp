@@ -5,8 +5,13 @@
 // normalized by loss_param.normalization when set, else by the legacy
 // `normalize` (true: VALID, false: BATCH_SIZE), else by BATCH_SIZE — not by
 // the proto's VALID default. The loss is a 0-d top computed on the device.
+//
+// In mixed precision the scores and their gradient may be 16-bit; the
+// targets (labels from the data, which get no gradient; their integer part
+// is compared with ignore_label) and the loss stay float32.
 #include <CL/cl.h>
 
+#include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -15,6 +20,9 @@ class SigmoidCrossEntropyLossLayer : public LossLayer {
  public:
   using LossLayer::LossLayer;
   const char* type() const override { return "SigmoidCrossEntropyLoss"; }
+  bool SupportsStorage(StorageType) const override { return true; }
+  bool KeepsBottomInFloat(int index) const override { return index == 1; }
+  bool KeepsTopInFloat(int) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     LossLayer::LayerSetUp(bottom, top);
@@ -40,8 +48,7 @@ class SigmoidCrossEntropyLossLayer : public LossLayer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    ctx_->Launch(ctx_->Kernel("sigmoid_cross_entropy_loss.cl", "",
-                              "sigmoid_cross_entropy_loss_forward"),
+    ctx_->Launch(Kernel(*bottom[0], "sigmoid_cross_entropy_loss_forward"),
                  NDRange(kLossGroup), NDRange(kLossGroup), bottom[0]->count(),
                  bottom[0]->shape(0), bottom[0]->data(), bottom[1]->data(),
                  (int)has_ignore_label_, ignore_label_, (int)normalization_, top[0]->data(),
@@ -53,13 +60,18 @@ class SigmoidCrossEntropyLossLayer : public LossLayer {
     DLC_REQUIRE(!propagate_down[1], Where() << "cannot backpropagate to the target input");
     if (!propagate_down[0]) return;
     const int count = bottom[0]->count();
-    ctx_->Launch1D(ctx_->Kernel("sigmoid_cross_entropy_loss.cl", "",
-                                "sigmoid_cross_entropy_loss_backward"),
-                   count, count, bottom[0]->data(), bottom[1]->data(), (int)has_ignore_label_,
-                   ignore_label_, top[0]->diff(), normalizer_->mem(), bottom[0]->diff());
+    ctx_->Launch1D(Kernel(*bottom[0], "sigmoid_cross_entropy_loss_backward"), count, count,
+                   bottom[0]->data(), bottom[1]->data(), (int)has_ignore_label_, ignore_label_,
+                   top[0]->diff(), normalizer_->mem(), bottom[0]->diff());
   }
 
  private:
+  // The scores' storage type picks the kernels' DATA_TYPE.
+  cl_kernel Kernel(const Blob& scores, const char* name) {
+    return ctx_->Kernel("sigmoid_cross_entropy_loss.cl",
+                        StorageOption("DATA_TYPE", scores.storage_type()), name);
+  }
+
   static constexpr size_t kLossGroup = 128;  // LOSS_GROUP in the .cl
   static_assert(caffe::LossParameter_NormalizationMode_FULL == 0 &&
                     caffe::LossParameter_NormalizationMode_VALID == 1 &&

@@ -91,7 +91,8 @@ TEST(LayerMath, OtherTypesAreRefusedNamingTheLayerAndField) {
   EXPECT_NE(setup.find("forward_math INT is not supported"), std::string::npos) << setup;
 }
 
-// x -> conv (FLOAT16 storage) -> ip (forward_math set) -> loss.
+// x -> conv (FLOAT16 storage) -> ip (forward_math set) -> loss; a LogSoftmax
+// (float32 kernels only) reads ip's output too.
 const char kNet[] = R"(
   name: 'm'
   layer { name: 'x' type: 'Input' top: 'x' top: 't'
@@ -102,6 +103,7 @@ const char kNet[] = R"(
   layer { name: 'ip' type: 'InnerProduct' bottom: 'c' top: 'y' forward_math: TF32
           inner_product_param { num_output: 4 weight_filler { type: 'gaussian' std: 0.2 } } }
   layer { name: 'loss' type: 'EuclideanLoss' bottom: 'y' bottom: 't' top: 'loss' }
+  layer { name: 'lsm' type: 'LogSoftmax' bottom: 'y' top: 'p' }
 )";
 
 std::map<std::string, caffe::LayerParameter> Typed(const std::string& fields) {
@@ -133,9 +135,9 @@ TEST(LayerMath, ALayersFieldBeatsTheNetsDefaultWhichBeatsTheStorageType) {
     EXPECT_EQ(layers["conv"].forward_type(), caffe::BFLOAT16);
     EXPECT_EQ(ForwardMatrixMath(layers["conv"], kBF16, options), MatrixMath::kBFloat16);
     EXPECT_EQ(BackwardMatrixMath(layers["conv"], kBF16, options), MatrixMath::kFloat16);
-    // EuclideanLoss stays float32: its storage, and so its math, is FLOAT.
-    EXPECT_EQ(layers["loss"].forward_type(), caffe::FLOAT);
-    EXPECT_EQ(ForwardMatrixMath(layers["loss"], kF32, options), MatrixMath::kFloat32);
+    // LogSoftmax stays float32: its storage, and so its math, is FLOAT.
+    EXPECT_EQ(layers["lsm"].forward_type(), caffe::FLOAT);
+    EXPECT_EQ(ForwardMatrixMath(layers["lsm"], kF32, options), MatrixMath::kFloat32);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "dlcaffe/net.hpp"
 #include "../../src/passes/net_pass.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/storage_loss_run.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
@@ -24,30 +25,10 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-struct LossRun {
-  float loss = 0;
-  std::vector<float> diff;
-};
-
 LossRun RunLoss(const std::string& param, StorageType type, const std::vector<int>& shape,
                 const std::vector<int>& label_shape, const std::vector<float>& scores,
                 const std::vector<float>& labels, float weight) {
-  Context& ctx = TestContext();
-  auto layer = MakeLayer(param);
-  Blob x(ctx), label(ctx), loss(ctx);
-  x.set_storage_type(type);
-  x.Reshape(shape);
-  label.Reshape(label_shape);
-  layer->SetUp({&x, &label}, {&loss});
-  x.WriteData(scores);
-  label.WriteData(labels);
-  layer->Forward({&x, &label}, {&loss});
-  LossRun r;
-  r.loss = loss.ReadData()[0];
-  loss.WriteDiff({weight});
-  layer->Backward({&loss}, {true, false}, {&x, &label});
-  r.diff = x.ReadDiff();
-  return r;
+  return RunLossInStorage(param, {{shape, scores, type, true}, {label_shape, labels}}, weight);
 }
 
 TEST(SoftmaxLossStorage, SixteenBitScoresStayWithinTheRoundingOfTheProbabilities) {
@@ -91,8 +72,8 @@ TEST(SoftmaxLossStorage, SixteenBitScoresStayWithinTheRoundingOfTheProbabilities
                                         l == 2.f);
       const double n = c.loss_param.find("FULL") != std::string::npos ? labels_count : valid;
       for (int i = 0; i < count; ++i)
-        ASSERT_NEAR(half.diff[i], full.diff[i],
-                    u * (weight / n + std::fabs(full.diff[i])) + 1e-7)
+        ASSERT_NEAR(half.diffs[0][i], full.diffs[0][i],
+                    u * (weight / n + std::fabs(full.diffs[0][i])) + 1e-7)
             << i;
     }
   }

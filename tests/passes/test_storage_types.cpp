@@ -22,8 +22,9 @@ namespace test {
 namespace {
 
 // x -> InnerProduct -> LogSoftmax (float32 kernels only) -> Sigmoid -> TanH ->
-// ReLU in place -> EuclideanLoss (float32 only) against t; a second reader
-// of the Sigmoid output.
+// ReLU in place -> EuclideanLoss (16-bit inputs, a float32 loss) against t;
+// a second loss reads the Sigmoid output. Two BinaryOps (float32 kernels
+// only) read the ReLU's result, the Sigmoid output and t.
 const char kNet[] = R"(
   name: 'mixed'
   layer { name: 'x' type: 'Input' top: 'x' top: 't'
@@ -38,6 +39,10 @@ const char kNet[] = R"(
   layer { name: 'loss' type: 'EuclideanLoss' bottom: 'th' bottom: 't' top: 'loss' }
   layer { name: 'loss2' type: 'EuclideanLoss' bottom: 'sig' bottom: 't' top: 'loss2'
           loss_weight: 0.5 }
+  layer { name: 'gap' type: 'BinaryOp' bottom: 'th' bottom: 't' top: 'gap'
+          binary_op_param { operation: SUB } }
+  layer { name: 'gap2' type: 'BinaryOp' bottom: 'sig' bottom: 't' top: 'gap2'
+          binary_op_param { operation: SUB } }
 )";
 
 std::map<std::string, caffe::LayerParameter> ByName(const caffe::NetParameter& net) {
@@ -73,11 +78,15 @@ TEST(StorageTypes, LayersWithoutSixteenBitKernelsStayFloatBehindConverts) {
   EXPECT_EQ(layers.at("tanh").bottom(0), "sig");
   EXPECT_EQ(layers.at("relu").forward_type(), caffe::FLOAT16);
   EXPECT_EQ(layers.at("relu").top(0), "th");
-  EXPECT_EQ(layers.at("loss").forward_type(), caffe::FLOAT);
-  EXPECT_EQ(layers.at("loss").bottom(0), "th_as_float");
-  EXPECT_EQ(layers.at("loss").bottom(1), "t_as_float");
-  EXPECT_EQ(layers.at("loss2").bottom(0), "sig_as_float");
-  EXPECT_EQ(layers.at("loss2").bottom(1), "t_as_float") << "one Convert per blob and type";
+  EXPECT_EQ(layers.at("loss").forward_type(), caffe::FLOAT16);
+  EXPECT_EQ(layers.at("loss").bottom(0), "th");
+  EXPECT_EQ(layers.at("loss").bottom(1), "t");
+  EXPECT_EQ(layers.at("loss2").bottom(0), "sig");
+  EXPECT_EQ(layers.at("gap").forward_type(), caffe::FLOAT);
+  EXPECT_EQ(layers.at("gap").bottom(0), "th_as_float");
+  EXPECT_EQ(layers.at("gap").bottom(1), "t_as_float");
+  EXPECT_EQ(layers.at("gap2").bottom(0), "sig_as_float");
+  EXPECT_EQ(layers.at("gap2").bottom(1), "t_as_float") << "one Convert per blob and type";
   for (const char* convert : {"ip_as_float", "soft_as_float16", "th_as_float", "t_as_float",
                               "sig_as_float"}) {
     ASSERT_TRUE(layers.count(convert)) << convert;
@@ -88,7 +97,7 @@ TEST(StorageTypes, LayersWithoutSixteenBitKernelsStayFloatBehindConverts) {
   std::map<std::string, int> position;
   for (int i = 0; i < typed.layer_size(); ++i) position[typed.layer(i).name()] = i;
   EXPECT_LT(position["soft_as_float16"], position["sig"]);
-  EXPECT_LT(position["sig_as_float"], position["loss2"]);
+  EXPECT_LT(position["sig_as_float"], position["gap2"]);
 }
 
 TEST(StorageTypes, InPlaceOnABlobOfAnotherTypeConvertsAndRenames) {
