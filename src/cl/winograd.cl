@@ -14,6 +14,20 @@
 // Layouts: U[36][out_channels][in_channels], V[36][in_channels][P],
 // M[36][out_channels][P], P = images * tiles; element e = 6 * row + column
 // of the 6x6 tile.
+// The input and output images may be stored in 16 bits (IN_TYPE, OUT_TYPE:
+// storage codes, common.cl; float by default): widened as the input
+// transform reads them, rounded once as the output transform stores them.
+// The filters, U, V and M are float.
+#ifndef IN_TYPE
+#define IN_TYPE 0
+#endif
+#ifndef OUT_TYPE
+#define OUT_TYPE 0
+#endif
+#define IN_ELEM STORAGE_ELEM(IN_TYPE)
+#define OUT_ELEM STORAGE_ELEM(OUT_TYPE)
+#define IN_LOAD(p, i) STORAGE_LOAD(IN_TYPE, p, i)
+#define OUT_STORE(p, i, v) STORAGE_STORE(OUT_TYPE, p, i, v)
 
 // r = B^T d for 6 values d[0], d[stride], ... (a column or row of a tile).
 inline void winograd_bt(const float* d, const int stride, float* r, const int r_stride) {
@@ -83,20 +97,20 @@ __kernel void winograd_filter_transform(const int out_channels, const int in_cha
 __kernel void winograd_input_transform(const int images, const int channels,
                                        const int height, const int width, const int pad_h,
                                        const int pad_w, const int tiles_h, const int tiles_w,
-                                       __global const float* input, const int input_offset,
+                                       __global const IN_ELEM* input, const int input_offset,
                                        __global float* V) {
   const int p = get_global_id(0), c = get_global_id(1);
   const int tiles = tiles_h * tiles_w, P = images * tiles;
   if (p >= P) return;
   const int n = p / tiles, t = p % tiles;
   const int y0 = (t / tiles_w) * 4 - pad_h, x0 = (t % tiles_w) * 4 - pad_w;
-  __global const float* plane = input + input_offset + (n * channels + c) * height * width;
+  __global const IN_ELEM* plane = input + input_offset + (n * channels + c) * height * width;
   float d[36], r[36];
   for (int y = 0; y < 6; ++y)
     for (int x = 0; x < 6; ++x) {
       const int iy = y0 + y, ix = x0 + x;
       d[6 * y + x] =
-          iy >= 0 && iy < height && ix >= 0 && ix < width ? plane[iy * width + ix] : 0.f;
+          iy >= 0 && iy < height && ix >= 0 && ix < width ? IN_LOAD(plane, iy * width + ix) : 0.f;
     }
   for (int x = 0; x < 6; ++x) winograd_bt(d + x, 6, r + x, 6);      // columns: B^T d
   for (int y = 0; y < 6; ++y) winograd_bt(r + 6 * y, 1, d + 6 * y, 1);  // rows: (B^T d) B
@@ -113,7 +127,7 @@ __kernel void winograd_output_transform(const int images, const int out_channels
                                         const int out_h, const int out_w, const int tiles_h,
                                         const int tiles_w, __global const float* M,
                                         __global const float* bias, const int has_bias,
-                                        const int relu, __global float* output,
+                                        const int relu, __global OUT_ELEM* output,
                                         const int output_offset) {
   const int p = get_global_id(0), o = get_global_id(1);
   const int tiles = tiles_h * tiles_w, P = images * tiles;
@@ -127,12 +141,12 @@ __kernel void winograd_output_transform(const int images, const int out_channels
   for (int x = 0; x < 6; ++x) winograd_at(m + x, 6, r + x, 6);      // columns: A^T m (4 x 6)
   for (int row = 0; row < 4; ++row) winograd_at(r + 6 * row, 1, y + 4 * row, 1);  // rows
   const float b = has_bias ? bias[o] : 0.f;
-  __global float* plane = output + output_offset + (n * out_channels + o) * out_h * out_w;
+  __global OUT_ELEM* plane = output + output_offset + (n * out_channels + o) * out_h * out_w;
   for (int row = 0; row < 4; ++row)
     for (int col = 0; col < 4; ++col) {
       const int oy = y0 + row, ox = x0 + col;
       if (oy >= out_h || ox >= out_w) continue;
       const float v = y[4 * row + col] + b;
-      plane[oy * out_w + ox] = relu ? fmax(v, 0.f) : v;
+      OUT_STORE(plane, oy * out_w + ox, relu ? fmax(v, 0.f) : v);
     }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/storage_option.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/math.hpp"
@@ -54,7 +55,8 @@ BufferPtr WinogradFilters(Context& ctx, int out_channels, int in_channels, bool 
 
 void WinogradConvolution(Context& ctx, const WinogradShape& s, cl_mem filters, cl_mem input,
                          cl_mem scale, cl_mem bias, bool relu, cl_mem output,
-                         long long max_scratch_floats) {
+                         long long max_scratch_floats, StorageType input_type,
+                         StorageType output_type) {
   CHECK(s.out_h() > 0 && s.out_w() > 0) << "Winograd: empty output";
   // Images per chunk: V and M of one image are 36 x channels x tiles floats.
   const long long per_image =
@@ -71,8 +73,10 @@ void WinogradConvolution(Context& ctx, const WinogradShape& s, cl_mem filters, c
   const int chunk_P = chunk * s.tiles();
   BufferPtr V = ctx.Allocate(sizeof(float) * kTileElements * size_t(s.in_channels) * chunk_P);
   BufferPtr M = ctx.Allocate(sizeof(float) * kTileElements * size_t(s.out_channels) * chunk_P);
-  cl_kernel input_transform = ctx.Kernel("winograd.cl", "", "winograd_input_transform");
-  cl_kernel output_transform = ctx.Kernel("winograd.cl", "", "winograd_output_transform");
+  cl_kernel input_transform = ctx.Kernel(
+      "winograd.cl", StorageOption("IN_TYPE", input_type), "winograd_input_transform");
+  cl_kernel output_transform = ctx.Kernel(
+      "winograd.cl", StorageOption("OUT_TYPE", output_type), "winograd_output_transform");
   const int in_image = s.in_channels * s.height * s.width;
   const int out_image = s.out_channels * s.out_h() * s.out_w();
   for (int n0 = 0; n0 < s.images; n0 += chunk) {

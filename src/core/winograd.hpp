@@ -13,6 +13,7 @@
 #include <CL/cl.h>
 
 #include "dlcaffe/buffer_pool.hpp"
+#include "dlcaffe/storage_type.hpp"
 
 namespace dlcaffe {
 
@@ -45,11 +46,15 @@ BufferPtr WinogradFilters(Context& ctx, int out_channels, int in_channels, bool 
 // WinogradFilters), times scale[out_channels] unless scale is null (a folded
 // BatchNorm/Scale; it commutes with the output transform, so the GEMMs apply
 // it), + bias[out_channels] unless bias is null, then max(., 0) if relu; both
-// blobs whole, from offset 0. Images run in chunks whose V and
+// blobs whole, from offset 0, stored as input_type and output_type (16-bit
+// values are widened on load and the output rounded once; the transforms
+// and products are float either way). Images run in chunks whose V and
 // M buffers stay at or below max_scratch_floats each (at least one image
 // per chunk).
 void WinogradConvolution(Context& ctx, const WinogradShape& shape, cl_mem filters,
                          cl_mem input, cl_mem scale, cl_mem bias, bool relu, cl_mem output,
-                         long long max_scratch_floats);
+                         long long max_scratch_floats,
+                         StorageType input_type = StorageType::kFloat32,
+                         StorageType output_type = StorageType::kFloat32);
 
 }  // namespace dlcaffe

@@ -7,8 +7,8 @@
 // implicit GEMM, im2col + GEMM, the data gradient by implicit GEMM or by
 // col2im (both kernel shapes, and the one that rounds per plane), 1x1 in
 // place, groups, dilation, depthwise, three spatial axes and a batch split
-// into chunks. Winograd is float only (the 16-bit layer takes the GEMMs),
-// so the float32 reference runs with it off. Deconvolution runs the same
+// into chunks, with Winograd off in both; and by Winograd (forward and data
+// gradient), on in both. Deconvolution runs the same
 // kernels the other way round, its bias added to each sum before the top is
 // stored (by col2im, or by the GEMM of a 1x1 kernel writing the top in
 // place): the same holds for it on the same paths.
@@ -124,6 +124,45 @@ TEST_P(ConvolutionStorage, SixteenBitLayerRoundsTheFloatLayer) {
         ASSERT_NE(*v, std::vector<float>(v->size(), 0.f));
     }
   }
+}
+
+// Winograd F(4x4, 3x3) forward and data gradient: the 16-bit transforms
+// widen the input and round the output once, so the 16-bit layer gives the
+// roundings of the float32 Winograd layer (pads 0, 1 and 2; odd sizes leave
+// partial 4x4 tiles at the edges).
+TEST(ConvolutionStorage, WinogradRoundsTheFloatWinograd) {
+  SetTestOption("winograd", "on");
+  const Case cases[] = {
+      {"pad1", "num_output: 5 kernel_size: 3 pad: 1", {2, 4, 9, 7}, 5 * 4 * 9, 5, 2 * 5 * 9 * 7},
+      {"pad0", "num_output: 3 kernel_size: 3", {1, 5, 7, 10}, 3 * 5 * 9, 3, 3 * 5 * 8},
+      {"pad2", "num_output: 2 kernel_size: 3 pad: 2 bias_term: false", {2, 3, 5, 6}, 2 * 3 * 9,
+       0, 2 * 2 * 7 * 8},
+  };
+  for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(StorageTypeName(type)) + " " + c.name);
+      const std::string param = std::string("name: 'conv' type: 'Convolution' ") +
+                                "convolution_param { " + c.convolution_param + " }";
+      const Inputs in = MakeInputs(c, type);
+      const StorageRun half = RunConvolution(param, type, in, c.shape);
+      const StorageRun full = RunConvolution(param, StorageType::kFloat32, in, c.shape);
+      ASSERT_EQ(half.top, RoundedTo(full.top, type));
+      ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
+      ASSERT_EQ(half.param_diffs, full.param_diffs);
+      ASSERT_NE(full.bottom_diff, std::vector<float>(full.bottom_diff.size(), 0.f));
+    }
+  }
+  // Winograd rounds otherwise than the direct sum: the paths above differ
+  // from the GEMMs' (so Winograd did run).
+  const Case& c = cases[0];
+  const std::string param = std::string("name: 'conv' type: 'Convolution' convolution_param { ") +
+                            c.convolution_param + " }";
+  const Inputs in = MakeInputs(c, StorageType::kFloat32);
+  const StorageRun winograd = RunConvolution(param, StorageType::kFloat32, in, c.shape);
+  SetTestOption("winograd", "off");
+  const StorageRun direct = RunConvolution(param, StorageType::kFloat32, in, c.shape);
+  ResetTestOption("winograd");
+  EXPECT_NE(winograd.bottom_diff, direct.bottom_diff);
 }
 
 // cpu: planes, im2col and column-order copies, col2im per plane; gpu: the
