@@ -176,28 +176,36 @@ void Check(const Case& c, MatrixMath math, const GemmConfig& config, StorageType
   }
 }
 
-std::vector<Case> Cases() {
+// A plain M x N x K product in each of the four layouts.
+std::vector<Case> InEveryLayout(const Case& plain, const std::string& what) {
   std::vector<Case> cases;
   for (const auto& [op_a, op_b] :
        {std::pair{Transpose::kNo, Transpose::kNo}, std::pair{Transpose::kYes, Transpose::kNo},
         std::pair{Transpose::kNo, Transpose::kYes}, std::pair{Transpose::kYes, Transpose::kYes}}) {
-    Case c;
+    Case c = plain;
     c.g.trans_a = op_a;
     c.g.trans_b = op_b;
-    c.g.M = 37;
-    c.g.N = 61;
-    c.g.K = 45;
-    c.g.alpha = 0.75f;
-    c.g.beta = 0.5f;
-    c.g.relu = true;
-    c.g.bias = reinterpret_cast<cl_mem>(1);  // Check binds the real ones
-    c.a_size = 37 * 45;
-    c.b_size = 45 * 61;
-    c.c_size = 37 * 61;
-    c.what = std::string("37x61x45 ") + (op_a == Transpose::kYes ? "A^T" : "A") +
-             (op_b == Transpose::kYes ? " B^T" : " B") + ", beta, bias, ReLU";
+    c.a_size = size_t(c.g.M) * c.g.K;
+    c.b_size = size_t(c.g.K) * c.g.N;
+    c.c_size = size_t(c.g.M) * c.g.N;
+    c.what = std::to_string(c.g.M) + "x" + std::to_string(c.g.N) + "x" + std::to_string(c.g.K) +
+             (op_a == Transpose::kYes ? " A^T" : " A") + (op_b == Transpose::kYes ? " B^T" : " B") +
+             ", " + what;
     cases.push_back(c);
   }
+  return cases;
+}
+
+std::vector<Case> Cases() {
+  Case plain;
+  plain.g.M = 37;
+  plain.g.N = 61;
+  plain.g.K = 45;
+  plain.g.alpha = 0.75f;
+  plain.g.beta = 0.5f;
+  plain.g.relu = true;
+  plain.g.bias = reinterpret_cast<cl_mem>(1);  // Check binds the real ones
+  std::vector<Case> cases = InEveryLayout(plain, "beta, bias, ReLU");
   Case tall;  // several tiles each way, a row scale, k past one tile's depth
   tall.g.M = 300;
   tall.g.N = 270;
@@ -280,21 +288,12 @@ TEST(GemmMma, LayoutsEpiloguesBatchesWindowsAndSplitK) {
 // stored bits go to the tensor cores as they are.
 TEST(GemmMma, SixteenBitStorage) {
   std::vector<Case> cases = Cases();
-  for (const auto& [op_a, op_b] :
-       {std::pair{Transpose::kNo, Transpose::kNo}, std::pair{Transpose::kYes, Transpose::kNo},
-        std::pair{Transpose::kNo, Transpose::kYes}, std::pair{Transpose::kYes, Transpose::kYes}}) {
-    Case c;
-    c.g.trans_a = op_a;
-    c.g.trans_b = op_b;
-    c.g.M = 136;
-    c.g.N = 260;
-    c.g.K = 80;
-    c.g.beta = 0.25f;
-    c.a_size = 136 * 80;
-    c.b_size = 80 * 260;
-    c.c_size = 136 * 260;
-    c.what = std::string("136x260x80 ") + (op_a == Transpose::kYes ? "A^T" : "A") +
-             (op_b == Transpose::kYes ? " B^T" : " B") + ", vector fetches";
+  Case interior;
+  interior.g.M = 136;
+  interior.g.N = 260;
+  interior.g.K = 80;
+  interior.g.beta = 0.25f;
+  for (const Case& c : InEveryLayout(interior, "vector fetches")) {
     GemmArgs typed = c.g;
     typed.a_type = typed.b_type = F::kBFloat16;
     const VectorLoads vectors = UsesVectorLoads(GpuShapedGemmConfig(), typed);
