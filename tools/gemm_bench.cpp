@@ -3,8 +3,8 @@
 //
 //   gemm_bench [--device=SPEC] [--config=auto|cpu|dot|gpu] [--iterations=N] [--peak]
 //              [--shapes="M,N,K[,ta,tb];..."] [--mr= --nr= --wg_m= --wg_n= --tk=
-//              --k_slices= --pack_a= --pack_b= --vector_loads= --groups_per_unit=]
-//              (overrides of the configuration)
+//              --k_slices= --pack_a= --pack_b= --vector_loads= --groups_per_unit=
+//              --stages=] (overrides of the configuration)
 //
 // `auto` is what Gemm() runs: a winner stored by `dlcaffe tune`, else the rule.
 // Each shape is timed over --iterations back-to-back calls with one finish at
@@ -41,6 +41,8 @@ DEFINE_int32(k_slices, -1, "override the split-K slices (GPU shape; 0 = automati
 DEFINE_int32(pack_a, -1, "override packing of A (0/1, register shape)");
 DEFINE_int32(pack_b, -1, "override packing of B (0/1, register shape)");
 DEFINE_int32(vector_loads, -1, "override float4 tile fetches (0/1, GPU shape)");
+DEFINE_int32(stages, -1,
+             "override the tensor-core cp.async stages (GPU shape: 0 = as many as fit, 1 = none)");
 DEFINE_int32(groups_per_unit, 0, "override the automatic split-K's work-groups per unit (GPU shape)");
 DEFINE_int32(iterations, 10, "timed calls per shape");
 DEFINE_string(math, "float32",
@@ -200,12 +202,14 @@ int main(int argc, char** argv) {
       if (FLAGS_pack_b >= 0) config.pack_b = FLAGS_pack_b != 0;
       if (FLAGS_vector_loads >= 0) config.vector_loads = FLAGS_vector_loads != 0;
       if (FLAGS_groups_per_unit > 0) config.groups_per_unit = FLAGS_groups_per_unit;
+      if (FLAGS_stages >= 0) config.stages = FLAGS_stages;
 
       dlcaffe::GemmWithConfig(*ctx, g, config);  // builds the kernels
       // The form the product ran in (none where the tile or device has none).
       dlcaffe::MmaForm mma =
           config.use_local ? dlcaffe::MmaFormFor(*ctx, g.math) : dlcaffe::MmaForm::kNone;
       if (!dlcaffe::MmaWarpsM(config, mma)) mma = dlcaffe::MmaForm::kNone;
+      const int stages = dlcaffe::MmaPipelineStages(*ctx, config, g);
       ctx->Finish();
       double seconds = 1e30, cpu_seconds = 1e30;
       for (int round = 0; round < FLAGS_repeats; ++round) {
@@ -228,7 +232,9 @@ int main(int argc, char** argv) {
                   2.0 * s.M * s.N * s.K / cpu_seconds * 1e-9, share.c_str(),
                   (config.Name() + (mma == dlcaffe::MmaForm::kNone
                                         ? std::string()
-                                        : std::string(" mma ") + dlcaffe::MmaFormName(mma)))
+                                        : std::string(" mma ") + dlcaffe::MmaFormName(mma) +
+                                              (stages ? " cp.async x" + std::to_string(stages)
+                                                      : std::string())))
                       .c_str());
     }
   } catch (const dlcaffe::Error& e) {

@@ -328,6 +328,108 @@ inline void mma_accumulate(float d[4], const uint a[4], const uint b[2]) {
 #define B_RAW 0
 #endif
 
+#ifndef MMA_STAGES
+#define MMA_STAGES 0
+#endif
+#if MMA_STAGES && !MMA
+#undef MMA_STAGES
+#define MMA_STAGES 0
+#endif
+#if MMA_STAGES
+// The cp.async pipeline (MMA_STAGES >= 2; the host sets it only for 16-bit
+// operands stored in the instruction's type, whose rows, offsets and image
+// groups are multiples of 8 values and whose contiguous axis is a multiple
+// of 8 long: src/core/gemm.cpp, MmaPipelineStages). Each work-item copies
+// 16-byte chunks of 8 values straight from global into __local memory
+// (cp.async, no registers, no conversion), MMA_STAGES tiles deep, so that
+// the fetches of the next tiles overlap the products of this one; the warps
+// read their fragments with ldmatrix (.trans where the tile runs along k
+// in its rows' other direction). A tile keeps its operand's own layout:
+// lines along the operand's contiguous axis ([row][k] for untransposed A
+// and transposed B, else [k][row]), its chunks XOR-swizzled so that
+// ldmatrix's 8 lines of one chunk, and cp.async's stores, hit 8 different
+// 16-byte bank groups.
+#if MMA == 3 || !A_RAW || !B_RAW || defined(WIN_KH)
+#error "the cp.async pipeline streams 16-bit operands stored in the instruction's type"
+#endif
+#if TK % 16 || TM % 16 || TN % 16 || NT % 2
+#error "the cp.async pipeline needs 16-deep k steps and pairs of 8-column blocks"
+#endif
+#if TRANS_A
+#define A_LINE_CHUNKS (TM / 8)
+#else
+#define A_LINE_CHUNKS (TK / 8)
+#endif
+#if TRANS_B
+#define B_LINE_CHUNKS (TK / 8)
+#else
+#define B_LINE_CHUNKS (TN / 8)
+#endif
+#if (A_LINE_CHUNKS & (A_LINE_CHUNKS - 1)) || (B_LINE_CHUNKS & (B_LINE_CHUNKS - 1))
+#error "the swizzle needs tile lines of a power of two chunks"
+#endif
+#define A_STAGE_CHUNKS (TM * TK / 8)
+#define B_STAGE_CHUNKS (TN * TK / 8)
+#define A_COPIES ((A_STAGE_CHUNKS + THREADS - 1) / THREADS)  // per work-item
+#define B_COPIES ((B_STAGE_CHUNKS + THREADS - 1) / THREADS)
+
+// Where chunk `chunk` of tile line `line` sits in a line of `line_chunks`
+// chunks (a power of two): XOR with the line's place among the 8 lines that
+// share one 128-byte row of banks (or, for lines of 8 chunks or more, with
+// its place among 8 consecutive lines).
+inline int swizzled_chunk(const int line, const int chunk, const int line_chunks) {
+  return line_chunks >= 8 ? chunk ^ (line & 7)
+                          : chunk ^ ((line / (8 / line_chunks)) & (line_chunks - 1));
+}
+
+// The __local address as the PTX instructions take it (the shared window).
+inline uint shared_address(__local const uint4* p) { return (uint)(size_t)p; }
+
+// 16 bytes from src to dst, or 16 zero bytes where !valid (src then unread).
+inline void copy_chunk_async(__local uint4* dst, __global const ushort* src, const bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :
+               : "r"(shared_address(dst)), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+inline void commit_copies(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Waits until at most MMA_STAGES - 2 of this work-item's groups of copies
+// are in flight.
+#define WAIT_COPIES_(n) asm volatile("cp.async.wait_group " #n ";" ::: "memory")
+#define WAIT_COPIES(n) WAIT_COPIES_(n)
+#if MMA_STAGES == 2
+#define STAGES_AHEAD 0
+#elif MMA_STAGES == 3
+#define STAGES_AHEAD 1
+#elif MMA_STAGES == 4
+#define STAGES_AHEAD 2
+#else
+#error "MMA_STAGES is 2, 3 or 4"
+#endif
+
+// Four 8x8 matrices of 16-bit values, lane l giving the address of line
+// l % 8 of matrix l / 8; register r of every lane gets matrix r's fragment
+// (row lane / 4, columns 2 (lane % 4), +1; .trans: the transposed matrix's).
+inline void load_matrices(uint r[4], const uint address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+inline void load_matrices_transposed(uint r[4], const uint address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+// The product on registers only: free to be scheduled among the loads.
+inline void mma_product(float d[4], const uint a[4], const uint b[2]) {
+  asm(MMA_INSTRUCTION " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%10, %11, %12, %13};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(d[0]),
+        "f"(d[1]), "f"(d[2]), "f"(d[3]));
+}
+#endif  // MMA_STAGES
+
 // Value v of op(A) or op(B) at depth kk, row or column col, into `tile`
 // (k-major, `row` words per k row): as a float, or (MMA) as its tensor-core
 // input; a raw operand's v is its stored 16 bits already.
@@ -602,7 +704,10 @@ __kernel __attribute__((reqd_work_group_size(WG_N, WG_M, 1))) void gemm_tiled(
     __global const float* bias, const int bias_off,
     __global const float* row_scale, const int row_scale_off, const int epilogue,
     const int epilogue_batch) {
-#if MMA
+#if MMA_STAGES
+  __local uint4 As[MMA_STAGES * A_STAGE_CHUNKS];
+  __local uint4 Bs[MMA_STAGES * B_STAGE_CHUNKS];
+#elif MMA
   __local uint As[2][TILE_K_ROWS][A_ROW];
   __local uint Bs[2][TILE_K_ROWS][B_ROW];
 #else
@@ -639,6 +744,113 @@ LOCAL_UNROLL
     for (int j = 0; j < NV; ++j) acc[i][j] = (floatV)0.f;
 #endif
 
+#if MMA_STAGES
+  // Chunk e of a stage's tile: line e / LINE_CHUNKS, chunk e % LINE_CHUNKS
+  // (consecutive work-items copy consecutive 16 bytes of a line).
+#define ISSUE_STAGE(stage, kt)                                                        \
+  do {                                                                                \
+    LOCAL_UNROLL                                                                      \
+    for (int u = 0; u < A_COPIES; ++u) {                                              \
+      const int e = tid + u * THREADS;                                                \
+      if (A_STAGE_CHUNKS % THREADS == 0 || e < A_STAGE_CHUNKS) {                      \
+        const int line = e / A_LINE_CHUNKS, chunk = e % A_LINE_CHUNKS;                \
+        const int m = TRANS_A ? m0 + 8 * chunk : m0 + line;                           \
+        const int k = TRANS_A ? (kt) + line : (kt) + 8 * chunk;                       \
+        const bool valid = m < M && k < k_end;                                        \
+        copy_chunk_async(                                                             \
+            As + (stage) * A_STAGE_CHUNKS + line * A_LINE_CHUNKS +                    \
+                swizzled_chunk(line, chunk, A_LINE_CHUNKS),                           \
+            valid ? A_BITS + A_INDEX(m, k) : A_BITS, valid);                          \
+      }                                                                               \
+    }                                                                                 \
+    LOCAL_UNROLL                                                                      \
+    for (int u = 0; u < B_COPIES; ++u) {                                              \
+      const int e = tid + u * THREADS;                                                \
+      if (B_STAGE_CHUNKS % THREADS == 0 || e < B_STAGE_CHUNKS) {                      \
+        const int line = e / B_LINE_CHUNKS, chunk = e % B_LINE_CHUNKS;                \
+        const int n = TRANS_B ? n0 + line : n0 + 8 * chunk;                           \
+        const int k = TRANS_B ? (kt) + 8 * chunk : (kt) + line;                       \
+        const bool valid = n < N && k < k_end;                                        \
+        copy_chunk_async(                                                             \
+            Bs + (stage) * B_STAGE_CHUNKS + line * B_LINE_CHUNKS +                    \
+                swizzled_chunk(line, chunk, B_LINE_CHUNKS),                           \
+            valid ? B_BITS + B_INDEX(k, n) : B_BITS, valid);                          \
+      }                                                                               \
+    }                                                                                 \
+  } while (0)
+  // Fragments of k step ks (a multiple of 16) of a stage: A's block i (16
+  // rows) as matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k
+  // 8-15), (rows 8-15, k 8-15); B's blocks j, j + 1 (8 columns each) as
+  // (j, k 0-7), (j, k 8-15), (j + 1, k 0-7), (j + 1, k 8-15).
+  const int quad = lane >> 3, quad_line = lane & 7;
+#define LOAD_FRAGMENTS(a_tile, b_tile, ks, af, bf)                                      \
+  do {                                                                                  \
+    LOCAL_UNROLL                                                                        \
+    for (int i = 0; i < MT; ++i) {                                                      \
+      const int line = TRANS_A ? (ks) + quad_line + (quad >> 1) * 8                     \
+                               : wm0 + i * 16 + (lane & 15);                            \
+      const int chunk = TRANS_A ? (wm0 + i * 16) / 8 + (quad & 1) : (ks) / 8 + (lane >> 4); \
+      const uint address = (a_tile) + 16 * (line * A_LINE_CHUNKS +                     \
+                                            swizzled_chunk(line, chunk, A_LINE_CHUNKS)); \
+      if (TRANS_A)                                                                      \
+        load_matrices_transposed(af[i], address);                                       \
+      else                                                                              \
+        load_matrices(af[i], address);                                                  \
+    }                                                                                   \
+    LOCAL_UNROLL                                                                        \
+    for (int j = 0; j < NT; j += 2) {                                                   \
+      const int line = TRANS_B ? wn0 + j * 8 + (quad >> 1) * 8 + quad_line             \
+                               : (ks) + (quad & 1) * 8 + quad_line;                     \
+      const int chunk = TRANS_B ? (ks) / 8 + (quad & 1) : (wn0 + j * 8) / 8 + (quad >> 1); \
+      const uint address = (b_tile) + 16 * (line * B_LINE_CHUNKS +                     \
+                                            swizzled_chunk(line, chunk, B_LINE_CHUNKS)); \
+      uint r[4];                                                                        \
+      if (TRANS_B)                                                                      \
+        load_matrices(r, address);                                                      \
+      else                                                                              \
+        load_matrices_transposed(r, address);                                           \
+      bf[j][0] = r[0];                                                                  \
+      bf[j][1] = r[1];                                                                  \
+      bf[j + 1][0] = r[2];                                                              \
+      bf[j + 1][1] = r[3];                                                              \
+    }                                                                                   \
+  } while (0)
+  const int k_tiles = (k_end - k_begin + TK - 1) / TK;
+  // Tiles 0 .. MMA_STAGES - 2 in flight; then, per tile: wait for it, and
+  // after the barrier (every work-item's copies landed, and every warp done
+  // with the stage multiplied last) refill that stage MMA_STAGES - 1 tiles
+  // ahead. A group is committed every time, empty or not, so that the
+  // count waited for always means the same tiles.
+LOCAL_UNROLL
+  for (int s = 0; s < MMA_STAGES - 1; ++s) {
+    if (s < k_tiles) ISSUE_STAGE(s, k_begin + s * TK);
+    commit_copies();
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    WAIT_COPIES(STAGES_AHEAD);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int ahead = kt + MMA_STAGES - 1;
+    if (ahead < k_tiles) ISSUE_STAGE(ahead % MMA_STAGES, k_begin + ahead * TK);
+    commit_copies();
+    const int stage = kt % MMA_STAGES;
+    const uint a_tile = shared_address(As + stage * A_STAGE_CHUNKS),
+               b_tile = shared_address(Bs + stage * B_STAGE_CHUNKS);
+    // (Fragments loaded a step ahead into a second set of registers ran no
+    // faster on an H100, and took more than 128 registers a work-item
+    // against 124.)
+LOCAL_UNROLL
+    for (int ks = 0; ks < TK; ks += 16) {
+      uint af[MT][4], bf[NT][2];
+      LOAD_FRAGMENTS(a_tile, b_tile, ks, af, bf);
+LOCAL_UNROLL
+      for (int i = 0; i < MT; ++i)
+LOCAL_UNROLL
+        for (int j = 0; j < NT; ++j) mma_product(acc[i][j], af[i], bf[j]);
+    }
+  }
+  // Nothing may be left in flight into __local memory at exit.
+  WAIT_COPIES(0);
+#else  // !MMA_STAGES
   A_NEXT a_next[A_LOADS];
   B_NEXT b_next[B_LOADS];
 #if VEC_LOAD_A || VEC_LOAD_B
@@ -737,6 +949,7 @@ LOCAL_UNROLL
     barrier(CLK_LOCAL_MEM_FENCE);
     buf ^= 1;
   }
+#endif  // MMA_STAGES
 
   C += c_off + product * c_batch + slice * c_slice;
 #if MMA

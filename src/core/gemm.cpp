@@ -24,7 +24,8 @@ std::string GemmConfig::Name() const {
     s << "local wg" << wg_m << "x" << wg_n << " mr" << mr << " nr" << nr << " vw" << vw
       << " tk" << tk << (k_slices ? " slices" + std::to_string(k_slices) : "")
       << (!k_slices && groups_per_unit ? " split" + std::to_string(groups_per_unit) : "")
-      << (vector_loads ? "" : " scalar-loads");
+      << (vector_loads ? "" : " scalar-loads")
+      << (stages == 1 ? " no-pipeline" : stages > 1 ? " stages" + std::to_string(stages) : "");
   else if (dot_form)
     s << "register-dot mr" << mr << " nr" << nr << " vw" << vw;
   else
@@ -305,21 +306,67 @@ int MmaWarpsM(const GemmConfig& c, MmaForm form) {
   return best;
 }
 
+int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g) {
+  if (!c.use_local || c.stages == 1 || g.b_window.active() || !ctx.options().matrix_pipeline)
+    return 0;
+  const MmaForm form = MmaFormFor(ctx, g.math);
+  const StorageType own = form == MmaForm::kF16    ? StorageType::kFloat16
+                          : form == MmaForm::kBF16 ? StorageType::kBFloat16
+                                                   : StorageType::kFloat32;
+  if (own == StorageType::kFloat32 || g.a_type != own || g.b_type != own) return 0;
+  const int warps_m = MmaWarpsM(c, form);
+  if (!warps_m || !MmaPipelineEnabled(ctx, form)) return 0;
+  // The kernel's tiles: 16-deep k steps, lines of a power of two 16-byte
+  // chunks (the swizzle), warps of pairs of 8-column blocks (ldmatrix.x4).
+  const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
+  const int tm = c.wg_m * c.mr, tn = c.wg_n * c.nr, warps = c.wg_m * c.wg_n / 32;
+  const auto power_of_two = [](int x) { return x > 0 && (x & (x - 1)) == 0; };
+  if (c.tk % 16 || tm % 16 || tn % 16 || (tn / (warps / warps_m) / 8) % 2 ||
+      !power_of_two((ta ? tm : c.tk) / 8) || !power_of_two((tb ? c.tk : tn) / 8))
+    return 0;
+  // Whole 16-byte chunks on 16-byte boundaries, never across an image.
+  const LeadingDims ld(g);
+  const auto chunked = [&](size_t ld_values, size_t offset, size_t batch_stride, int group,
+                           int image) {
+    return ld_values % 8 == 0 && offset % 8 == 0 && (g.batch <= 1 || batch_stride % 8 == 0) &&
+           (group == 0 || (group % 8 == 0 && image % 8 == 0));
+  };
+  if (!chunked(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image) ||
+      !chunked(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image) ||
+      (ta ? g.M : g.K) % 8 || (tb ? g.K : g.N) % 8)
+    return 0;
+  const size_t stage_bytes = 2 * size_t(tm + tn) * c.tk;
+  const int fit = static_cast<int>(
+      std::min<uint64_t>(4, ctx.info().local_mem_bytes / std::max<size_t>(1, stage_bytes)));
+  const int stages = c.stages > 1 ? std::min(c.stages, fit) : fit;
+  return stages >= 2 ? stages : 0;
+}
+
 namespace {
 
 // The GPU-shaped kernel for `defines`, on the tensor cores in the form
-// `math` allows where the device and the tile permit (a form that does not
-// build is turned off for the device, and the float kernel built instead).
+// `math` allows where the device and the tile permit, through `stages`
+// cp.async stages where that is not 0 (MmaPipelineStages). A form that does
+// not build is turned off for the device, and the float kernel built
+// instead; a pipeline that does not build, likewise, for the form's
+// register-staged kernel.
 cl_kernel TiledKernel(Context& ctx, const GemmConfig& c, MatrixMath math,
-                      const std::string& defines) {
+                      const std::string& defines, int stages) {
   const MmaForm form = MmaFormFor(ctx, math);
   const int warps_m = form == MmaForm::kNone ? 0 : MmaWarpsM(c, form);
   if (warps_m) {
+    const std::string mma = defines + " -DMMA=" + std::to_string(static_cast<int>(form)) +
+                            " -DWARPS_M=" + std::to_string(warps_m);
+    if (stages) {
+      try {
+        return ctx.Kernel("gemm.cl", mma + " -DMMA_STAGES=" + std::to_string(stages),
+                          "gemm_tiled");
+      } catch (const Error& e) {
+        DisableMmaPipeline(ctx, form, FirstBuildLogLine(e.what()));
+      }
+    }
     try {
-      return ctx.Kernel("gemm.cl",
-                        defines + " -DMMA=" + std::to_string(static_cast<int>(form)) +
-                            " -DWARPS_M=" + std::to_string(warps_m),
-                        "gemm_tiled");
+      return ctx.Kernel("gemm.cl", mma, "gemm_tiled");
     } catch (const Error& e) {
       DisableMmaForm(ctx, form, FirstBuildLogLine(e.what()));
     }
@@ -534,9 +581,12 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     // Split-K's slices are float partial sums; the reduction writes C.
     const std::string kernel_types =
         used_slices == 1 ? types : TypeDefine("A", g.a_type) + TypeDefine("B", g.b_type);
-    cl_kernel kernel = TiledKernel(ctx, c, g.math,
-                                   Defines(ctx, c, ta, tb, kernel_types, grouped_operands,
-                                           g.b_window, UsesVectorLoads(c, g)));
+    const int stages = MmaPipelineStages(ctx, c, g);
+    cl_kernel kernel = TiledKernel(
+        ctx, c, g.math,
+        Defines(ctx, c, ta, tb, kernel_types, grouped_operands, g.b_window,
+                stages ? VectorLoads() : UsesVectorLoads(c, g)),
+        stages);
     if (used_slices == 1) {
       ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
                  g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, b_image,

@@ -88,4 +88,24 @@ void DisableMmaForm(const Context& ctx, MmaForm form, const std::string& why) {
                << why << ")";
 }
 
+namespace {
+// A form's pipeline in the set of disabled forms, under a key no form has.
+int PipelineKey(MmaForm form) { return 16 + static_cast<int>(form); }
+}  // namespace
+
+bool MmaPipelineEnabled(const Context& ctx, MmaForm form) {
+  if (form == MmaForm::kNone) return false;
+  std::lock_guard<std::mutex> lock(devices_mutex);
+  return !DisabledForms().count({ctx.info().device_id, PipelineKey(form)});
+}
+
+void DisableMmaPipeline(const Context& ctx, MmaForm form, const std::string& why) {
+  std::lock_guard<std::mutex> lock(devices_mutex);
+  if (!DisabledForms().insert({ctx.info().device_id, PipelineKey(form)}).second) return;
+  LOG(WARNING) << ctx.info().Describe() << ": the " << MmaFormName(form)
+               << " tensor-core GEMM's cp.async pipeline did not build, so products stage "
+                  "their tiles through registers ("
+               << why << ")";
+}
+
 }  // namespace dlcaffe

@@ -44,4 +44,11 @@ MmaForm MmaFormFor(const Context& ctx, MatrixMath math);
 // warning names it and the compiler's first line).
 void DisableMmaForm(const Context& ctx, MmaForm form, const std::string& why);
 
+// The form's cp.async pipeline (gemm.cl, MMA_STAGES: sm_80's cp.async and
+// ldmatrix), on wherever the form is, until a build of it fails: then off
+// for the device (one warning), and the form's products keep the
+// register-staged tiles.
+bool MmaPipelineEnabled(const Context& ctx, MmaForm form);
+void DisableMmaPipeline(const Context& ctx, MmaForm form, const std::string& why);
+
 }  // namespace dlcaffe

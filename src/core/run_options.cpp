@@ -133,6 +133,10 @@ const std::vector<SwitchEntry>& Entries() {
                       "products whose math allows it run on the device's matrix engine "
                       "where it has one (off: the float kernels)",
                       &RunOptions::matrix_engine));
+    e.push_back(OnOff("matrix_pipeline", "DLCAFFE_MATRIX_PIPELINE",
+                      "16-bit products on the matrix engine stream their tiles through "
+                      "cp.async stages where their operands allow it (off: through registers)",
+                      &RunOptions::matrix_pipeline));
     return e;
   }();
   return entries;

@@ -306,6 +306,142 @@ TEST(GemmMma, SixteenBitStorage) {
         Check(c, math, GpuShapedGemmConfig(), storage);
 }
 
+// The cp.async pipeline (gemm.cl, MMA_STAGES): 16-bit operands stored in
+// the math's own type, rows and contiguous axes in whole 8-value chunks,
+// in every layout (both ldmatrix forms for each operand), with partial
+// tiles each way, under the rule's tile shapes and 2 to 4 stages, as split
+// K, a batch and image-grouped B and C. Where the engine runs, the case
+// must reach the pipeline (MmaPipelineStages); elsewhere none does.
+TEST(GemmMma, PipelineStreamsSixteenBitOperands) {
+  Context& ctx = TestContext();
+  Case edges;  // 2 x 3 tiles of 128 x 128, the last ones partial; 6 k tiles of 32
+  edges.g.M = 136;
+  edges.g.N = 264;
+  edges.g.K = 184;
+  edges.g.alpha = 1.5f;
+  edges.g.beta = 0.5f;
+  edges.g.bias = reinterpret_cast<cl_mem>(1);
+  GemmConfig sliced = GpuShapedGemmConfig();
+  sliced.k_slices = 3;
+  GemmConfig four_warps = GpuShapedGemmConfig();  // 128 x 128 in 4 warps of 64 x 64
+  four_warps.wg_m = 8;
+  four_warps.mr = 16;
+  GemmConfig two_stages = GpuShapedGemmConfig(), four_stages = GpuShapedGemmConfig();
+  two_stages.tk = 32;
+  two_stages.stages = 2;
+  four_stages.stages = 4;
+  // Each layout under every tile shape and stage count; the narrow tile,
+  // a batch and grouped operands under the shapes that meet them.
+  std::vector<std::pair<Case, std::vector<GemmConfig>>> runs;
+  for (const Case& c : InEveryLayout(edges, "pipelined"))
+    runs.push_back({c,
+                    {GpuShapedGemmConfig(), GpuHalfHeightGemmConfig(), GpuLongProductConfig(128),
+                     sliced, four_warps, two_stages, four_stages}});
+  Case thin = edges;  // M <= 32: the narrow tile (16 x 128)
+  thin.g.M = 24;
+  for (const Case& c : InEveryLayout(thin, "pipelined, narrow tile"))
+    runs.push_back({c, {GpuNarrowGemmConfig()}});
+  Case batch;
+  batch.g.M = 40;
+  batch.g.N = 48;
+  batch.g.K = 72;
+  batch.g.batch = 3;
+  batch.g.a_batch_stride = 40 * 72;
+  batch.g.b_batch_stride = 72 * 48;
+  batch.g.c_batch_stride = 40 * 48;
+  batch.g.relu = true;
+  batch.a_size = 3 * 40 * 72;
+  batch.b_size = 3 * 72 * 48;
+  batch.c_size = 3 * 40 * 48;
+  batch.what = "pipelined, batch of 3";
+  runs.push_back({batch, {GpuShapedGemmConfig(), sliced}});
+  Case grouped;  // 1x1 convolution's NCHW blobs: 3 images of 24 positions
+  grouped.g.M = 16;
+  grouped.g.N = 72;
+  grouped.g.K = 32;
+  grouped.g.ldb = 24;
+  grouped.g.b_group = 24;
+  grouped.g.b_image = 32 * 24;
+  grouped.g.ldc = 24;
+  grouped.g.c_group = 24;
+  grouped.g.c_image = 16 * 24;
+  grouped.g.beta = 1.f;
+  grouped.a_size = 16 * 32;
+  grouped.b_size = 3 * 32 * 24;
+  grouped.c_size = 3 * 16 * 24;
+  grouped.what = "pipelined, grouped B and C";
+  runs.push_back({grouped, {GpuNarrowGemmConfig(), GpuShapedGemmConfig()}});
+
+  for (const auto& [c, configs] : runs)
+    for (const auto& [storage, math] : {std::pair{F::kFloat16, MatrixMath::kFloat16},
+                                        std::pair{F::kBFloat16, MatrixMath::kBFloat16}}) {
+      const bool engine = MmaFormFor(ctx, math) != MmaForm::kNone;
+      for (const GemmConfig& config : configs) {
+        GemmArgs typed = c.g;
+        typed.a_type = typed.b_type = typed.c_type = storage;
+        typed.math = math;
+        const int stages = MmaPipelineStages(ctx, config, typed);
+        if (engine) {
+          ASSERT_GE(stages, 2) << c.what << " [" << config.Name() << "] misses the pipeline";
+          if (config.stages > 1) EXPECT_EQ(stages, config.stages) << config.Name();
+        } else {
+          ASSERT_EQ(stages, 0) << "no engine, yet a pipeline";
+        }
+        // Without the engine every configuration runs the float kernel,
+        // which the tests above cover: one is enough there.
+        if (engine || &config == &configs.front()) Check(c, math, config, storage);
+      }
+    }
+}
+
+// What keeps a product off the pipeline: float or mismatched operands, a
+// row, offset or axis that is no whole chunk, implicit windows, and the
+// config's stages = 1. (Only a device with the engine pipelines at all.)
+TEST(GemmMma, PipelineTakesOnlyWholeChunksOfTheInstructionsType) {
+  Context& ctx = TestContext();
+  if (MmaFormFor(ctx, MatrixMath::kFloat16) == MmaForm::kNone)
+    GTEST_SKIP() << "no tensor cores on " << ctx.info().Describe();
+  GemmArgs g;
+  g.M = 128;
+  g.N = 256;
+  g.K = 64;
+  g.math = MatrixMath::kFloat16;
+  g.a_type = g.b_type = g.c_type = F::kFloat16;
+  const GemmConfig rule = GpuShapedGemmConfig();
+  ASSERT_GE(MmaPipelineStages(ctx, rule, g), 2);
+  const auto stages_if = [&](auto change) {
+    GemmArgs h = g;
+    GemmConfig c = rule;
+    change(h, c);
+    return MmaPipelineStages(ctx, c, h);
+  };
+  EXPECT_EQ(stages_if([](GemmArgs& h, GemmConfig&) { h.a_type = F::kFloat32; }), 0);
+  EXPECT_EQ(stages_if([](GemmArgs& h, GemmConfig&) { h.b_type = F::kBFloat16; }), 0);
+  EXPECT_EQ(stages_if([](GemmArgs& h, GemmConfig&) { h.math = MatrixMath::kTF32; }), 0);
+  EXPECT_EQ(stages_if([](GemmArgs& h, GemmConfig&) { h.K = 60; }), 0);
+  EXPECT_EQ(stages_if([](GemmArgs& h, GemmConfig&) { h.lda = 68; }), 0);
+  EXPECT_EQ(stages_if([](GemmArgs& h, GemmConfig&) { h.b_offset = 4; }), 0);
+  EXPECT_EQ(stages_if([](GemmArgs& h, GemmConfig&) {
+              h.trans_b = Transpose::kYes;
+              h.N = 250;  // B^T's contiguous axis is k: N may be anything
+            }),
+            MmaPipelineStages(ctx, rule, g));
+  EXPECT_EQ(stages_if([](GemmArgs& h, GemmConfig&) { h.N = 250; }), 0);
+  EXPECT_EQ(stages_if([](GemmArgs& h, GemmConfig&) {
+              h.b_group = 12;
+              h.b_image = 64 * 12;
+            }),
+            0);
+  EXPECT_EQ(stages_if([](GemmArgs& h, GemmConfig&) {
+              h.b_window.height = h.b_window.width = 16;
+              h.b_window.kernel_h = h.b_window.kernel_w = 1;
+              h.b_window.out_h = h.b_window.out_w = 16;
+              h.b_window.image_floats = 64 * 256;
+            }),
+            0);
+  EXPECT_EQ(stages_if([](GemmArgs&, GemmConfig& c) { c.stages = 1; }), 0);
+}
+
 // The rule deepens 16-bit tensor-core tiles to 32 where that keeps the
 // product's split-K (gemm.cpp, WithTensorCoreDepth); float math and devices
 // without the engine keep 16.
@@ -409,6 +545,47 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
   } forms[] = {{1, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1},
                {2, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 1},
                {3, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 2}};
+  // The cp.async pipeline: the bf16 form on bfloat16 operands (the f16 form
+  // differs in its instruction's name only, and its half operands are what
+  // clang's header lacks here).
+  const Shape pipelined[] = {
+      // 128 x 128, 32 deep in 2 stages: two 16-deep steps per tile
+      {"-DMR=8 -DNR=8 -DVW=4 -DWG_M=16 -DWG_N=16 -DTK=32 -DWARPS_M=2 -DTRANS_A=0 -DTRANS_B=0 "
+       "-DMMA_STAGES=2", 32},
+      // both operands the other way round (ldmatrix.trans for A, plain for B), 4 stages
+      {"-DMR=8 -DNR=8 -DVW=4 -DWG_M=16 -DWG_N=16 -DTK=16 -DWARPS_M=2 -DTRANS_A=1 -DTRANS_B=1 "
+       "-DMMA_STAGES=4 -DGROUP_C=1", 16},
+      // the narrow tile, grouped B (a 1x1 convolution), 3 stages
+      {"-DMR=2 -DNR=4 -DVW=4 -DWG_M=8 -DWG_N=32 -DTK=16 -DWARPS_M=1 -DTRANS_A=0 -DTRANS_B=0 "
+       "-DMMA_STAGES=3 -DGROUP_B=1 -DGROUP_C=1", 2},
+  };
+  for (const Shape& shape : pipelined)
+    for (int form : {2}) {
+      const std::string type = std::to_string(form);
+      SCOPED_TRACE(std::string(shape.defines) + " -DMMA=" + type);
+      const std::string ptx = dir + "/pipelined.ptx", log = dir + "/clang_pipelined.log";
+      const std::string command =
+          clang +
+          " -x cl -cl-std=CL1.2 -fgnu-keywords -target nvptx64-nvidia-nvcl -Xclang "
+          "-finclude-default-header -O2 -S -DUSE_LOCAL=1 -DMMA=" +
+          type + " -DA_TYPE=" + type + " -DB_TYPE=" + type + " -DC_TYPE=" + type + " " +
+          shape.defines + " -o " + ptx + " " + source + " > " + log + " 2>&1";
+      ASSERT_EQ(std::system(command.c_str()), 0) << command;
+      std::ifstream ptx_in(ptx);
+      std::stringstream text;
+      text << ptx_in.rdbuf();
+      const std::string code = text.str();
+      const auto count = [&](const std::string& what) {
+        size_t n = 0;
+        for (size_t at = code.find(what); at != std::string::npos; at = code.find(what, at + 1))
+          ++n;
+        return n;
+      };
+      EXPECT_EQ(count(forms[form - 1].instruction), size_t(shape.mma_per_k_step));
+      EXPECT_GT(count("cp.async.cg.shared.global"), 0u);
+      EXPECT_GT(count("cp.async.wait_group"), 0u);
+      EXPECT_GT(count("ldmatrix.sync.aligned.m8n8.x4"), 0u);
+    }
   for (const Shape& shape : shapes)
     for (const auto& form : forms) {
       SCOPED_TRACE(std::string(shape.defines) + " -DMMA=" + std::to_string(form.define));
