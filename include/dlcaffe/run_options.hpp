@@ -70,10 +70,10 @@ struct RunOptions {
   // the device's matrix engine where it has one (core/matrix_engine.hpp);
   // off runs every product on the float kernels, whatever its math.
   bool matrix_engine = true;
-  // DLCAFFE_MATRIX_PIPELINE=1|on|0|off: 16-bit products on NVIDIA's tensor
-  // cores stream their tiles into __local memory through cp.async stages
-  // where their operands allow it (src/cl/gemm.cl, MMA_STAGES); off stages
-  // them through registers (the kernel before the pipeline), for comparing.
+  // DLCAFFE_MATRIX_PIPELINE=1|on|0|off: products on NVIDIA's tensor cores
+  // stream their tiles into __local memory through cp.async stages where
+  // their operands allow it (src/cl/gemm.cl, MMA_STAGES); off stages them
+  // through registers (the kernel before the pipeline), for comparing.
   bool matrix_pipeline = true;
 
   // The defaults, overridden by every DLCAFFE_* variable that is set (one

@@ -336,40 +336,50 @@ inline void mma_accumulate(float d[4], const uint a[4], const uint b[2]) {
 #define MMA_STAGES 0
 #endif
 #if MMA_STAGES
-// The cp.async pipeline (MMA_STAGES >= 2; the host sets it only for 16-bit
-// operands stored in the instruction's type, whose rows, offsets and image
-// groups are multiples of 8 values and whose contiguous axis is a multiple
-// of 8 long: src/core/gemm.cpp, MmaPipelineStages). Each work-item copies
-// 16-byte chunks of 8 values straight from global into __local memory
-// (cp.async, no registers, no conversion), MMA_STAGES tiles deep, so that
-// the fetches of the next tiles overlap the products of this one; the warps
-// read their fragments with ldmatrix (.trans where the tile runs along k
-// in its rows' other direction). A tile keeps its operand's own layout:
+// The cp.async pipeline (MMA_STAGES >= 2; the host sets it only for
+// operands stored in the instruction's type, 16-bit or (tf32) float, whose
+// rows, offsets and image groups are whole 16-byte chunks and whose
+// contiguous axis is a whole number of chunks long: src/core/gemm.cpp,
+// MmaPipelineStages). Each work-item copies 16-byte chunks (CHUNK values)
+// straight from global into __local memory (cp.async, no registers, no
+// conversion), MMA_STAGES tiles deep, so that the fetches of the next tiles
+// overlap the products of this one. A tile keeps its operand's own layout:
 // lines along the operand's contiguous axis ([row][k] for untransposed A
-// and transposed B, else [k][row]), its chunks XOR-swizzled so that
-// ldmatrix's 8 lines of one chunk, and cp.async's stores, hit 8 different
-// 16-byte bank groups.
-#if MMA == 3 || !A_RAW || !B_RAW || defined(WIN_KH)
-#error "the cp.async pipeline streams 16-bit operands stored in the instruction's type"
+// and transposed B, else [k][row]), its chunks XOR-swizzled so that 8 lines
+// of one chunk, and cp.async's stores, hit 8 different 16-byte bank groups.
+// The warps read their fragments with ldmatrix: 16-bit tiles of either
+// layout (.trans for [k][row]), tf32 tiles along k (a 32-bit value is two
+// 16-bit ones to ldmatrix); tf32 tiles across k one word at a time, and
+// tf32 fragments are rounded (cvt.rna) in registers.
+#if (MMA == 3 && (A_TYPE || B_TYPE)) || (MMA != 3 && (!A_RAW || !B_RAW)) || defined(WIN_KH)
+#error "the cp.async pipeline streams stored operands of the instruction's type"
 #endif
-#if TK % 16 || TM % 16 || TN % 16 || NT % 2
-#error "the cp.async pipeline needs 16-deep k steps and pairs of 8-column blocks"
+#if TK % MMA_K || TM % 16 || TN % 16 || NT % 2
+#error "the cp.async pipeline needs whole k steps and pairs of 8-column blocks"
 #endif
+#define CHUNK (MMA == 3 ? 4 : 8)  // values per 16-byte chunk
 #if TRANS_A
-#define A_LINE_CHUNKS (TM / 8)
+#define A_LINE_CHUNKS (TM / CHUNK)
 #else
-#define A_LINE_CHUNKS (TK / 8)
+#define A_LINE_CHUNKS (TK / CHUNK)
 #endif
 #if TRANS_B
-#define B_LINE_CHUNKS (TK / 8)
+#define B_LINE_CHUNKS (TK / CHUNK)
 #else
-#define B_LINE_CHUNKS (TN / 8)
+#define B_LINE_CHUNKS (TN / CHUNK)
 #endif
 #if (A_LINE_CHUNKS & (A_LINE_CHUNKS - 1)) || (B_LINE_CHUNKS & (B_LINE_CHUNKS - 1))
 #error "the swizzle needs tile lines of a power of two chunks"
 #endif
-#define A_STAGE_CHUNKS (TM * TK / 8)
-#define B_STAGE_CHUNKS (TN * TK / 8)
+#define A_STAGE_CHUNKS (TM * TK / CHUNK)
+#define B_STAGE_CHUNKS (TN * TK / CHUNK)
+#if MMA == 3
+#define A_CHUNKS_FROM A
+#define B_CHUNKS_FROM B
+#else
+#define A_CHUNKS_FROM A_BITS
+#define B_CHUNKS_FROM B_BITS
+#endif
 #define A_COPIES ((A_STAGE_CHUNKS + THREADS - 1) / THREADS)  // per work-item
 #define B_COPIES ((B_STAGE_CHUNKS + THREADS - 1) / THREADS)
 
@@ -386,7 +396,7 @@ inline int swizzled_chunk(const int line, const int chunk, const int line_chunks
 inline uint shared_address(__local const uint4* p) { return (uint)(size_t)p; }
 
 // 16 bytes from src to dst, or 16 zero bytes where !valid (src then unread).
-inline void copy_chunk_async(__local uint4* dst, __global const ushort* src, const bool valid) {
+inline void copy_chunk_async(__local uint4* dst, __global const void* src, const bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                :
                : "r"(shared_address(dst)), "l"(src), "r"(valid ? 16 : 0)
@@ -414,6 +424,12 @@ inline void load_matrices(uint r[4], const uint address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(address));
+}
+// One 32-bit word at a __local address.
+inline uint load_word(const uint address) {
+  uint r;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r) : "r"(address));
+  return r;
 }
 inline void load_matrices_transposed(uint r[4], const uint address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -754,13 +770,13 @@ LOCAL_UNROLL
       const int e = tid + u * THREADS;                                                \
       if (A_STAGE_CHUNKS % THREADS == 0 || e < A_STAGE_CHUNKS) {                      \
         const int line = e / A_LINE_CHUNKS, chunk = e % A_LINE_CHUNKS;                \
-        const int m = TRANS_A ? m0 + 8 * chunk : m0 + line;                           \
-        const int k = TRANS_A ? (kt) + line : (kt) + 8 * chunk;                       \
+        const int m = TRANS_A ? m0 + CHUNK * chunk : m0 + line;                       \
+        const int k = TRANS_A ? (kt) + line : (kt) + CHUNK * chunk;                   \
         const bool valid = m < M && k < k_end;                                        \
         copy_chunk_async(                                                             \
             As + (stage) * A_STAGE_CHUNKS + line * A_LINE_CHUNKS +                    \
                 swizzled_chunk(line, chunk, A_LINE_CHUNKS),                           \
-            valid ? A_BITS + A_INDEX(m, k) : A_BITS, valid);                          \
+            valid ? A_CHUNKS_FROM + A_INDEX(m, k) : A_CHUNKS_FROM, valid);            \
       }                                                                               \
     }                                                                                 \
     LOCAL_UNROLL                                                                      \
@@ -768,21 +784,70 @@ LOCAL_UNROLL
       const int e = tid + u * THREADS;                                                \
       if (B_STAGE_CHUNKS % THREADS == 0 || e < B_STAGE_CHUNKS) {                      \
         const int line = e / B_LINE_CHUNKS, chunk = e % B_LINE_CHUNKS;                \
-        const int n = TRANS_B ? n0 + line : n0 + 8 * chunk;                           \
-        const int k = TRANS_B ? (kt) + 8 * chunk : (kt) + line;                       \
+        const int n = TRANS_B ? n0 + line : n0 + CHUNK * chunk;                       \
+        const int k = TRANS_B ? (kt) + CHUNK * chunk : (kt) + line;                   \
         const bool valid = n < N && k < k_end;                                        \
         copy_chunk_async(                                                             \
             Bs + (stage) * B_STAGE_CHUNKS + line * B_LINE_CHUNKS +                    \
                 swizzled_chunk(line, chunk, B_LINE_CHUNKS),                           \
-            valid ? B_BITS + B_INDEX(k, n) : B_BITS, valid);                          \
+            valid ? B_CHUNKS_FROM + B_INDEX(k, n) : B_CHUNKS_FROM, valid);            \
       }                                                                               \
     }                                                                                 \
   } while (0)
-  // Fragments of k step ks (a multiple of 16) of a stage: A's block i (16
-  // rows) as matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k
-  // 8-15), (rows 8-15, k 8-15); B's blocks j, j + 1 (8 columns each) as
-  // (j, k 0-7), (j, k 8-15), (j + 1, k 0-7), (j + 1, k 8-15).
+  // Fragments of k step ks of a stage. 16-bit: A's block i (16 rows) as
+  // matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
+  // (rows 8-15, k 8-15); B's blocks j, j + 1 (8 columns each) as (j, k 0-7),
+  // (j, k 8-15), (j + 1, k 0-7), (j + 1, k 8-15). tf32 alike with k 0-3 and
+  // 4-7, where the tile runs along k; else word by word.
   const int quad = lane >> 3, quad_line = lane & 7;
+#define A_CHUNK_AT(line, chunk) \
+  (16 * ((line) * A_LINE_CHUNKS + swizzled_chunk(line, chunk, A_LINE_CHUNKS)))
+#define B_CHUNK_AT(line, chunk) \
+  (16 * ((line) * B_LINE_CHUNKS + swizzled_chunk(line, chunk, B_LINE_CHUNKS)))
+#if MMA == 3
+  // The word of value (line, q) of a tile whose lines run along q.
+#define A_WORD(tile, line, q) load_word((tile) + A_CHUNK_AT(line, (q) / 4) + 4 * ((q) % 4))
+#define B_WORD(tile, line, q) load_word((tile) + B_CHUNK_AT(line, (q) / 4) + 4 * ((q) % 4))
+#define LOAD_FRAGMENTS(a_tile, b_tile, ks, af, bf)                                      \
+  do {                                                                                  \
+    LOCAL_UNROLL                                                                        \
+    for (int i = 0; i < MT; ++i) {                                                      \
+      const int m = wm0 + i * 16 + g;                                                   \
+      if (TRANS_A) {                                                                    \
+        af[i][0] = A_WORD(a_tile, (ks) + t, m);                                         \
+        af[i][1] = A_WORD(a_tile, (ks) + t, m + 8);                                     \
+        af[i][2] = A_WORD(a_tile, (ks) + t + 4, m);                                     \
+        af[i][3] = A_WORD(a_tile, (ks) + t + 4, m + 8);                                 \
+      } else {                                                                          \
+        const int line = wm0 + i * 16 + (lane & 15);                                    \
+        load_matrices(af[i], (a_tile) + A_CHUNK_AT(line, (ks) / 4 + (lane >> 4)));      \
+      }                                                                                 \
+      LOCAL_UNROLL for (int r = 0; r < 4; ++r) af[i][r] = mma_operand(as_float(af[i][r])); \
+    }                                                                                   \
+    LOCAL_UNROLL                                                                        \
+    for (int j = 0; j < NT; j += 2) {                                                   \
+      if (TRANS_B) {                                                                    \
+        const int line = wn0 + j * 8 + (quad >> 1) * 8 + quad_line;                     \
+        uint r[4];                                                                      \
+        load_matrices(r, (b_tile) + B_CHUNK_AT(line, (ks) / 4 + (quad & 1)));           \
+        bf[j][0] = r[0];                                                                \
+        bf[j][1] = r[1];                                                                \
+        bf[j + 1][0] = r[2];                                                            \
+        bf[j + 1][1] = r[3];                                                            \
+      } else {                                                                          \
+        LOCAL_UNROLL for (int h = 0; h < 2; ++h) {                                      \
+          const int n = wn0 + (j + h) * 8 + g;                                          \
+          bf[j + h][0] = B_WORD(b_tile, (ks) + t, n);                                   \
+          bf[j + h][1] = B_WORD(b_tile, (ks) + t + 4, n);                               \
+        }                                                                               \
+      }                                                                                 \
+      LOCAL_UNROLL for (int h = 0; h < 2; ++h) {                                        \
+        bf[j + h][0] = mma_operand(as_float(bf[j + h][0]));                             \
+        bf[j + h][1] = mma_operand(as_float(bf[j + h][1]));                             \
+      }                                                                                 \
+    }                                                                                   \
+  } while (0)
+#else
 #define LOAD_FRAGMENTS(a_tile, b_tile, ks, af, bf)                                      \
   do {                                                                                  \
     LOCAL_UNROLL                                                                        \
@@ -790,8 +855,7 @@ LOCAL_UNROLL
       const int line = TRANS_A ? (ks) + quad_line + (quad >> 1) * 8                     \
                                : wm0 + i * 16 + (lane & 15);                            \
       const int chunk = TRANS_A ? (wm0 + i * 16) / 8 + (quad & 1) : (ks) / 8 + (lane >> 4); \
-      const uint address = (a_tile) + 16 * (line * A_LINE_CHUNKS +                     \
-                                            swizzled_chunk(line, chunk, A_LINE_CHUNKS)); \
+      const uint address = (a_tile) + A_CHUNK_AT(line, chunk);                          \
       if (TRANS_A)                                                                      \
         load_matrices_transposed(af[i], address);                                       \
       else                                                                              \
@@ -802,8 +866,7 @@ LOCAL_UNROLL
       const int line = TRANS_B ? wn0 + j * 8 + (quad >> 1) * 8 + quad_line             \
                                : (ks) + (quad & 1) * 8 + quad_line;                     \
       const int chunk = TRANS_B ? (ks) / 8 + (quad & 1) : (wn0 + j * 8) / 8 + (quad >> 1); \
-      const uint address = (b_tile) + 16 * (line * B_LINE_CHUNKS +                     \
-                                            swizzled_chunk(line, chunk, B_LINE_CHUNKS)); \
+      const uint address = (b_tile) + B_CHUNK_AT(line, chunk);                          \
       uint r[4];                                                                        \
       if (TRANS_B)                                                                      \
         load_matrices(r, address);                                                      \
@@ -815,6 +878,7 @@ LOCAL_UNROLL
       bf[j + 1][1] = r[3];                                                              \
     }                                                                                   \
   } while (0)
+#endif
   const int k_tiles = (k_end - k_begin + TK - 1) / TK;
   // Tiles 0 .. MMA_STAGES - 2 in flight; then, per tile: wait for it, and
   // after the barrier (every work-item's copies landed, and every warp done
@@ -839,7 +903,7 @@ LOCAL_UNROLL
     // faster on an H100, and took more than 128 registers a work-item
     // against 124.)
 LOCAL_UNROLL
-    for (int ks = 0; ks < TK; ks += 16) {
+    for (int ks = 0; ks < TK; ks += MMA_K) {
       uint af[MT][4], bf[NT][2];
       LOAD_FRAGMENTS(a_tile, b_tile, ks, af, bf);
 LOCAL_UNROLL

@@ -13,6 +13,7 @@
 #include "core/storage_option.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/program_cache.hpp"
+#include "dlcaffe/storage_type.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/math.hpp"
 
@@ -310,32 +311,36 @@ int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g
   if (!c.use_local || c.stages == 1 || g.b_window.active() || !ctx.options().matrix_pipeline)
     return 0;
   const MmaForm form = MmaFormFor(ctx, g.math);
+  if (form == MmaForm::kNone) return 0;
+  // The operands stored in the instruction's own type (tf32: float).
   const StorageType own = form == MmaForm::kF16    ? StorageType::kFloat16
                           : form == MmaForm::kBF16 ? StorageType::kBFloat16
                                                    : StorageType::kFloat32;
-  if (own == StorageType::kFloat32 || g.a_type != own || g.b_type != own) return 0;
+  if (g.a_type != own || g.b_type != own) return 0;
   const int warps_m = MmaWarpsM(c, form);
   if (!warps_m || !MmaPipelineEnabled(ctx, form)) return 0;
-  // The kernel's tiles: 16-deep k steps, lines of a power of two 16-byte
-  // chunks (the swizzle), warps of pairs of 8-column blocks (ldmatrix.x4).
+  // The kernel's tiles: lines of a power of two 16-byte chunks (the
+  // swizzle), warps of pairs of 8-column blocks (ldmatrix.x4).
+  const int bytes = static_cast<int>(StorageBytes(own)), chunk = 16 / bytes;
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
   const int tm = c.wg_m * c.mr, tn = c.wg_n * c.nr, warps = c.wg_m * c.wg_n / 32;
   const auto power_of_two = [](int x) { return x > 0 && (x & (x - 1)) == 0; };
-  if (c.tk % 16 || tm % 16 || tn % 16 || (tn / (warps / warps_m) / 8) % 2 ||
-      !power_of_two((ta ? tm : c.tk) / 8) || !power_of_two((tb ? c.tk : tn) / 8))
+  if (tm % 16 || tn % 16 || (tn / (warps / warps_m) / 8) % 2 ||
+      !power_of_two((ta ? tm : c.tk) / chunk) || !power_of_two((tb ? c.tk : tn) / chunk))
     return 0;
   // Whole 16-byte chunks on 16-byte boundaries, never across an image.
   const LeadingDims ld(g);
   const auto chunked = [&](size_t ld_values, size_t offset, size_t batch_stride, int group,
                            int image) {
-    return ld_values % 8 == 0 && offset % 8 == 0 && (g.batch <= 1 || batch_stride % 8 == 0) &&
-           (group == 0 || (group % 8 == 0 && image % 8 == 0));
+    return ld_values % chunk == 0 && offset % chunk == 0 &&
+           (g.batch <= 1 || batch_stride % chunk == 0) &&
+           (group == 0 || (group % chunk == 0 && image % chunk == 0));
   };
   if (!chunked(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image) ||
       !chunked(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image) ||
-      (ta ? g.M : g.K) % 8 || (tb ? g.K : g.N) % 8)
+      (ta ? g.M : g.K) % chunk || (tb ? g.K : g.N) % chunk)
     return 0;
-  const size_t stage_bytes = 2 * size_t(tm + tn) * c.tk;
+  const size_t stage_bytes = size_t(bytes) * (tm + tn) * c.tk;
   const int fit = static_cast<int>(
       std::min<uint64_t>(4, ctx.info().local_mem_bytes / std::max<size_t>(1, stage_bytes)));
   const int stages = c.stages > 1 ? std::min(c.stages, fit) : fit;

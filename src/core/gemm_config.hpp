@@ -43,8 +43,8 @@ struct GemmConfig {
   // GPU shape: fetch interior tiles as unguarded 4-element vectors where an operand
   // allows it (UsesVectorLoads).
   bool vector_loads = true;
-  // GPU shape on the tensor cores with 16-bit operands in the instruction's
-  // type: tiles streamed by cp.async through this many __local stages
+  // GPU shape on the tensor cores with operands in the instruction's type
+  // (tf32: float): tiles streamed by cp.async through this many __local stages
   // (MmaPipelineStages). 0 (the default): as many as fit, up to 4, where
   // the operands allow it; 1: never (tiles staged through registers).
   int stages = 0;
@@ -111,10 +111,10 @@ std::vector<GemmConfig> GemmConfigFamily();
 // product then runs the float kernel) or form is none.
 int MmaWarpsM(const GemmConfig& config, MmaForm form);
 // The cp.async stages GPU-shaped `config` streams the product of `args` through
-// on the tensor cores (gemm.cl, MMA_STAGES), 0 where it does not: the form
-// must be f16 or bf16 with both operands stored in that type, every row,
-// offset, batch stride and image group a multiple of 8 values, each
-// operand's contiguous axis a multiple of 8 long, B a stored matrix, and at
+// on the tensor cores (gemm.cl, MMA_STAGES), 0 where it does not: both
+// operands stored in the form's own type (f16, bf16; float for tf32), every
+// row, offset, batch stride and image group a whole number of 16-byte
+// chunks, so each operand's contiguous axis, B a stored matrix, and at
 // least two stages fitting the device's __local memory.
 int MmaPipelineStages(const Context& ctx, const GemmConfig& config, const GemmArgs& args);
 

@@ -134,8 +134,8 @@ const std::vector<SwitchEntry>& Entries() {
                       "where it has one (off: the float kernels)",
                       &RunOptions::matrix_engine));
     e.push_back(OnOff("matrix_pipeline", "DLCAFFE_MATRIX_PIPELINE",
-                      "16-bit products on the matrix engine stream their tiles through "
-                      "cp.async stages where their operands allow it (off: through registers)",
+                      "products on the matrix engine stream their tiles through cp.async "
+                      "stages where their operands allow it (off: through registers)",
                       &RunOptions::matrix_pipeline));
     return e;
   }();

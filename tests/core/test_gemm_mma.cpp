@@ -306,13 +306,16 @@ TEST(GemmMma, SixteenBitStorage) {
         Check(c, math, GpuShapedGemmConfig(), storage);
 }
 
-// The cp.async pipeline (gemm.cl, MMA_STAGES): 16-bit operands stored in
-// the math's own type, rows and contiguous axes in whole 8-value chunks,
-// in every layout (both ldmatrix forms for each operand), with partial
-// tiles each way, under the rule's tile shapes and 2 to 4 stages, as split
-// K, a batch and image-grouped B and C. Where the engine runs, the case
-// must reach the pipeline (MmaPipelineStages); elsewhere none does.
-TEST(GemmMma, PipelineStreamsSixteenBitOperands) {
+// The cp.async pipeline (gemm.cl, MMA_STAGES): operands stored in the
+// math's own type (float for TF32), rows and contiguous axes in whole
+// 16-byte chunks, in every layout (both ldmatrix forms for each 16-bit
+// operand; ldmatrix or word reads for tf32), with partial tiles each way,
+// under the rule's tile shapes and 2 to 4 stages, as split K, a batch and
+// image-grouped B and C. Where the engine runs, the case must reach the
+// pipeline with as many stages as the device's __local memory holds (tf32
+// tiles 32 deep hold too few: those run the register-staged kernel);
+// elsewhere none does.
+TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
   Context& ctx = TestContext();
   Case edges;  // 2 x 3 tiles of 128 x 128, the last ones partial; 6 k tiles of 32
   edges.g.M = 136;
@@ -374,7 +377,8 @@ TEST(GemmMma, PipelineStreamsSixteenBitOperands) {
 
   for (const auto& [c, configs] : runs)
     for (const auto& [storage, math] : {std::pair{F::kFloat16, MatrixMath::kFloat16},
-                                        std::pair{F::kBFloat16, MatrixMath::kBFloat16}}) {
+                                        std::pair{F::kBFloat16, MatrixMath::kBFloat16},
+                                        std::pair{F::kFloat32, MatrixMath::kTF32}}) {
       const bool engine = MmaFormFor(ctx, math) != MmaForm::kNone;
       for (const GemmConfig& config : configs) {
         GemmArgs typed = c.g;
@@ -382,8 +386,16 @@ TEST(GemmMma, PipelineStreamsSixteenBitOperands) {
         typed.math = math;
         const int stages = MmaPipelineStages(ctx, config, typed);
         if (engine) {
-          ASSERT_GE(stages, 2) << c.what << " [" << config.Name() << "] misses the pipeline";
-          if (config.stages > 1) EXPECT_EQ(stages, config.stages) << config.Name();
+          const size_t stage_bytes = StorageBytes(storage) *
+                                     size_t(config.wg_m * config.mr + config.wg_n * config.nr) *
+                                     config.tk;
+          const int fit =
+              static_cast<int>(std::min<uint64_t>(4, ctx.info().local_mem_bytes / stage_bytes));
+          const int want = config.stages > 1 ? std::min(config.stages, fit) : fit;
+          ASSERT_EQ(stages, want >= 2 ? want : 0)
+              << c.what << " [" << config.Name() << "], " << MathName(math);
+          if (storage != F::kFloat32)
+            ASSERT_GE(stages, 2) << c.what << " [" << config.Name() << "] misses the pipeline";
         } else {
           ASSERT_EQ(stages, 0) << "no engine, yet a pipeline";
         }
@@ -547,7 +559,7 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
                {3, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 2}};
   // The cp.async pipeline: the bf16 form on bfloat16 operands (the f16 form
   // differs in its instruction's name only, and its half operands are what
-  // clang's header lacks here).
+  // clang's header lacks here), and the tf32 form on float ones.
   const Shape pipelined[] = {
       // 128 x 128, 32 deep in 2 stages: two 16-deep steps per tile
       {"-DMR=8 -DNR=8 -DVW=4 -DWG_M=16 -DWG_N=16 -DTK=32 -DWARPS_M=2 -DTRANS_A=0 -DTRANS_B=0 "
@@ -560,15 +572,15 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
        "-DMMA_STAGES=3 -DGROUP_B=1 -DGROUP_C=1", 2},
   };
   for (const Shape& shape : pipelined)
-    for (int form : {2}) {
-      const std::string type = std::to_string(form);
-      SCOPED_TRACE(std::string(shape.defines) + " -DMMA=" + type);
+    for (const auto& [form, type] : {std::pair{2, std::string("2")},
+                                     std::pair{3, std::string("0")}}) {
+      SCOPED_TRACE(std::string(shape.defines) + " -DMMA=" + std::to_string(form));
       const std::string ptx = dir + "/pipelined.ptx", log = dir + "/clang_pipelined.log";
       const std::string command =
           clang +
           " -x cl -cl-std=CL1.2 -fgnu-keywords -target nvptx64-nvidia-nvcl -Xclang "
           "-finclude-default-header -O2 -S -DUSE_LOCAL=1 -DMMA=" +
-          type + " -DA_TYPE=" + type + " -DB_TYPE=" + type + " -DC_TYPE=" + type + " " +
+          std::to_string(form) + " -DA_TYPE=" + type + " -DB_TYPE=" + type + " -DC_TYPE=" + type + " " +
           shape.defines + " -o " + ptx + " " + source + " > " + log + " 2>&1";
       ASSERT_EQ(std::system(command.c_str()), 0) << command;
       std::ifstream ptx_in(ptx);
@@ -581,7 +593,8 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
           ++n;
         return n;
       };
-      EXPECT_EQ(count(forms[form - 1].instruction), size_t(shape.mma_per_k_step));
+      EXPECT_EQ(count(forms[form - 1].instruction),
+                size_t(shape.mma_per_k_step * forms[form - 1].k_steps));
       EXPECT_GT(count("cp.async.cg.shared.global"), 0u);
       EXPECT_GT(count("cp.async.wait_group"), 0u);
       EXPECT_GT(count("ldmatrix.sync.aligned.m8n8.x4"), 0u);
