@@ -313,8 +313,9 @@ TEST(GemmMma, SixteenBitStorage) {
 // under the rule's tile shapes and 2 to 4 stages, as split K, a batch and
 // image-grouped B and C. Where the engine runs, the case must reach the
 // pipeline with as many stages as the device's __local memory holds (tf32
-// tiles 32 deep hold too few: those run the register-staged kernel);
-// elsewhere none does.
+// tiles 32 deep hold too few: those run the register-staged kernel; tf32
+// pipelines only where a configuration asks for stages, as four_stages
+// does); elsewhere none does.
 TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
   Context& ctx = TestContext();
   Case edges;  // 2 x 3 tiles of 128 x 128, the last ones partial; 6 k tiles of 32
@@ -357,7 +358,7 @@ TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
   batch.b_size = 3 * 72 * 48;
   batch.c_size = 3 * 40 * 48;
   batch.what = "pipelined, batch of 3";
-  runs.push_back({batch, {GpuShapedGemmConfig(), sliced}});
+  runs.push_back({batch, {GpuShapedGemmConfig(), sliced, four_stages}});
   Case grouped;  // 1x1 convolution's NCHW blobs: 3 images of 24 positions
   grouped.g.M = 16;
   grouped.g.N = 72;
@@ -373,7 +374,7 @@ TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
   grouped.b_size = 3 * 32 * 24;
   grouped.c_size = 3 * 16 * 24;
   grouped.what = "pipelined, grouped B and C";
-  runs.push_back({grouped, {GpuNarrowGemmConfig(), GpuShapedGemmConfig()}});
+  runs.push_back({grouped, {GpuNarrowGemmConfig(), GpuShapedGemmConfig(), four_stages}});
 
   for (const auto& [c, configs] : runs)
     for (const auto& [storage, math] : {std::pair{F::kFloat16, MatrixMath::kFloat16},
@@ -391,7 +392,10 @@ TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
                                      config.tk;
           const int fit =
               static_cast<int>(std::min<uint64_t>(4, ctx.info().local_mem_bytes / stage_bytes));
-          const int want = config.stages > 1 ? std::min(config.stages, fit) : fit;
+          // tf32 pipelines only where asked (MmaPipelineStages).
+          const int want = config.stages > 1              ? std::min(config.stages, fit)
+                           : math == MatrixMath::kTF32 ? 0
+                                                       : fit;
           ASSERT_EQ(stages, want >= 2 ? want : 0)
               << c.what << " [" << config.Name() << "], " << MathName(math);
           if (storage != F::kFloat32)
