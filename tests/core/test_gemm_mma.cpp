@@ -196,6 +196,45 @@ std::vector<Case> InEveryLayout(const Case& plain, const std::string& what) {
   return cases;
 }
 
+// `count` plain M x N x K products, each operand's back to back.
+Case BatchOf(int count, int M, int N, int K, const std::string& what) {
+  Case c;
+  c.g.M = M;
+  c.g.N = N;
+  c.g.K = K;
+  c.g.batch = count;
+  c.g.a_batch_stride = size_t(M) * K;
+  c.g.b_batch_stride = size_t(K) * N;
+  c.g.c_batch_stride = size_t(M) * N;
+  c.a_size = count * c.g.a_batch_stride;
+  c.b_size = count * c.g.b_batch_stride;
+  c.c_size = count * c.g.c_batch_stride;
+  c.what = what;
+  return c;
+}
+
+// C += A B over a convolution's NCHW blobs: B (K channels) and C (M
+// channels) of `images` images of `positions` positions each, read and
+// written image-grouped.
+Case OverImages(int M, int K, int positions, int images, const std::string& what) {
+  Case c;
+  c.g.M = M;
+  c.g.N = positions * images;
+  c.g.K = K;
+  c.g.ldb = positions;
+  c.g.b_group = positions;
+  c.g.b_image = K * positions;
+  c.g.ldc = positions;
+  c.g.c_group = positions;
+  c.g.c_image = M * positions;
+  c.g.beta = 1.f;
+  c.a_size = size_t(M) * K;
+  c.b_size = size_t(images) * K * positions;
+  c.c_size = size_t(images) * M * positions;
+  c.what = what;
+  return c;
+}
+
 std::vector<Case> Cases() {
   Case plain;
   plain.g.M = 37;
@@ -216,35 +255,8 @@ std::vector<Case> Cases() {
   tall.c_size = 300 * 270;
   tall.what = "300x270x200, row scale";
   cases.push_back(tall);
-  Case batch;
-  batch.g.M = 9;
-  batch.g.N = 17;
-  batch.g.K = 40;
-  batch.g.batch = 3;
-  batch.g.a_batch_stride = 9 * 40;
-  batch.g.b_batch_stride = 40 * 17;
-  batch.g.c_batch_stride = 9 * 17;
-  batch.a_size = 3 * 9 * 40;
-  batch.b_size = 3 * 40 * 17;
-  batch.c_size = 3 * 9 * 17;
-  batch.what = "batch of 3";
-  cases.push_back(batch);
-  Case grouped;  // a convolution's NCHW blobs
-  grouped.g.M = 6;
-  grouped.g.N = 30;
-  grouped.g.K = 10;
-  grouped.g.ldb = 15;
-  grouped.g.b_group = 15;
-  grouped.g.b_image = 10 * 15;
-  grouped.g.ldc = 15;
-  grouped.g.c_group = 15;
-  grouped.g.c_image = 6 * 15;
-  grouped.g.beta = 1.f;
-  grouped.a_size = 60;
-  grouped.b_size = 2 * 10 * 15;
-  grouped.c_size = 2 * 6 * 15;
-  grouped.what = "grouped B and C";
-  cases.push_back(grouped);
+  cases.push_back(BatchOf(3, 9, 17, 40, "batch of 3"));
+  cases.push_back(OverImages(6, 10, 15, 2, "grouped B and C"));
   Case window;  // convolution windows: 3 x 3, pad 1, 2 images of 2 x 5 x 6
   window.g.b_window.height = 5;
   window.g.b_window.width = 6;
@@ -345,36 +357,12 @@ TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
   thin.g.M = 24;
   for (const Case& c : InEveryLayout(thin, "pipelined, narrow tile"))
     runs.push_back({c, {GpuNarrowGemmConfig()}});
-  Case batch;
-  batch.g.M = 40;
-  batch.g.N = 48;
-  batch.g.K = 72;
-  batch.g.batch = 3;
-  batch.g.a_batch_stride = 40 * 72;
-  batch.g.b_batch_stride = 72 * 48;
-  batch.g.c_batch_stride = 40 * 48;
+  Case batch = BatchOf(3, 40, 48, 72, "pipelined, batch of 3");
   batch.g.relu = true;
-  batch.a_size = 3 * 40 * 72;
-  batch.b_size = 3 * 72 * 48;
-  batch.c_size = 3 * 40 * 48;
-  batch.what = "pipelined, batch of 3";
   runs.push_back({batch, {GpuShapedGemmConfig(), sliced, four_stages}});
-  Case grouped;  // 1x1 convolution's NCHW blobs: 3 images of 24 positions
-  grouped.g.M = 16;
-  grouped.g.N = 72;
-  grouped.g.K = 32;
-  grouped.g.ldb = 24;
-  grouped.g.b_group = 24;
-  grouped.g.b_image = 32 * 24;
-  grouped.g.ldc = 24;
-  grouped.g.c_group = 24;
-  grouped.g.c_image = 16 * 24;
-  grouped.g.beta = 1.f;
-  grouped.a_size = 16 * 32;
-  grouped.b_size = 3 * 32 * 24;
-  grouped.c_size = 3 * 16 * 24;
-  grouped.what = "pipelined, grouped B and C";
-  runs.push_back({grouped, {GpuNarrowGemmConfig(), GpuShapedGemmConfig(), four_stages}});
+  // A 1x1 convolution's NCHW blobs: 3 images of 24 positions.
+  runs.push_back({OverImages(16, 32, 24, 3, "pipelined, grouped B and C"),
+                  {GpuNarrowGemmConfig(), GpuShapedGemmConfig(), four_stages}});
 
   for (const auto& [c, configs] : runs)
     for (const auto& [storage, math] : {std::pair{F::kFloat16, MatrixMath::kFloat16},
