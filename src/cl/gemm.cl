@@ -384,9 +384,11 @@ inline void mma_accumulate(float d[4], const uint a[4], const uint b[2]) {
 #define B_COPIES ((B_STAGE_CHUNKS + THREADS - 1) / THREADS)
 
 // Where chunk `chunk` of tile line `line` sits in a line of `line_chunks`
-// chunks (a power of two): XOR with the line's place among the 8 lines that
-// share one 128-byte row of banks (or, for lines of 8 chunks or more, with
-// its place among 8 consecutive lines).
+// chunks (a power of two). A 128-byte row of banks holds 8 chunks: lines
+// shorter than that share one, and the XOR with the row's number (modulo
+// the line's chunks) sends the same chunk of 8 consecutive lines to 8
+// different places in their rows; longer lines XOR with the line's place
+// among 8 consecutive ones.
 inline int swizzled_chunk(const int line, const int chunk, const int line_chunks) {
   return line_chunks >= 8 ? chunk ^ (line & 7)
                           : chunk ^ ((line / (8 / line_chunks)) & (line_chunks - 1));
