@@ -1,9 +1,10 @@
 // Layout kernels around the convolution GEMMs. On CPU-shaped
 // devices the GEMMs work in "column order" [channels][images * area] over a
 // chunk of images (GPU-shaped GEMMs read and write the NCHW blobs in place);
-// the blobs are NCHW, stored as DATA_TYPE (common.cl; the column-order
-// buffers are float). `nchw_off` (in elements) points at the chunk's first
-// image.
+// the blobs are NCHW, stored as DATA_TYPE (common.cl). The column-order
+// buffers the GEMMs write are float; those copied from a blob for a GEMM to
+// read are COL_TYPE: float, or the blob's own 16-bit type (exact copies).
+// `nchw_off` (in elements) points at the chunk's first image.
 //
 // Two shapes of the same work (-DPLANES, as in im2col.cl):
 //   PLANES=0 (GPU): one work-item per element, 2-D range (n * area + p,
@@ -13,6 +14,11 @@
 #ifndef PLANES
 #define PLANES 0
 #endif
+#ifndef COL_TYPE
+#define COL_TYPE 0
+#endif
+#define COL_ELEM STORAGE_ELEM(COL_TYPE)
+#define COL_STORE(p, i, v) STORAGE_STORE(COL_TYPE, p, i, v)
 
 // top (NCHW) = columns (the bias was added by the GEMM).
 __kernel void conv_columns_to_nchw(const int images, const int channels,
@@ -35,18 +41,18 @@ __kernel void conv_columns_to_nchw(const int images, const int channels,
 // columns = top diff (NCHW) in column order, the GEMMs' operand in backward.
 __kernel void conv_nchw_to_columns(const int images, const int channels,
                                    const int area, __global const DATA_ELEM* dy,
-                                   const int nchw_off, __global float* columns) {
+                                   const int nchw_off, __global COL_ELEM* columns) {
 #if PLANES
   const int n = get_global_id(0), c = get_global_id(1);
   if (n >= images || c >= channels) return;
   __global const DATA_ELEM* src = dy + nchw_off + (n * channels + c) * area;
-  __global float* dst = columns + (c * images + n) * area;
-  for (int p = 0; p < area; ++p) dst[p] = DATA_LOAD(src, p);
+  __global COL_ELEM* dst = columns + (c * images + n) * area;
+  for (int p = 0; p < area; ++p) COL_STORE(dst, p, DATA_LOAD(src, p));
 #else
   const int q = get_global_id(0), c = get_global_id(1);
   if (q >= images * area || c >= channels) return;
   const int n = q / area, p = q - n * area;
-  columns[c * images * area + q] = DATA_LOAD(dy, nchw_off + (n * channels + c) * area + p);
+  COL_STORE(columns, c * images * area + q, DATA_LOAD(dy, nchw_off + (n * channels + c) * area + p));
 #endif
 }
 

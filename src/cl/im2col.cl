@@ -8,7 +8,10 @@
 //
 // `x_off` / `dx_off` (in elements) point at the chunk's first image in NCHW.
 // The images are stored as DATA_TYPE (common.cl: float unless a 16-bit
-// convolution asks); the column buffer is float.
+// convolution asks). im2col writes its columns as COL_TYPE: float, or the
+// images' own 16-bit type (exact copies, half the bytes, and operands the
+// GEMM's cp.async pipeline streams as they are). col2im reads float columns
+// (the sums of a GEMM).
 //
 // Two shapes of the same work (-DPLANES):
 //   PLANES=0 (GPU): one work-item per element, 2-D range (column index,
@@ -20,6 +23,11 @@
 #ifndef PLANES
 #define PLANES 0
 #endif
+#ifndef COL_TYPE
+#define COL_TYPE 0
+#endif
+#define COL_ELEM STORAGE_ELEM(COL_TYPE)
+#define COL_STORE(p, i, v) STORAGE_STORE(COL_TYPE, p, i, v)
 
 #if PLANES
 // Output columns ow in [*lo, *hi) read input columns w = ow * stride + first
@@ -38,7 +46,7 @@ __kernel void im2col(const int images, const int channels, const int height,
                      const int pad_h, const int pad_w, const int stride_h,
                      const int stride_w, const int dilation_h, const int dilation_w,
                      const int out_h, const int out_w, __global const DATA_ELEM* x,
-                     const int x_off, __global float* col) {
+                     const int x_off, __global COL_ELEM* col) {
   const int out_area = out_h * out_w;
   const int columns = images * out_area;
 #if PLANES
@@ -48,24 +56,25 @@ __kernel void im2col(const int images, const int channels, const int height,
   for (int ki = 0; ki < kernel_h; ++ki)
     for (int kj = 0; kj < kernel_w; ++kj) {
       const int r = (c * kernel_h + ki) * kernel_w + kj;
-      __global float* dst = col + r * columns + n * out_area;
+      __global COL_ELEM* dst = col + r * columns + n * out_area;
       const int w_first = kj * dilation_w - pad_w;  // input column of ow = 0
       int lo, hi;
       valid_outputs(w_first, stride_w, width, out_w, &lo, &hi);
       for (int oh = 0; oh < out_h; ++oh, dst += out_w) {
         const int h = oh * stride_h - pad_h + ki * dilation_h;
         if (h < 0 || h >= height) {
-          for (int ow = 0; ow < out_w; ++ow) dst[ow] = 0.f;
+          for (int ow = 0; ow < out_w; ++ow) COL_STORE(dst, ow, 0.f);
           continue;
         }
         // Row start index; may be negative, only [lo, hi) is read.
         const int base = h * width + w_first;
-        for (int ow = 0; ow < lo; ++ow) dst[ow] = 0.f;
+        for (int ow = 0; ow < lo; ++ow) COL_STORE(dst, ow, 0.f);
         if (stride_w == 1)
-          for (int ow = lo; ow < hi; ++ow) dst[ow] = DATA_LOAD(plane, base + ow);
+          for (int ow = lo; ow < hi; ++ow) COL_STORE(dst, ow, DATA_LOAD(plane, base + ow));
         else
-          for (int ow = lo; ow < hi; ++ow) dst[ow] = DATA_LOAD(plane, base + ow * stride_w);
-        for (int ow = hi; ow < out_w; ++ow) dst[ow] = 0.f;
+          for (int ow = lo; ow < hi; ++ow)
+            COL_STORE(dst, ow, DATA_LOAD(plane, base + ow * stride_w));
+        for (int ow = hi; ow < out_w; ++ow) COL_STORE(dst, ow, 0.f);
       }
     }
 #else
@@ -80,8 +89,8 @@ __kernel void im2col(const int images, const int channels, const int height,
   const int h = oh * stride_h - pad_h + ki * dilation_h;
   const int w = ow * stride_w - pad_w + kj * dilation_w;
   const bool inside = h >= 0 && h < height && w >= 0 && w < width;
-  col[r * columns + q] =
-      inside ? DATA_LOAD(x, x_off + ((n * channels + c) * height + h) * width + w) : 0.f;
+  COL_STORE(col, r * columns + q,
+            inside ? DATA_LOAD(x, x_off + ((n * channels + c) * height + h) * width + w) : 0.f);
 #endif
 }
 
@@ -197,7 +206,7 @@ __kernel void col2im(const int images, const int channels, const int height,
 __kernel void im2col_nd(const int images, const int channels, const int num_axes,
                         __global const int* geometry, const int image_area,
                         const int column_area, const int kernel_area,
-                        __global const DATA_ELEM* x, const int x_off, __global float* col) {
+                        __global const DATA_ELEM* x, const int x_off, __global COL_ELEM* col) {
   const int columns = images * column_area;
   const int q = get_global_id(0), r = get_global_id(1);
   if (q >= columns || r >= channels * kernel_area) return;
@@ -214,8 +223,8 @@ __kernel void im2col_nd(const int images, const int channels, const int num_axes
     index += i * image_stride;
     image_stride *= ND_IMAGE(d);
   }
-  col[r * columns + q] =
-      inside ? DATA_LOAD(x, x_off + (n * channels + c) * image_area + index) : 0.f;
+  COL_STORE(col, r * columns + q,
+            inside ? DATA_LOAD(x, x_off + (n * channels + c) * image_area + index) : 0.f);
 }
 
 // The adjoint, gathering: the work-item owns image element (n, c, position)

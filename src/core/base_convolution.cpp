@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "core/gemm_config.hpp"
+#include "core/matrix_engine.hpp"
+#include "core/storage_convert.hpp"
 #include "core/storage_option.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/math.hpp"
@@ -229,7 +231,30 @@ long long BaseConvolutionLayer::ColumnFloatLimit() const {
 }
 
 BufferPtr BaseConvolutionLayer::Scratch(long long floats) const {
-  return ctx_->Allocate(sizeof(float) * size_t(std::max(floats, 1LL)));
+  return ScratchOf(floats, StorageType::kFloat32);
+}
+
+BufferPtr BaseConvolutionLayer::ScratchOf(long long count, StorageType type) const {
+  return ctx_->Allocate(StorageBytes(type) * size_t(std::max(count, 1LL)));
+}
+
+// A round's scratch serves its next view too (the weight gradient's 16-bit
+// columns, then the data gradient's float ones) where it is large enough.
+void BaseConvolutionLayer::Reserve(BufferPtr& scratch, long long count, StorageType type) const {
+  if (!scratch || scratch->bytes() < StorageBytes(type) * size_t(std::max(count, 1LL)))
+    scratch = ScratchOf(count, type);
+}
+
+bool BaseConvolutionLayer::WindowsFeed(MatrixMath math) const {
+  if (!implicit_) return false;
+  if (ctx_->options().implicit_gemm == RunOptions::Choice::kOn ||
+      !MmaPipelineStreams(*ctx_, math, storage_))
+    return true;
+  // im2col's columns, each round's [rows][images * area], in whole 16-byte
+  // chunks (else the pipeline would not take them either).
+  const int chunk = static_cast<int>(16 / StorageBytes(storage_));
+  const auto whole = [&](int images) { return 1LL * images * column_area() % chunk == 0; };
+  return !(whole(chunk_) && whole(num_ % chunk_));
 }
 
 // The layout kernels' range over (images, channels) planes: one work-item per
@@ -241,10 +266,12 @@ NDRange BaseConvolutionLayer::LayoutGroup() const {
   return planes_ ? NDRange(1, 1) : NDRange(kGroup, 1);
 }
 
-void BaseConvolutionLayer::Im2col(cl_mem image, int n0, int images, cl_mem col) {
+void BaseConvolutionLayer::Im2col(cl_mem image, int n0, int images, cl_mem col,
+                                  StorageType type) {
   const int image_off = n0 * image_channels_ * image_area();
+  const std::string options = options_ + StorageOption("COL_TYPE", type);
   if (nd_) {
-    ctx_->Launch(ctx_->Kernel("im2col.cl", options_, "im2col_nd"),
+    ctx_->Launch(ctx_->Kernel("im2col.cl", options, "im2col_nd"),
                  NDRange(RoundUp(images * column_area(), kGroup), column_rows()),
                  NDRange(kGroup, 1), images, image_channels_, num_spatial_axes_,
                  geometry_->mem(), image_area(), column_area(), kernel_area(), image,
@@ -255,7 +282,7 @@ void BaseConvolutionLayer::Im2col(cl_mem image, int n0, int images, cl_mem col) 
   const NDRange range = planes_ ? LayoutRange(images, image_channels_, 0)
                                 : NDRange(RoundUp(images * column_area(), kGroup),
                                           column_rows());
-  ctx_->Launch(ctx_->Kernel("im2col.cl", options_, "im2col"), range, LayoutGroup(), images,
+  ctx_->Launch(ctx_->Kernel("im2col.cl", options, "im2col"), range, LayoutGroup(), images,
                image_channels_, image_shape_[0], image_shape_[1], kernel_shape_[0],
                kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1], dilation_[0],
                dilation_[1], column_shape_[0], column_shape_[1], image, image_off, col);
@@ -293,8 +320,10 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ColumnSide(cl_mem blob, i
     v.image = column_channels_ * column_area();
     return v;
   }
-  if (!scratch) scratch = Scratch(1LL * column_channels_ * images * column_area());
-  if (read) ToColumnOrder(blob, n0, images, scratch->mem());
+  // Read: copies of the blob's values, in its type; else a GEMM's float sums.
+  v.type = read ? storage_ : StorageType::kFloat32;
+  Reserve(scratch, 1LL * column_channels_ * images * column_area(), v.type);
+  if (read) ToColumnOrder(blob, n0, images, scratch->mem(), v.type);
   v.mem = scratch->mem();
   v.ld = images * column_area();
   return v;
@@ -307,9 +336,10 @@ void BaseConvolutionLayer::StoreColumnSide(const MatrixView& view, cl_mem blob, 
 
 BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ImageColumns(cl_mem blob, int n0,
                                                                      int images, bool fill,
-                                                                     BufferPtr& scratch) {
+                                                                     BufferPtr& scratch,
+                                                                     MatrixMath math) {
   MatrixView v;
-  if (in_place_ && Pointwise()) {
+  if (ImageSideInPlace()) {
     // im2col of a 1x1 unpadded stride-1 kernel is the image itself.
     v.mem = blob;
     v.type = storage_;
@@ -318,7 +348,7 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ImageColumns(cl_mem blob,
     v.image = image_channels_ * image_area();
     return v;
   }
-  if (fill && implicit_) {
+  if (fill && WindowsFeed(math)) {
     v.mem = blob;
     v.type = storage_;
     v.offset = size_t(n0) * image_channels_ * image_area();
@@ -338,8 +368,10 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::ImageColumns(cl_mem blob,
     w.image_floats = image_channels_ * image_area();
     return v;
   }
-  if (!scratch) scratch = Scratch(1LL * column_rows() * images * column_area());
-  if (fill) Im2col(blob, n0, images, scratch->mem());
+  // Filled: copies of the blob's values, in its type; else a GEMM's float sums.
+  v.type = fill ? storage_ : StorageType::kFloat32;
+  Reserve(scratch, 1LL * column_rows() * images * column_area(), v.type);
+  if (fill) Im2col(blob, n0, images, scratch->mem(), v.type);
   v.mem = scratch->mem();
   v.ld = images * column_area();
   return v;
@@ -350,8 +382,10 @@ void BaseConvolutionLayer::StoreImageColumns(const MatrixView& view, cl_mem blob
   if (view.mem != blob) Col2im(view.mem, n0, images, blob, bias);
 }
 
-void BaseConvolutionLayer::ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns) {
-  ctx_->Launch(ctx_->Kernel("convolution.cl", options_, "conv_nchw_to_columns"),
+void BaseConvolutionLayer::ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns,
+                                         StorageType type) {
+  ctx_->Launch(ctx_->Kernel("convolution.cl", options_ + StorageOption("COL_TYPE", type),
+                            "conv_nchw_to_columns"),
                LayoutRange(images, column_channels_, images * column_area()), LayoutGroup(),
                images, column_channels_, column_area(), blob,
                n0 * column_channels_ * column_area(), columns);
@@ -397,9 +431,26 @@ void SetC(GemmArgs& g, const BaseConvolutionLayer::MatrixView& v) {
 
 }  // namespace
 
-BaseConvolutionLayer::MatrixView BaseConvolutionLayer::Weights(bool diff) const {
+BaseConvolutionLayer::MatrixView BaseConvolutionLayer::Weights(MatrixMath math) {
   MatrixView v;
-  v.mem = diff ? blobs_[0]->diff() : blobs_[0]->data();
+  v.mem = blobs_[0]->data();
+  v.ld = rows_per_group();
+  if (storage_ != StorageType::kFloat32 && MmaRoundsTo(*ctx_, math, storage_)) {
+    const int count = blobs_[0]->count();
+    if (!rounded_weights_) {
+      rounded_weights_ = ScratchOf(count, storage_);
+      ConvertStorage(*ctx_, v.mem, 0, StorageType::kFloat32, rounded_weights_->mem(), 0,
+                     storage_, count);
+    }
+    v.mem = rounded_weights_->mem();
+    v.type = storage_;
+  }
+  return v;
+}
+
+BaseConvolutionLayer::MatrixView BaseConvolutionLayer::WeightDiff() const {
+  MatrixView v;
+  v.mem = blobs_[0]->diff();
   v.ld = rows_per_group();
   return v;
 }
@@ -428,11 +479,12 @@ void BaseConvolutionLayer::WeightTimesCol(const MatrixView& col, int images,
   a.M = outputs_per_group();
   a.N = images * column_area();
   a.K = rows_per_group();
-  SetA(a, Weights(false));
+  const MatrixView weights = Weights(math);
+  SetA(a, weights);
   SetB(a, col);
   SetC(a, columns);
-  SetBatchStrides(a, group_, Weights(false), outputs_per_group(), col, rows_per_group(),
-                  columns, outputs_per_group());
+  SetBatchStrides(a, group_, weights, outputs_per_group(), col, rows_per_group(), columns,
+                  outputs_per_group());
   a.epilogue_batch_stride = outputs_per_group();  // each group's bias and scale
   if (epilogue_.channel_shift) {  // a folded BatchNorm/Scale (its shift has our bias)
     a.row_scale = epilogue_.channel_scale->data();
@@ -453,11 +505,12 @@ void BaseConvolutionLayer::WeightTransposedTimesColumns(const MatrixView& column
   a.M = rows_per_group();
   a.N = images * column_area();
   a.K = outputs_per_group();
-  SetA(a, Weights(false));
+  const MatrixView weights = Weights(math);
+  SetA(a, weights);
   SetB(a, columns);
   SetC(a, col);
-  SetBatchStrides(a, group_, Weights(false), outputs_per_group(), columns,
-                  outputs_per_group(), col, rows_per_group());
+  SetBatchStrides(a, group_, weights, outputs_per_group(), columns, outputs_per_group(), col,
+                  rows_per_group());
   if (bias) {
     a.bias = blobs_[1]->data();
     a.epilogue_batch_stride = rows_per_group();  // each group's channels
@@ -477,9 +530,9 @@ void BaseConvolutionLayer::AccumulateWeightDiff(const MatrixView& columns,
   a.beta = 1.f;
   SetA(a, columns);
   SetB(a, col);
-  SetC(a, Weights(true));
-  SetBatchStrides(a, group_, columns, outputs_per_group(), col, rows_per_group(),
-                  Weights(true), outputs_per_group());
+  SetC(a, WeightDiff());
+  SetBatchStrides(a, group_, columns, outputs_per_group(), col, rows_per_group(), WeightDiff(),
+                  outputs_per_group());
   Gemm(*ctx_, a);
 }
 

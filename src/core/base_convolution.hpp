@@ -59,7 +59,7 @@ class BaseConvolutionLayer : public Layer {
     cl_mem mem = nullptr;
     size_t offset = 0;
     int ld = 0, group = 0, image = 0;
-    StorageType type = StorageType::kFloat32;  // the blob's; scratch is float
+    StorageType type = StorageType::kFloat32;  // how `mem` stores the elements
     ConvolutionWindow window;
     MatrixView Rows(int first_row) const {
       MatrixView v = *this;
@@ -104,12 +104,27 @@ class BaseConvolutionLayer : public Layer {
   // blob unless it is the blob.
   void StoreColumnSide(const MatrixView& view, cl_mem blob, int n0, int images);
   // The image-side blob's columns: the blob itself (1x1 unpadded stride-1
-  // kernel, GPU shape), its implicit windows (`fill`, implicit_), or a col
-  // buffer in `scratch`, filled by im2col when `fill`.
-  MatrixView ImageColumns(cl_mem blob, int n0, int images, bool fill, BufferPtr& scratch);
+  // kernel, GPU shape), its implicit windows (`fill`, WindowsFeed(math)),
+  // or a col buffer in `scratch`, filled by im2col when `fill` (in the
+  // storage type: the values as they are) and float otherwise (a GEMM's
+  // sums for col2im). `math` is the math of the products that read it.
+  MatrixView ImageColumns(cl_mem blob, int n0, int images, bool fill, BufferPtr& scratch,
+                          MatrixMath math);
   // Whether ImageColumns(..., fill = true, ...) stages the columns in a
   // scratch buffer (im2col) rather than reading the blob.
-  bool ImageColumnsStaged() const { return !implicit_ && !(in_place_ && Pointwise()); }
+  bool ImageColumnsStaged(MatrixMath math) const {
+    return !WindowsFeed(math) && !ImageSideInPlace();
+  }
+  // Whether the GEMMs read and write the image-side blob in place as its
+  // columns (a 1x1 unpadded stride-1 kernel, GPU shape).
+  bool ImageSideInPlace() const { return in_place_ && Pointwise(); }
+  // Whether products in `math` read im2col's columns as implicit windows
+  // (implicit_) rather than from an im2col buffer. On a GPU-shaped device
+  // that is the default, except where the GEMM's cp.async pipeline can
+  // stream 16-bit columns and weights (MmaPipelineStreams): there im2col
+  // into whole 16-byte chunks and the pipelined tensor-core kernel outrun
+  // the register-staged kernel that gathers windows (docs/benchmarks.md).
+  bool WindowsFeed(MatrixMath math) const;
   // Images per GEMM round: the whole batch when the round stages nothing in
   // scratch (columns read from the blob, the column side in place), else
   // chunk_.
@@ -119,13 +134,15 @@ class BaseConvolutionLayer : public Layer {
   // is the blob.
   void StoreImageColumns(const MatrixView& view, cl_mem blob, int n0, int images,
                          cl_mem bias = nullptr);
-  // col = im2col of the image-side blob `image`.
-  void Im2col(cl_mem image, int n0, int images, cl_mem col);
+  // col = im2col of the image-side blob `image`, stored as `type` (float,
+  // or the blob's own type).
+  void Im2col(cl_mem image, int n0, int images, cl_mem col, StorageType type);
   // image (=) = col2im(col) (+ `bias` per image-side channel, added to each
   // sum before it is stored, when given).
   void Col2im(cl_mem col, int n0, int images, cl_mem image, cl_mem bias = nullptr);
-  // Column-side blob `blob` -> column order.
-  void ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns);
+  // Column-side blob `blob` -> column order, stored as `type` (float, or the
+  // blob's own type).
+  void ToColumnOrder(cl_mem blob, int n0, int images, cl_mem columns, StorageType type);
   // Column order -> column-side blob `blob` (=).
   void FromColumnOrder(cl_mem columns, int n0, int images, cl_mem blob);
   // The math of the forward products and of the backward ones (data and
@@ -151,9 +168,16 @@ class BaseConvolutionLayer : public Layer {
                             MatrixMath math);
   // bias_diff += sum over images and positions of the top diff `diff`.
   void AccumulateBiasDiff(cl_mem diff);
+  // To call as Forward and Backward begin: the weights may have changed
+  // since the last pass rounded them (Weights).
+  void ForgetRoundedWeights() { rounded_weights_.reset(); }
 
   // A scratch buffer of `floats` floats from the context's pool.
   BufferPtr Scratch(long long floats) const;
+  // One of `count` elements of `type`.
+  BufferPtr ScratchOf(long long count, StorageType type) const;
+  // `scratch` as it is if it holds `count` elements of `type`, else a new one.
+  void Reserve(BufferPtr& scratch, long long count, StorageType type) const;
   // The most floats one scratch buffer of a chunk may take
   // (RunOptions::conv_column_floats, 2^26 by default).
   long long ColumnFloatLimit() const;
@@ -200,8 +224,14 @@ class BaseConvolutionLayer : public Layer {
 
   int rows_per_group() const { return column_rows() / group_; }
   int outputs_per_group() const { return column_channels_ / group_; }
-  // The weights (or their diff) as [column_channels_] x [rows_per_group()].
-  MatrixView Weights(bool diff) const;
+  // The weights as [column_channels_] x [rows_per_group()] for products in
+  // `math`: the blob, or, where the tensor cores would round them to the
+  // storage type as they load them (MmaRoundsTo), a copy so rounded, made
+  // once per pass (RoundedWeights); the pipeline streams only operands
+  // stored in its own type.
+  MatrixView Weights(MatrixMath math);
+  MatrixView WeightDiff() const;
+  BufferPtr rounded_weights_;  // Weights()'s copy for this pass
 
   bool nd_ = false;      // the N-d im2col kernels
   BufferPtr geometry_;   // their shapes (im2col.cl)

@@ -312,14 +312,8 @@ int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g
     return 0;
   const MmaForm form = MmaFormFor(ctx, g.math);
   if (form == MmaForm::kNone) return 0;
-  // tf32's pipeline passed its tests on an H100 but has not been timed
-  // there yet: it runs only where a configuration asks for it (stages >= 2,
-  // gemm_bench --stages=3) until measurement says it is the faster kernel.
-  if (form == MmaForm::kTF32 && c.stages == 0) return 0;
   // The operands stored in the instruction's own type (tf32: float).
-  const StorageType own = form == MmaForm::kF16    ? StorageType::kFloat16
-                          : form == MmaForm::kBF16 ? StorageType::kBFloat16
-                                                   : StorageType::kFloat32;
+  const StorageType own = MmaInputType(form);
   if (g.a_type != own || g.b_type != own) return 0;
   const int warps_m = MmaWarpsM(c, form);
   if (!warps_m || !MmaPipelineEnabled(ctx, form)) return 0;

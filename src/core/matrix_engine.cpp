@@ -108,4 +108,22 @@ void DisableMmaPipeline(const Context& ctx, MmaForm form, const std::string& why
                << why << ")";
 }
 
+StorageType MmaInputType(MmaForm form) {
+  switch (form) {
+    case MmaForm::kF16: return StorageType::kFloat16;
+    case MmaForm::kBF16: return StorageType::kBFloat16;
+    default: return StorageType::kFloat32;
+  }
+}
+
+bool MmaRoundsTo(const Context& ctx, MatrixMath math, StorageType storage) {
+  const MmaForm form = MmaFormFor(ctx, math);
+  return form != MmaForm::kNone && MmaInputType(form) == storage;
+}
+
+bool MmaPipelineStreams(const Context& ctx, MatrixMath math, StorageType storage) {
+  return ctx.options().matrix_pipeline && MmaRoundsTo(ctx, math, storage) &&
+         MmaPipelineEnabled(ctx, MmaFormFor(ctx, math));
+}
+
 }  // namespace dlcaffe

@@ -20,6 +20,7 @@
 
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/math.hpp"
+#include "dlcaffe/storage_type.hpp"
 
 namespace dlcaffe {
 
@@ -50,5 +51,20 @@ void DisableMmaForm(const Context& ctx, MmaForm form, const std::string& why);
 // register-staged tiles.
 bool MmaPipelineEnabled(const Context& ctx, MmaForm form);
 void DisableMmaPipeline(const Context& ctx, MmaForm form, const std::string& why);
+
+// The storage type a form's instruction takes its inputs in (tf32: float).
+StorageType MmaInputType(MmaForm form);
+
+// Whether products in `math` run on the tensor cores with inputs of type
+// `storage`: then a float operand would be rounded to `storage` as the
+// kernel loads it, and an operand rounded beforehand (to nearest even, as
+// the kernel rounds) gives the same product.
+bool MmaRoundsTo(const Context& ctx, MatrixMath math, StorageType storage);
+
+// Whether the cp.async pipeline can stream products in `math` whose
+// operands are stored in `storage` (with the run option matrix_pipeline on):
+// the shapes still decide, product by product (gemm.cpp,
+// MmaPipelineStages).
+bool MmaPipelineStreams(const Context& ctx, MatrixMath math, StorageType storage);
 
 }  // namespace dlcaffe

@@ -89,15 +89,17 @@ class ConvolutionLayer : public BaseConvolutionLayer {
                             bottom[i]->storage_type(), top[i]->storage_type());
       return;
     }
-    const int round = RoundImages(ImageColumnsStaged());
+    ForgetRoundedWeights();
+    const MatrixMath math = ForwardMath();
+    const int round = RoundImages(ImageColumnsStaged(math));
     for (size_t i = 0; i < bottom.size(); ++i) {
       for (int n0 = 0; n0 < num_; n0 += round) {
         const int images = std::min(round, num_ - n0);
         BufferPtr col_scratch, out_scratch;
         const MatrixView col =
-            ImageColumns(bottom[i]->data(), n0, images, true, col_scratch);
+            ImageColumns(bottom[i]->data(), n0, images, true, col_scratch, math);
         const MatrixView out = ColumnSide(top[i]->data(), n0, images, false, out_scratch);
-        WeightTimesCol(col, images, out, bias_term_, epilogue_.relu, ForwardMath());
+        WeightTimesCol(col, images, out, bias_term_, epilogue_.relu, math);
         StoreColumnSide(out, top[i]->data(), n0, images);
       }
     }
@@ -105,6 +107,8 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
+    ForgetRoundedWeights();
+    const MatrixMath math = BackwardMath();
     const bool weight_grad = param_propagate_down(0);
     const bool bias_grad = bias_term_ && param_propagate_down(1);
     BufferPtr rotated_filters;  // Winograd's, made at the first data gradient
@@ -133,16 +137,18 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       }
       if (data_grad_implicit) {
         if (!flipped_filters) flipped_filters = FlippedFilters();
-        FlippedFiltersTimesWindows(flipped_filters->mem(), top[i]->diff(), bottom[i]->diff());
+        FlippedFiltersTimesWindows(flipped_filters->mem(), top[i]->diff(), bottom[i]->diff(),
+                                   math);
       }
       // With nothing staged, the weight gradient is one product over the
       // whole batch.
-      const bool weight_grad_whole = weight_grad && RoundImages(ImageColumnsStaged()) == num_;
+      const bool weight_grad_whole =
+          weight_grad && RoundImages(ImageColumnsStaged(math)) == num_;
       if (weight_grad_whole) {
         BufferPtr col_scratch, dy_scratch;
         AccumulateWeightDiff(ColumnSide(top[i]->diff(), 0, num_, true, dy_scratch),
-                             ImageColumns(bottom[i]->data(), 0, num_, true, col_scratch), num_,
-                             BackwardMath());
+                             ImageColumns(bottom[i]->data(), 0, num_, true, col_scratch, math),
+                             num_, math);
       }
       if (!(weight_grad && !weight_grad_whole) && !data_grad_by_gemm) continue;
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
@@ -151,13 +157,13 @@ class ConvolutionLayer : public BaseConvolutionLayer {
         const MatrixView dy = ColumnSide(top[i]->diff(), n0, images, true, dy_scratch);
         if (weight_grad && !weight_grad_whole) {
           const MatrixView col =
-              ImageColumns(bottom[i]->data(), n0, images, true, col_scratch);
-          AccumulateWeightDiff(dy, col, images, BackwardMath());
+              ImageColumns(bottom[i]->data(), n0, images, true, col_scratch, math);
+          AccumulateWeightDiff(dy, col, images, math);
         }
         if (data_grad_by_gemm) {
           const MatrixView col =
-              ImageColumns(bottom[i]->diff(), n0, images, false, col_scratch);
-          WeightTransposedTimesColumns(dy, images, col, BackwardMath());
+              ImageColumns(bottom[i]->diff(), n0, images, false, col_scratch, math);
+          WeightTransposedTimesColumns(dy, images, col, math);
           StoreImageColumns(col, bottom[i]->diff(), n0, images);
         }
       }
@@ -240,8 +246,11 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   // over windows of the top diff padded by (k - 1) * dilation - pad. Strides
   // above 1 would multiply zeros between the top diff's values (stride^2 the
   // products), so those keep col2im.
+  // A 1x1 unpadded kernel's data gradient needs no windows: W^T times the
+  // top diff, written into the bottom diff in place (data_grad_by_gemm).
   bool DataGradientImplicit() const {
     if (!implicit_ || channel_axis_ != 1) return false;  // implicit_: 2-D
+    if (ImageSideInPlace()) return false;
     for (int d = 0; d < 2; ++d)
       if (stride_[d] != 1 || pad_[d] > (kernel_shape_[d] - 1) * dilation_[d]) return false;
     return true;
@@ -258,7 +267,8 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 
   // bottom_diff (=) per group: flipped_g [C/g x Cout/g*kh*kw] * windows of
   // the top diff's group, over the whole batch, written into the NCHW blob.
-  void FlippedFiltersTimesWindows(cl_mem flipped, cl_mem top_diff, cl_mem bottom_diff) {
+  void FlippedFiltersTimesWindows(cl_mem flipped, cl_mem top_diff, cl_mem bottom_diff,
+                                  MatrixMath math) {
     const int area = input_shape_[0] * input_shape_[1];
     const int out_area = output_shape_[0] * output_shape_[1];
     const int cin_g = channels_ / group_, cout_g = num_output_ / group_;
@@ -276,7 +286,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     w.image_floats = num_output_ * out_area;
     for (int g = 0; g < group_; ++g) {
       GemmArgs a;
-      a.math = BackwardMath();
+      a.math = math;
       a.M = cin_g;
       a.N = num_ * area;
       a.K = cout_g * kernel_area();

@@ -32,12 +32,14 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
   bool SupportsStorage(StorageType) const override { return true; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
+    ForgetRoundedWeights();
     for (size_t i = 0; i < bottom.size(); ++i) {
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
         BufferPtr x_scratch, col_scratch;
         const MatrixView x = ColumnSide(bottom[i]->data(), n0, images, true, x_scratch);
-        const MatrixView col = ImageColumns(top[i]->data(), n0, images, false, col_scratch);
+        const MatrixView col =
+            ImageColumns(top[i]->data(), n0, images, false, col_scratch, ForwardMath());
         // One rounding of a 16-bit top: the bias joins the sums before the store.
         const bool gemm_writes_top = col.mem == top[i]->data();
         WeightTransposedTimesColumns(x, images, col, ForwardMath(),
@@ -50,6 +52,7 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
+    ForgetRoundedWeights();
     const bool weight_grad = param_propagate_down(0);
     const bool bias_grad = bias_term_ && param_propagate_down(1);
     for (size_t i = 0; i < top.size(); ++i) {
@@ -58,7 +61,8 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
         BufferPtr col_scratch, x_scratch;
-        const MatrixView col = ImageColumns(top[i]->diff(), n0, images, true, col_scratch);
+        const MatrixView col =
+            ImageColumns(top[i]->diff(), n0, images, true, col_scratch, BackwardMath());
         if (weight_grad) {
           const MatrixView x = ColumnSide(bottom[i]->data(), n0, images, true, x_scratch);
           AccumulateWeightDiff(x, col, images, BackwardMath());

@@ -31,7 +31,7 @@ class Im2colLayer : public BaseConvolutionLayer {
     for (int n0 = 0; n0 < num_; n0 += chunk_) {
       const int images = std::min(chunk_, num_ - n0);
       BufferPtr col = Scratch(1LL * column_rows() * images * column_area());
-      Im2col(bottom[0]->data(), n0, images, col->mem());
+      Im2col(bottom[0]->data(), n0, images, col->mem(), StorageType::kFloat32);
       FromColumnOrder(col->mem(), n0, images, top[0]->data());
     }
   }
@@ -42,7 +42,7 @@ class Im2colLayer : public BaseConvolutionLayer {
     for (int n0 = 0; n0 < num_; n0 += chunk_) {
       const int images = std::min(chunk_, num_ - n0);
       BufferPtr col = Scratch(1LL * column_rows() * images * column_area());
-      ToColumnOrder(top[0]->diff(), n0, images, col->mem());
+      ToColumnOrder(top[0]->diff(), n0, images, col->mem(), StorageType::kFloat32);
       Col2im(col->mem(), n0, images, bottom[0]->diff());
     }
   }

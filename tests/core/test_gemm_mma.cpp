@@ -325,9 +325,8 @@ TEST(GemmMma, SixteenBitStorage) {
 // under the rule's tile shapes and 2 to 4 stages, as split K, a batch and
 // image-grouped B and C. Where the engine runs, the case must reach the
 // pipeline with as many stages as the device's __local memory holds (tf32
-// tiles 32 deep hold too few: those run the register-staged kernel; tf32
-// pipelines only where a configuration asks for stages, as four_stages
-// does); elsewhere none does.
+// tiles 32 deep hold too few: those run the register-staged kernel);
+// elsewhere none does.
 TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
   Context& ctx = TestContext();
   Case edges;  // 2 x 3 tiles of 128 x 128, the last ones partial; 6 k tiles of 32
@@ -380,14 +379,12 @@ TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
                                      config.tk;
           const int fit =
               static_cast<int>(std::min<uint64_t>(4, ctx.info().local_mem_bytes / stage_bytes));
-          // tf32 pipelines only where asked (MmaPipelineStages).
-          const int want = config.stages > 1              ? std::min(config.stages, fit)
-                           : math == MatrixMath::kTF32 ? 0
-                                                       : fit;
+          const int want = config.stages > 1 ? std::min(config.stages, fit) : fit;
           ASSERT_EQ(stages, want >= 2 ? want : 0)
               << c.what << " [" << config.Name() << "], " << MathName(math);
-          if (storage != F::kFloat32)
+          if (storage != F::kFloat32) {
             ASSERT_GE(stages, 2) << c.what << " [" << config.Name() << "] misses the pipeline";
+          }
         } else {
           ASSERT_EQ(stages, 0) << "no engine, yet a pipeline";
         }

@@ -205,7 +205,7 @@ TEST_P(ConvolutionStorage, SixteenBitDeconvolutionRoundsTheFloatLayer) {
 
 INSTANTIATE_TEST_SUITE_P(Paths, ConvolutionStorage,
                          ::testing::Values(Shape{"cpu", "auto", ""}, Shape{"gpu", "auto", ""},
-                                           Shape{"gpu", "off", ""}, Shape{"cpu", "auto", "400"}),
+                                           Shape{"gpu", "off", ""}, Shape{"gpu", "off", "400"}, Shape{"cpu", "auto", "400"}),
                          [](const ::testing::TestParamInfo<Shape>& info) {
                            return std::string(info.param.kernel_shape) + "_implicit_" +
                                   info.param.implicit_gemm +

@@ -1,0 +1,192 @@
+// Convolution in a 16-bit math on its own 16-bit storage (FLOAT16 or
+// BFLOAT16 blobs and math, a mixed-precision net's default). Where the
+// GEMM's cp.async pipeline streams that type (core/matrix_engine.hpp,
+// MmaPipelineStreams), the forward and weight-gradient products read
+// im2col's columns stored in 16 bits and the weights rounded to 16 bits, and
+// reach the pipeline; elsewhere they read implicit windows and the float
+// weights, as before. Either way the results are the direct sums: the inputs
+// and weights here are values of the 16-bit type, so the products are exact
+// in float and only the float sums' order and the top's final rounding
+// separate a result from the double-precision reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../../src/core/gemm_config.hpp"
+#include "../../src/core/gemm_tuning.hpp"
+#include "../../src/core/matrix_engine.hpp"
+#include "dlcaffe/blob.hpp"
+#include "util/layer_test_util.hpp"
+#include "util/random_values.hpp"
+#include "util/storage_layer_run.hpp"
+#include "util/storage_values.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+struct Geometry {
+  const char* name;
+  int images, channels, height, width, outputs, kernel, stride, pad, group;
+  int out_h() const { return (height + 2 * pad - kernel) / stride + 1; }
+  int out_w() const { return (width + 2 * pad - kernel) / stride + 1; }
+  int per_group() const { return channels / group; }
+  std::string Param(StorageType type) const {
+    const std::string math = type == StorageType::kFloat16 ? "FLOAT16" : "BFLOAT16";
+    return "name: 'conv' type: 'Convolution' forward_math: " + math + " backward_math: " +
+           math + " convolution_param { num_output: " + std::to_string(outputs) +
+           " kernel_size: " + std::to_string(kernel) + " stride: " + std::to_string(stride) +
+           " pad: " + std::to_string(pad) + " group: " + std::to_string(group) + " }";
+  }
+};
+
+// Areas whose rounds are whole 16-byte chunks of 16-bit values (12 x 12,
+// 8 x 8 outputs) and one that is not (7 x 7: windows on every device).
+const Geometry kGeometries[] = {
+    {"3x3_pad1", 2, 16, 12, 12, 24, 3, 1, 1, 1},
+    {"3x3_stride2_groups", 2, 16, 15, 15, 32, 3, 2, 1, 2},
+    {"5x5_pad2_odd_area", 3, 8, 7, 7, 16, 5, 1, 2, 1},
+};
+
+// One value of the layer's output, weight gradient or bottom gradient from
+// the definition, in double, with the sum of the magnitudes of its terms.
+struct Sums {
+  std::vector<double> value, magnitude;
+};
+
+Sums Direct(const Geometry& g, const std::vector<float>& x, const std::vector<float>& w,
+            const std::vector<float>& b, const std::vector<float>& dy, int which) {
+  const int ho = g.out_h(), wo = g.out_w(), cg = g.per_group(), og = g.outputs / g.group;
+  const size_t sizes[] = {size_t(g.images) * g.outputs * ho * wo, w.size(), x.size()};
+  Sums s{std::vector<double>(sizes[which]), std::vector<double>(sizes[which])};
+  for (int n = 0; n < g.images; ++n)
+    for (int o = 0; o < g.outputs; ++o)
+      for (int i = 0; i < ho; ++i)
+        for (int j = 0; j < wo; ++j) {
+          const size_t top = ((size_t(n) * g.outputs + o) * ho + i) * wo + j;
+          if (which == 0) s.value[top] += b[o], s.magnitude[top] += std::fabs(b[o]);
+          for (int c = 0; c < cg; ++c)
+            for (int ki = 0; ki < g.kernel; ++ki)
+              for (int kj = 0; kj < g.kernel; ++kj) {
+                const int h = i * g.stride - g.pad + ki, v = j * g.stride - g.pad + kj;
+                if (h < 0 || h >= g.height || v < 0 || v >= g.width) continue;
+                const int channel = o / og * cg + c;
+                const size_t xi = ((size_t(n) * g.channels + channel) * g.height + h) * g.width + v;
+                const size_t wi = ((size_t(o) * cg + c) * g.kernel + ki) * g.kernel + kj;
+                const size_t at = which == 0 ? top : which == 1 ? wi : xi;
+                const double term = which == 0   ? double(w[wi]) * x[xi]
+                                    : which == 1 ? double(dy[top]) * x[xi]
+                                                 : double(dy[top]) * w[wi];
+                s.value[at] += term;
+                s.magnitude[at] += std::fabs(term);
+              }
+        }
+  return s;
+}
+
+// Float sums of exact products in any order: within (terms + 1) float
+// roundings of the magnitudes; a 16-bit result also within half its ulp
+// (`ulp_16`, relative; half a float16 subnormal's spacing near zero).
+void ExpectSums(const std::vector<float>& got, const Sums& want, int terms, double ulp_16,
+                const char* what) {
+  ASSERT_EQ(got.size(), want.value.size()) << what;
+  bool nonzero = false;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double bound = (terms + 1) * std::ldexp(want.magnitude[i], -24) +
+                         (ulp_16 > 0 ? ulp_16 / 2 * std::fabs(want.value[i]) + 0x1p-25 : 0);
+    ASSERT_NEAR(got[i], want.value[i], bound * 1.0001 + 1e-30) << what << " [" << i << "]";
+    nonzero = nonzero || got[i] != 0.f;
+  }
+  ASSERT_TRUE(nonzero) << what << ": all zero";
+}
+
+class ConvolutionPipeline : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    SetTestOption("kernel_shape", "gpu");
+    SetTestOption("implicit_gemm", GetParam());
+    SetTestOption("winograd", "off");
+  }
+  void TearDown() override {
+    for (const char* name : {"kernel_shape", "implicit_gemm", "winograd"}) ResetTestOption(name);
+  }
+};
+
+TEST_P(ConvolutionPipeline, SixteenBitMathGivesTheDirectSums) {
+  Context& ctx = TestContext();
+  for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    const MatrixMath math =
+        type == StorageType::kFloat16 ? MatrixMath::kFloat16 : MatrixMath::kBFloat16;
+    const double ulp_16 = std::ldexp(1.0, type == StorageType::kFloat16 ? -10 : -7);
+    for (const Geometry& g : kGeometries) {
+      SCOPED_TRACE(std::string(StorageTypeName(type)) + " " + g.name);
+      const int ho = g.out_h(), wo = g.out_w();
+      const int weights = g.outputs * g.per_group() * g.kernel * g.kernel;
+      const int bottom = g.images * g.channels * g.height * g.width;
+      const int top = g.images * g.outputs * ho * wo;
+      // Values of the 16-bit type throughout: exact products in float.
+      const std::vector<float> all =
+          RoundedTo(RandomValues(bottom + top + weights + g.outputs, 23), type);
+      const std::vector<float> x(all.begin(), all.begin() + bottom);
+      const std::vector<float> dy(all.begin() + bottom, all.begin() + bottom + top);
+      const std::vector<float> w(all.begin() + bottom + top, all.begin() + bottom + top + weights);
+      const std::vector<float> b(all.begin() + bottom + top + weights, all.end());
+      std::vector<float> params = w;
+      params.insert(params.end(), b.begin(), b.end());
+
+      GemmRecording recording;
+      const StorageRun run = RunLayerInStorage(
+          g.Param(type), type,
+          StorageRunInputs({g.images, g.channels, g.height, g.width}, x, dy, params));
+      const int window = g.per_group() * g.kernel * g.kernel;
+      ExpectSums(run.top, Direct(g, x, w, b, dy, 0), window, ulp_16, "top");
+      ExpectSums(run.param_diffs[0], Direct(g, x, w, b, dy, 1), g.images * ho * wo, 0,
+                 "weight gradient");
+      ExpectSums(run.bottom_diff, Direct(g, x, w, b, dy, 2),
+                 g.outputs / g.group * g.kernel * g.kernel, ulp_16, "bottom gradient");
+
+      // Which operands the forward (W * col) and weight-gradient (dy * col^T)
+      // products read: im2col's 16-bit columns and 16-bit weights, through
+      // the pipeline, where it streams this type and the areas are whole
+      // chunks; else implicit windows (implicit_gemm on, or no engine), or
+      // im2col's 16-bit columns under implicit_gemm off.
+      const bool chunked = g.images * ho * wo % 8 == 0;
+      const bool streams = MmaPipelineStreams(ctx, math, type);
+      const bool windows = std::string(GetParam()) != "off" && !(streams && chunked &&
+                                                                 std::string(GetParam()) == "auto");
+      int checked = 0;
+      for (const GemmArgs& p : recording.products()) {
+        const int outputs = g.outputs / g.group;
+        const bool weight_product = p.beta == 0.f && p.M == outputs && p.K == window;  // W * col
+        const bool weight_gradient = p.beta == 1.f && p.M == outputs;  // += dy * col^T
+        if (!weight_product && !weight_gradient) continue;
+        ++checked;
+        EXPECT_EQ(p.b_window.active(), windows) << "M " << p.M << " N " << p.N << " K " << p.K;
+        if (!windows) {
+          EXPECT_EQ(p.b_type, type) << "im2col's columns keep the blob's type";
+        }
+        if (weight_product) {
+          EXPECT_EQ(p.a_type, MmaRoundsTo(ctx, math, type) ? type : StorageType::kFloat32)
+              << "the weights, rounded where the tensor cores would round them";
+        }
+        if (streams && !windows && g.group == 1) {
+          EXPECT_GE(MmaPipelineStages(ctx, ChooseGemmConfig(ctx, p), p), 2)
+              << "M " << p.M << " N " << p.N << " K " << p.K << " misses the pipeline";
+        }
+      }
+      EXPECT_EQ(checked, 2) << "the forward and weight-gradient products";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ImplicitGemm, ConvolutionPipeline, ::testing::Values("auto", "on", "off"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
