@@ -278,10 +278,11 @@ void BaseConvolutionLayer::Im2col(cl_mem image, int n0, int images, cl_mem col,
                  image_off, col);
     return;
   }
-  // Element per work-item: (column, column row); else a plane per item.
-  const NDRange range = planes_ ? LayoutRange(images, image_channels_, 0)
-                                : NDRange(RoundUp(images * column_area(), kGroup),
-                                          column_rows());
+  // A run of kIm2colRun columns of one row per work-item; else a plane.
+  const NDRange range =
+      planes_ ? LayoutRange(images, image_channels_, 0)
+              : NDRange(RoundUp((images * column_area() + kIm2colRun - 1) / kIm2colRun, kGroup),
+                        column_rows());
   ctx_->Launch(ctx_->Kernel("im2col.cl", options, "im2col"), range, LayoutGroup(), images,
                image_channels_, image_shape_[0], image_shape_[1], kernel_shape_[0],
                kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1], dilation_[0],

@@ -214,6 +214,7 @@ class BaseConvolutionLayer : public Layer {
 
  private:
   static constexpr size_t kGroup = 64;    // work-group width of the layout kernels
+  static constexpr int kIm2colRun = 8;    // IM2COL_RUN in im2col.cl
   static constexpr int kMaxSpatialAxes = 10;  // as Caffe's GPU im2col_nd
 
   std::vector<int> ReadAxes(const char* name,
