@@ -46,8 +46,8 @@ struct GemmConfig {
   // GPU shape on the tensor cores with operands in the instruction's type
   // (tf32: float): tiles streamed by cp.async through this many __local stages
   // (MmaPipelineStages). 0 (the default): as many as fit, up to 4, where
-  // the operands allow it (f16 and bf16; tf32 not yet timed); 1: never
-  // (tiles staged through registers).
+  // the operands allow it (f16, bf16 and tf32); 1: never (tiles staged
+  // through registers).
   int stages = 0;
 
   // Whether this configuration handles these transposes.
