@@ -765,36 +765,30 @@ LOCAL_UNROLL
 #if MMA_STAGES
   // Chunk e of a stage's tile: line e / LINE_CHUNKS, chunk e % LINE_CHUNKS
   // (consecutive work-items copy consecutive 16 bytes of a line).
+// Operand X's chunks of the tile at depth kt into stage `stage`: the tile's
+// rows (m for A, n for B) start at row0 and end at ROWS; CHUNKS_ALONG_ROWS
+// says whether a line runs along them (else along k); X_AT_ROW_K(row, k)
+// is the element's index in X.
+#define COPY_STAGE_CHUNKS(X, stage, kt, row0, ROWS, CHUNKS_ALONG_ROWS, X_AT_ROW_K)       \
+  LOCAL_UNROLL                                                                        \
+  for (int u = 0; u < X##_COPIES; ++u) {                                              \
+    const int e = tid + u * THREADS;                                                  \
+    if (X##_STAGE_CHUNKS % THREADS == 0 || e < X##_STAGE_CHUNKS) {                    \
+      const int line = e / X##_LINE_CHUNKS, chunk = e % X##_LINE_CHUNKS;              \
+      const int row = (CHUNKS_ALONG_ROWS) ? (row0) + CHUNK * chunk : (row0) + line;   \
+      const int k = (CHUNKS_ALONG_ROWS) ? (kt) + line : (kt) + CHUNK * chunk;         \
+      const bool valid = row < (ROWS) && k < k_end;                                   \
+      copy_chunk_async(                                                               \
+          X##s + (stage) * X##_STAGE_CHUNKS + line * X##_LINE_CHUNKS +                \
+              swizzled_chunk(line, chunk, X##_LINE_CHUNKS),                           \
+          valid ? X##_CHUNKS_FROM + X_AT_ROW_K(row, k) : X##_CHUNKS_FROM, valid);     \
+    }                                                                                 \
+  }
+#define B_INDEX_N_K(n, k) B_INDEX(k, n)
 #define ISSUE_STAGE(stage, kt)                                                        \
   do {                                                                                \
-    LOCAL_UNROLL                                                                      \
-    for (int u = 0; u < A_COPIES; ++u) {                                              \
-      const int e = tid + u * THREADS;                                                \
-      if (A_STAGE_CHUNKS % THREADS == 0 || e < A_STAGE_CHUNKS) {                      \
-        const int line = e / A_LINE_CHUNKS, chunk = e % A_LINE_CHUNKS;                \
-        const int m = TRANS_A ? m0 + CHUNK * chunk : m0 + line;                       \
-        const int k = TRANS_A ? (kt) + line : (kt) + CHUNK * chunk;                   \
-        const bool valid = m < M && k < k_end;                                        \
-        copy_chunk_async(                                                             \
-            As + (stage) * A_STAGE_CHUNKS + line * A_LINE_CHUNKS +                    \
-                swizzled_chunk(line, chunk, A_LINE_CHUNKS),                           \
-            valid ? A_CHUNKS_FROM + A_INDEX(m, k) : A_CHUNKS_FROM, valid);            \
-      }                                                                               \
-    }                                                                                 \
-    LOCAL_UNROLL                                                                      \
-    for (int u = 0; u < B_COPIES; ++u) {                                              \
-      const int e = tid + u * THREADS;                                                \
-      if (B_STAGE_CHUNKS % THREADS == 0 || e < B_STAGE_CHUNKS) {                      \
-        const int line = e / B_LINE_CHUNKS, chunk = e % B_LINE_CHUNKS;                \
-        const int n = TRANS_B ? n0 + line : n0 + CHUNK * chunk;                       \
-        const int k = TRANS_B ? (kt) + CHUNK * chunk : (kt) + line;                   \
-        const bool valid = n < N && k < k_end;                                        \
-        copy_chunk_async(                                                             \
-            Bs + (stage) * B_STAGE_CHUNKS + line * B_LINE_CHUNKS +                    \
-                swizzled_chunk(line, chunk, B_LINE_CHUNKS),                           \
-            valid ? B_CHUNKS_FROM + B_INDEX(k, n) : B_CHUNKS_FROM, valid);            \
-      }                                                                               \
-    }                                                                                 \
+    COPY_STAGE_CHUNKS(A, stage, kt, m0, M, TRANS_A, A_INDEX)                          \
+    COPY_STAGE_CHUNKS(B, stage, kt, n0, N, !TRANS_B, B_INDEX_N_K)                     \
   } while (0)
   // Fragments of k step ks of a stage. 16-bit: A's block i (16 rows) as
   // matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),

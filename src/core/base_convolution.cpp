@@ -250,9 +250,9 @@ bool BaseConvolutionLayer::WindowsFeed(MatrixMath math) const {
   if (ctx_->options().implicit_gemm == RunOptions::Choice::kOn ||
       !MmaPipelineStreams(*ctx_, math, storage_))
     return true;
-  // im2col's columns, each round's [rows][images * area], in whole 16-byte
-  // chunks (else the pipeline would not take them either).
-  const int chunk = static_cast<int>(16 / StorageBytes(storage_));
+  // im2col's columns, each round's [rows][images * area], in whole chunks
+  // (else the pipeline would not take them either).
+  const int chunk = MmaPipelineChunk(storage_);
   const auto whole = [&](int images) { return 1LL * images * column_area() % chunk == 0; };
   return !(whole(chunk_) && whole(num_ % chunk_));
 }

@@ -319,7 +319,7 @@ int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g
   if (!warps_m || !MmaPipelineEnabled(ctx, form)) return 0;
   // The kernel's tiles: lines of a power of two 16-byte chunks (the
   // swizzle), warps of pairs of 8-column blocks (ldmatrix.x4).
-  const int bytes = static_cast<int>(StorageBytes(own)), chunk = 16 / bytes;
+  const int bytes = static_cast<int>(StorageBytes(own)), chunk = MmaPipelineChunk(own);
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
   const int tm = c.wg_m * c.mr, tn = c.wg_n * c.nr, warps = c.wg_m * c.wg_n / 32;
   const auto power_of_two = [](int x) { return x > 0 && (x & (x - 1)) == 0; };
@@ -347,34 +347,38 @@ int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g
 
 namespace {
 
-// The GPU-shaped kernel for `defines`, on the tensor cores in the form
-// `math` allows where the device and the tile permit, through `stages`
-// cp.async stages where that is not 0 (MmaPipelineStages). A form that does
-// not build is turned off for the device, and the float kernel built
-// instead; a pipeline that does not build, likewise, for the form's
-// register-staged kernel.
+// The GPU-shaped kernel, on the tensor cores in the form `math` allows
+// where the device and the tile permit, through `stages` cp.async stages
+// where that is not 0 (MmaPipelineStages), built from `pipelined_defines`;
+// else from `staged_defines` (which keep the vector fetches the register-
+// staged kernels use and the pipeline does not). A form that does not build
+// is turned off for the device, and the float kernel built instead; a
+// pipeline that does not build, likewise, for the form's register-staged
+// kernel.
 cl_kernel TiledKernel(Context& ctx, const GemmConfig& c, MatrixMath math,
-                      const std::string& defines, int stages) {
+                      const std::string& staged_defines, const std::string& pipelined_defines,
+                      int stages) {
   const MmaForm form = MmaFormFor(ctx, math);
   const int warps_m = form == MmaForm::kNone ? 0 : MmaWarpsM(c, form);
   if (warps_m) {
-    const std::string mma = defines + " -DMMA=" + std::to_string(static_cast<int>(form)) +
+    const std::string mma = " -DMMA=" + std::to_string(static_cast<int>(form)) +
                             " -DWARPS_M=" + std::to_string(warps_m);
     if (stages) {
       try {
-        return ctx.Kernel("gemm.cl", mma + " -DMMA_STAGES=" + std::to_string(stages),
+        return ctx.Kernel("gemm.cl",
+                          pipelined_defines + mma + " -DMMA_STAGES=" + std::to_string(stages),
                           "gemm_tiled");
       } catch (const Error& e) {
         DisableMmaPipeline(ctx, form, FirstBuildLogLine(e.what()));
       }
     }
     try {
-      return ctx.Kernel("gemm.cl", mma, "gemm_tiled");
+      return ctx.Kernel("gemm.cl", staged_defines + mma, "gemm_tiled");
     } catch (const Error& e) {
       DisableMmaForm(ctx, form, FirstBuildLogLine(e.what()));
     }
   }
-  return ctx.Kernel("gemm.cl", defines, "gemm_tiled");
+  return ctx.Kernel("gemm.cl", staged_defines, "gemm_tiled");
 }
 
 const int kPackRun = 16;  // PACK_RUN in gemm.cl
@@ -585,11 +589,12 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     const std::string kernel_types =
         used_slices == 1 ? types : TypeDefine("A", g.a_type) + TypeDefine("B", g.b_type);
     const int stages = MmaPipelineStages(ctx, c, g);
-    cl_kernel kernel = TiledKernel(
-        ctx, c, g.math,
-        Defines(ctx, c, ta, tb, kernel_types, grouped_operands, g.b_window,
-                stages ? VectorLoads() : UsesVectorLoads(c, g)),
-        stages);
+    const auto defines = [&](VectorLoads vector_loads) {
+      return Defines(ctx, c, ta, tb, kernel_types, grouped_operands, g.b_window, vector_loads);
+    };
+    cl_kernel kernel =
+        TiledKernel(ctx, c, g.math, defines(UsesVectorLoads(c, g)),
+                    stages ? defines(VectorLoads()) : std::string(), stages);
     if (used_slices == 1) {
       ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
                  g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, b_image,

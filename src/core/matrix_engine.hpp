@@ -67,4 +67,10 @@ bool MmaRoundsTo(const Context& ctx, MatrixMath math, StorageType storage);
 // MmaPipelineStages).
 bool MmaPipelineStreams(const Context& ctx, MatrixMath math, StorageType storage);
 
+// Values of `storage` in one of the pipeline's 16-byte cp.async chunks: the
+// operands' rows, offsets and image groups must be whole chunks.
+inline int MmaPipelineChunk(StorageType storage) {
+  return static_cast<int>(16 / StorageBytes(storage));
+}
+
 }  // namespace dlcaffe
