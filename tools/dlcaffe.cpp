@@ -29,6 +29,7 @@
 #include "dlcaffe/solver.hpp"
 #include "dlcaffe/text_generator.hpp"
 #include "dlcaffe/data/vocabulary.hpp"
+#include "storage_flag.hpp"
 
 DEFINE_string(device, "",
               "OpenCL device: ocl:P:D, or a flat index from device_query; "
@@ -77,6 +78,10 @@ DEFINE_double(tune_seconds, 20, "tune: the time budget of the tuning run (after 
               "built); the GEMM products with the most arithmetic are tuned first");
 DEFINE_string(mode, "forward", "bench: 'forward' (copy in + forward + result back) or "
                                "'train' (copy in + forward + backward + Adam update).");
+DEFINE_string(storage, "", "bench: store every layer but the Input layers in this type "
+                           "(FLOAT16 or BFLOAT16; FLOAT: as the net says), as the net's "
+                           "default_forward_type and default_backward_type would; for an "
+                           ".onnx model, which has no prototxt to say it in.");
 DEFINE_bool(memory_plan, false, "bench --mode=forward: let activation blobs whose lifetimes "
                                 "do not overlap share device storage (the inference memory "
                                 "plan) before timing; logs the bytes without and with it.");
@@ -426,6 +431,8 @@ int Bench() {
     DLC_REQUIRE(!forward.output_blobs().empty(), FLAGS_model << ": the model has no output");
     AddClassifierLoss(&net_param, forward.output_blobs()[0]->shape(), FLAGS_model);
   }
+  // After the loss is added: its label Input stays float too.
+  if (!FLAGS_storage.empty()) StoreNetIn(&net_param, ParseStorageFlag(FLAGS_storage));
   std::unique_ptr<Net> net_holder;
   std::unique_ptr<Solver> solver;
   if (train) {
@@ -509,7 +516,8 @@ int Bench() {
               << ", bit hash " << std::hex << hash;
   }
   std::cout << "bench " << net.name() << " " << FLAGS_mode << " " << ms << " ms/iter ("
-            << net.input_blobs()[0]->shape_string() << ", " << FLAGS_iterations
+            << net.input_blobs()[0]->shape_string() << ", "
+            << (FLAGS_storage.empty() ? "" : FLAGS_storage + " storage, ") << FLAGS_iterations
             << " iterations after " << FLAGS_warmup << " warm-up)" << std::endl;
   // What the run took of the device: every buffer the pool holds (in use or
   // kept for reuse) — the counterpart of PyTorch's allocator peak.

@@ -47,6 +47,7 @@
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
+#include "storage_flag.hpp"
 
 DEFINE_string(device, "", "OpenCL device: ocl:P:D or a flat index (default: first GPU, else first device)");
 DEFINE_double(rtol, 1e-3, "Per-element relative tolerance for single-op tests.");
@@ -169,14 +170,7 @@ Comparison Compare(const std::vector<float>& ours, const std::vector<float>& ref
 }
 
 // The storage type --storage names (FLOAT: the nets as imported).
-caffe::Type StorageFlag() {
-  const caffe::Type storage = FLAGS_storage == "FLOAT16"    ? caffe::FLOAT16
-                              : FLAGS_storage == "BFLOAT16" ? caffe::BFLOAT16
-                                                            : caffe::FLOAT;
-  DLC_REQUIRE(storage != caffe::FLOAT || FLAGS_storage == "FLOAT",
-              "--storage " << FLAGS_storage << " is not a storage type (FLOAT, FLOAT16 or BFLOAT16)");
-  return storage;
-}
+caffe::Type StorageFlag() { return ParseStorageFlag(FLAGS_storage); }
 
 // The generator's name of a 16-bit type (its --dtypes).
 std::string DtypeName(caffe::Type storage) {
@@ -186,19 +180,6 @@ std::string DtypeName(caffe::Type storage) {
 // tolerances.json, or tolerances_float16.json / tolerances_bfloat16.json.
 std::string ToleranceFile(caffe::Type storage) {
   return storage == caffe::FLOAT ? "tolerances.json" : "tolerances_" + DtypeName(storage) + ".json";
-}
-
-// The imported net in `storage`: every layer but the Input layers (which
-// keep the host's float values as given; the first reader rounds them).
-void SetStorage(caffe::NetParameter* param, caffe::Type storage) {
-  if (storage == caffe::FLOAT) return;
-  param->set_default_forward_type(storage);
-  param->set_default_backward_type(storage);
-  for (caffe::LayerParameter& layer : *param->mutable_layer())
-    if (layer.type() == "Input") {
-      layer.set_forward_type(caffe::FLOAT);
-      layer.set_backward_type(caffe::FLOAT);
-    }
 }
 
 // "N of M layers store BFLOAT16, K Convert layers; in FLOAT: Type xN ..."
@@ -332,7 +313,7 @@ TestResult RunSet(Context& ctx, const std::string& model_path, const std::string
   caffe::NetParameter param = model.net;
   param.mutable_state()->set_phase(training ? caffe::TRAIN : caffe::TEST);
   if (training) param.set_force_backward(true);
-  SetStorage(&param, storage);
+  StoreNetIn(&param, storage);
   Net net(param, ctx);
   if (FLAGS_verbose && storage != caffe::FLOAT)
     std::cout << "    " << Basename(set_dir) << ": " << StorageSummary(net, storage) << "\n";

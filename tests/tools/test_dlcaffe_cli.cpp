@@ -114,6 +114,30 @@ TEST(DlcaffeCli, BenchTimesForwardAndTrainingSteps) {
                    "--mode");
 }
 
+// --storage: every layer but the Input stored in the type asked, as the
+// net's default_forward_type would say; the kernel profile shows the
+// float input's conversion and the 16-bit loss kernels.
+TEST(DlcaffeCli, BenchStoresTheNetInTheTypeAsked) {
+  const std::string net = WriteTemp("storage_train.prototxt", kTinyTrainNet);
+  const std::string bench = "bench --model=" + net + " --mode=train --iterations=1 --warmup=0 --kernels";
+  ToolResult plain = RunDlcaffe(bench);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_FALSE(Contains(plain.output, "convert_float32_")) << plain.output;
+  EXPECT_FALSE(Contains(plain.output, " storage, ")) << plain.output;
+  const std::array<std::array<std::string, 3>, 2> types = {
+      {{"FLOAT16", "float16", "1"}, {"BFLOAT16", "bfloat16", "2"}}};
+  for (const auto& [type, lower, code] : types) {
+    ToolResult r = RunDlcaffe(bench + " --storage=" + type);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(Contains(r.output, "bench tiny train ")) << r.output;
+    EXPECT_TRUE(Contains(r.output, type + " storage, ")) << r.output;
+    EXPECT_TRUE(Contains(r.output, "convert_float32_" + lower)) << r.output;
+    EXPECT_TRUE(Contains(r.output, "softmax_loss_forward [ -DDATA_TYPE=" + code + "]"))
+        << r.output;
+  }
+  ExpectCleanError(RunDlcaffe(bench + " --storage=INT8"), "--storage INT8 is not a storage type");
+}
+
 // --kernels: device time per kernel function and program from profiling
 // events, per timed iteration, the transfers and fills included.
 TEST(DlcaffeCli, KernelsReportsDeviceTimePerKernel) {
