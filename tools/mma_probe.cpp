@@ -36,6 +36,30 @@
 // device has cl_nv_device_attribute_query, its compute capability.
 // Exit code: 0 when every type that built passed (an unavailable type is
 // not a failure), 1 on any FAIL or error, 2 on a usage error.
+//
+//   mma_probe --wgmma [--device=SPEC] [--build_log]
+//
+// asks instead whether Hopper's warpgroup instructions (wgmma, which PTX
+// takes only under `.target sm_90a`) get through NVIDIA's OpenCL compiler.
+// It builds, and never runs, three kernels of src/cl/wgmma_probe.cl: plain
+// (no wgmma: which options the driver takes, which target it compiles for),
+// fence (wgmma.fence, commit_group and wait_group alone) and mma (one
+// wgmma.mma_async m64n8k16 f32 += f16 * f16, A and B by shared-memory
+// descriptor), each under the build options "" (the default),
+// "-cl-nv-arch sm_90a" and "-cl-nv-arch sm_90". One line per pair:
+//
+//   wgmma_probe fence [options="-cl-nv-arch sm_90a"]: builds; binary: .target sm_90a, .version 8.5
+//       it built; the rest quotes the program binary (PTX text on NVIDIA's
+//       driver): its `.target` line, and `.version` (wgmma needs PTX 8.0);
+//   wgmma_probe fence [options=""]: does not build (first error line) [CL_...]
+//       clBuildProgram failed, with the first line of the build log that
+//       says error (else its first line) and the error code; --build_log
+//       prints every build log, of builds that failed or not, on stderr.
+//
+// On a device outside NVIDIA's platform (PoCL: -cl-nv-arch and inline PTX
+// mean nothing there) the device line is followed only by
+// `wgmma_probe: not an NVIDIA device, skipped`. The exit code is 0 whatever
+// builds (this is a question, not a test), 1 on an internal error.
 #include <CL/cl_ext.h>
 #include <gflags/gflags.h>
 
@@ -57,7 +81,9 @@
 DEFINE_string(device, "", "OpenCL device (ocl:P:D or flat index)");
 DEFINE_bool(throughput, false, "also time back-to-back mma.sync on every compute unit");
 DEFINE_int32(repeats, 3, "with --throughput: timed runs per type; the fastest is printed");
-DEFINE_bool(build_log, false, "print the whole build error of a type that does not build");
+DEFINE_bool(build_log, false,
+            "print the whole build error of a type that does not build (--wgmma: every build log)");
+DEFINE_bool(wgmma, false, "only try to build wgmma (Hopper warpgroup MMA) kernels, and report");
 
 namespace {
 
@@ -218,9 +244,139 @@ void PrintDevice(const dlcaffe::DeviceInfo& info) {
               info.vendor.c_str(), info.driver_version.c_str(), capability.c_str());
 }
 
+// ---- --wgmma: whether wgmma builds at all ----
+
+// The build options tried: the driver's default target, then the one that
+// wgmma needs and plain sm_90 as its control (-cl-nv-arch is NVIDIA's).
+const char* const kWgmmaOptions[] = {"", "-cl-nv-arch sm_90a", "-cl-nv-arch sm_90"};
+
+// The kernels of wgmma_probe.cl, each built alone under its define.
+struct WgmmaKernel {
+  const char* name;
+  const char* define;
+};
+const WgmmaKernel kWgmmaKernels[] = {{"plain", "-DWGMMA_PLAIN"},
+                                     {"fence", "-DWGMMA_FENCE"},
+                                     {"mma", "-DWGMMA_MMA"}};
+
+std::string BuildLogOf(cl_program program, cl_device_id device) {
+  size_t size = 0;
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) !=
+          CL_SUCCESS ||
+      size == 0)
+    return "";
+  std::string log(size, '\0');
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, &log[0], nullptr) !=
+      CL_SUCCESS)
+    return "";
+  log.resize(std::strlen(log.c_str()));
+  return log;
+}
+
+std::string Trimmed(const std::string& line) {
+  const size_t begin = line.find_first_not_of(" \t\r");
+  if (begin == std::string::npos) return "";
+  return line.substr(begin, line.find_last_not_of(" \t\r") + 1 - begin);
+}
+
+// The first line of `text` that `keep` accepts (trimmed), or "".
+template <typename Keep>
+std::string FirstLine(const std::string& text, Keep keep) {
+  size_t from = 0;
+  while (from < text.size()) {
+    size_t end = text.find('\n', from);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = Trimmed(text.substr(from, end - from));
+    if (!line.empty() && keep(line)) return line;
+    from = end + 1;
+  }
+  return "";
+}
+
+// The line of a build log that tells why: the first that says error (the
+// compiler's or ptxas's), else the first that says anything.
+std::string ErrorLine(const std::string& log) {
+  std::string line = FirstLine(log, [](const std::string& l) {
+    std::string lower = l;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    return lower.find("error") != std::string::npos;
+  });
+  if (line.empty()) line = FirstLine(log, [](const std::string&) { return true; });
+  return line.empty() ? "empty build log" : line;
+}
+
+// The program binary of a built program: PTX text on NVIDIA's driver.
+std::string ProgramBinary(cl_program program) {
+  size_t size = 0;  // one device, so one size
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) !=
+          CL_SUCCESS ||
+      size == 0)
+    return "";
+  std::string binary(size, '\0');
+  unsigned char* data = reinterpret_cast<unsigned char*>(&binary[0]);
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr) != CL_SUCCESS)
+    return "";
+  return binary;
+}
+
+// What the binary says of its target: "binary: .target sm_90a, .version 8.5".
+std::string DescribeBinary(const std::string& binary) {
+  const auto directive = [&](const char* name) {
+    return FirstLine(binary, [&](const std::string& l) { return l.rfind(name, 0) == 0; });
+  };
+  const std::string target = directive(".target"), version = directive(".version");
+  if (target.empty() && version.empty())
+    return "binary (" + std::to_string(binary.size()) + " bytes) has no .target line";
+  return "binary: " + (target.empty() ? std::string("no .target line") : target) +
+         (version.empty() ? "" : ", " + version);
+}
+
+// Builds every kernel of wgmma_probe.cl under every option string, straight
+// through the OpenCL API rather than the program cache: a rejected option
+// must come back as a result, the build log is wanted even on success, and
+// no binary may come from the disk cache. Returns the exit code.
+int RunWgmma(Context& ctx) {
+  const dlcaffe::DeviceInfo& info = ctx.info();
+  if (info.platform_name.find("NVIDIA") == std::string::npos) {
+    std::printf("wgmma_probe: not an NVIDIA device, skipped\n");
+    return 0;
+  }
+  const std::string text = dlcaffe::ProgramCache::SourceText("wgmma_probe.cl");
+  const char* source = text.c_str();
+  const size_t length = text.size();
+  cl_device_id device = ctx.device();
+  for (const WgmmaKernel& kernel : kWgmmaKernels) {
+    for (const char* user_options : kWgmmaOptions) {
+      const std::string options = std::string(user_options) + " " + kernel.define;
+      cl_int err = CL_SUCCESS;
+      cl_program program = clCreateProgramWithSource(ctx.cl(), 1, &source, &length, &err);
+      if (err != CL_SUCCESS) {
+        std::fprintf(stderr, "wgmma_probe: cannot create a program: %s\n",
+                     dlcaffe::ClErrorName(err));
+        return 1;
+      }
+      err = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
+      const std::string log = BuildLogOf(program, device);
+      std::printf("wgmma_probe %s [options=\"%s\"]: ", kernel.name, user_options);
+      if (err == CL_SUCCESS)
+        std::printf("builds; %s\n", DescribeBinary(ProgramBinary(program)).c_str());
+      else
+        std::printf("does not build (%s) [%s]\n", ErrorLine(log).c_str(),
+                    dlcaffe::ClErrorName(err));
+      std::fflush(stdout);
+      if (FLAGS_build_log && !log.empty())
+        std::fprintf(stderr, "---- build log of %s [options=\"%s\"]:\n%s\n", kernel.name,
+                     user_options, log.c_str());
+      clReleaseProgram(program);
+    }
+  }
+  return 0;
+}
+
 int Run() {
   auto ctx = Context::Create(FLAGS_device);
   PrintDevice(ctx->info());
+  if (FLAGS_wgmma) return RunWgmma(*ctx);
   std::mt19937 rng(20240607);
   bool all_passed = true;
   for (const MmaType& type : kTypes) {
@@ -255,7 +411,9 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("mma_probe [--device=SPEC] [--throughput] [--repeats=N] [--build_log]");
+  gflags::SetUsageMessage(
+      "mma_probe [--device=SPEC] [--throughput] [--repeats=N] [--build_log]\n"
+      "  mma_probe --wgmma [--device=SPEC] [--build_log]");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (argc > 1 || FLAGS_repeats < 1) {
     std::fprintf(stderr, "usage: %s\n  (no positional arguments; --repeats >= 1)\n",
