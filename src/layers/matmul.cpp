@@ -22,10 +22,17 @@
 // batch axes it was broadcast along (in a fixed order: deterministic).
 // Forward products use the layer's forward math, the gradients its backward
 // math (core/layer_math.hpp).
+//
+// The operands and the top may be stored in 16 bits (mixed precision); a
+// learned operand and its gradient stay float, as InnerProduct's weights
+// do. A 16-bit gradient summed over broadcast axes is summed in float and
+// rounded once.
 #include <numeric>
 #include <string>
 
 #include "core/layer_math.hpp"
+#include "core/pointwise_kernel.hpp"
+#include "core/storage_convert.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
@@ -33,6 +40,10 @@
 namespace dlcaffe {
 
 namespace {
+
+using pointwise::BufferArg;
+using pointwise::Data;
+using pointwise::Diff;
 
 std::string ShapeString(const std::vector<int>& shape) {
   std::string s = "[";
@@ -116,6 +127,7 @@ class MatMulLayer : public Layer {
   int ExactNumTopBlobs() const override { return 1; }
   // Two activations multiplied (Q K^T, scores V) mix positions.
   bool DecodesIncrementally() const override { return !two_operands_; }
+  bool SupportsStorage(StorageType) const override { return true; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const caffe::MatMulParameter& p = param_.matmul_param();
@@ -216,11 +228,11 @@ class MatMulLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     if (top[0]->count() == 0) return;
     if (K_ == 0) {
-      SetFloats(*ctx_, top[0]->count(), 0.f, top[0]->data(), 0);
+      top[0]->SetData(0.f);
       return;
     }
-    GemmArgs g = Args(trans_a_, trans_b_, M_, N_, K_, A(bottom).data(), B(bottom).data(),
-                      top[0]->data(), 0.f, Math(A(bottom), false));
+    GemmArgs g = Args(trans_a_, trans_b_, M_, N_, K_, Data(A(bottom)), Data(B(bottom)),
+                      Data(*top[0]), 0.f, Math(A(bottom), false));
     if (FoldsIntoRows()) {  // C (batch * M x N) = A (batch * M x K) op(B)
       g.M = batch_count_ * M_;
       Gemm(*ctx_, g);
@@ -237,26 +249,22 @@ class MatMulLayer : public Layer {
     const bool want_a = operand_first ? param_propagate_down(0) : propagate_down[0];
     const bool want_b = learned ? (operand_first ? propagate_down[0] : param_propagate_down(0))
                                 : propagate_down[1];
-    const Blob& a = A(bottom);
-    const Blob& b = B(bottom);
+    Blob& a = A(bottom);
+    Blob& b = B(bottom);
     const MatrixMath math = Math(a, true);
-    if (want_a) Gradient(true, a.data(), b.data(), top[0]->diff(), A_diff(bottom), a.count(),
-                         learned && operand_first, math);
-    if (want_b) Gradient(false, a.data(), b.data(), top[0]->diff(), B_diff(bottom), b.count(),
-                         learned && !operand_first, math);
+    if (want_a) Gradient(true, a, b, *top[0], &a, learned && operand_first, math);
+    if (want_b) Gradient(false, a, b, *top[0], &b, learned && !operand_first, math);
   }
 
  private:
-  const Blob& A(const std::vector<Blob*>& bottom) const {
+  Blob& A(const std::vector<Blob*>& bottom) const {
     if (bottom.size() == 2) return *bottom[0];
     return param_.matmul_param().operand_first() ? *blobs_[0] : *bottom[0];
   }
-  const Blob& B(const std::vector<Blob*>& bottom) const {
+  Blob& B(const std::vector<Blob*>& bottom) const {
     if (bottom.size() == 2) return *bottom[1];
     return param_.matmul_param().operand_first() ? *bottom[0] : *blobs_[0];
   }
-  cl_mem A_diff(const std::vector<Blob*>& bottom) const { return A(bottom).diff(); }
-  cl_mem B_diff(const std::vector<Blob*>& bottom) const { return B(bottom).diff(); }
   // The math of the forward or the backward products, the operands' storage
   // type where the layer sets none.
   MatrixMath Math(const Blob& a, bool backward) const {
@@ -264,17 +272,20 @@ class MatMulLayer : public Layer {
                     : ForwardMatrixMath(param_, a.storage_type(), ctx_->options());
   }
 
-  static GemmArgs Args(bool ta, bool tb, int M, int N, int K, cl_mem A, cl_mem B, cl_mem C,
-                       float beta, MatrixMath math) {
+  static GemmArgs Args(bool ta, bool tb, int M, int N, int K, const BufferArg& A,
+                       const BufferArg& B, const BufferArg& C, float beta, MatrixMath math) {
     GemmArgs g;
     g.trans_a = ta ? Transpose::kYes : Transpose::kNo;
     g.trans_b = tb ? Transpose::kYes : Transpose::kNo;
     g.M = M;
     g.N = N;
     g.K = K;
-    g.A = A;
-    g.B = B;
-    g.C = C;
+    g.A = A.mem;
+    g.B = B.mem;
+    g.C = C.mem;
+    g.a_type = A.type;
+    g.b_type = B.type;
+    g.c_type = C.type;
     g.beta = beta;
     g.math = math;
     return g;
@@ -292,24 +303,33 @@ class MatMulLayer : public Layer {
     return true;
   }
 
-  // The gradient of a (for_a) or b into `diff` (count floats), written, or
-  // added with `accumulate` (a parameter's diff). op(a) = A', op(b) = B':
+  // The gradient of a (for_a) or b into `target`'s diff, written, or added
+  // with `accumulate` (a parameter's diff). op(a) = A', op(b) = B':
   //   dA' = dC B'^T, dB' = A'^T dC; a transposed operand gets the transpose.
-  void Gradient(bool for_a, cl_mem a, cl_mem b, cl_mem dc, cl_mem diff, int count,
-                bool accumulate, MatrixMath math) {
+  void Gradient(bool for_a, const Blob& a_blob, const Blob& b_blob, const Blob& top,
+                Blob* target, bool accumulate, MatrixMath math) {
+    const int count = target->count();
     if (count == 0) return;
     const std::vector<size_t>& own = for_a ? strides_.a : strides_.b;
     if (size_t(M_) * N_ * batch_count_ == 0 || K_ == 0) {  // nothing flows back
-      if (!accumulate) SetFloats(*ctx_, count, 0.f, diff, 0);
+      if (!accumulate) target->SetDiff(0.f);
       return;
     }
+    const BufferArg a = Data(a_blob), b = Data(b_blob), dc = Diff(top);
+    BufferArg diff = Diff(*target);
     const bool fold = FoldsIntoRows();
     // Summed over broadcast axes: several products add into one matrix
     // (folded, b's gradient is one product whose depth runs over the batch).
     bool reduces = false;
     for (size_t d = 0; d < batch_.size(); ++d) reduces |= batch_[d] > 1 && own[d] == 0;
     reduces &= !fold;
-    if (reduces && !accumulate) SetFloats(*ctx_, count, 0.f, diff, 0);
+    // A 16-bit sum over products is summed in float, then rounded once.
+    BufferPtr float_sums;
+    if (reduces && !accumulate && diff.type != StorageType::kFloat32) {
+      float_sums = ctx_->Allocate(sizeof(float) * size_t(count));
+      diff = BufferArg(float_sums->mem(), StorageType::kFloat32);
+    }
+    if (reduces && !accumulate) SetFloats(*ctx_, count, 0.f, diff.mem, 0);
     const float beta = accumulate || reduces ? 1.f : 0.f;
     const int rows = fold ? batch_count_ * M_ : M_;  // of A' and dC
     GemmArgs g;
@@ -334,6 +354,9 @@ class MatMulLayer : public Layer {
       if (fold) return Gemm(*ctx_, g);
     }
     RunBatched(*ctx_, g, batch_, s);
+    if (float_sums)
+      ConvertStorage(*ctx_, float_sums->mem(), 0, StorageType::kFloat32, target->diff(), 0,
+                     target->storage_type(), count);
   }
 
   bool trans_a_ = false, trans_b_ = false, a_vector_ = false, b_vector_ = false;

@@ -5,6 +5,7 @@
 
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -145,6 +146,68 @@ TEST_P(MatMulTest, BottomGradientsOverwriteTheDiffs) {
   layer->Backward({&top}, {true, true}, {&a, &b});
   EXPECT_EQ(a.ReadDiff(), da) << Describe(c);
   EXPECT_EQ(b.ReadDiff(), db) << Describe(c);
+}
+
+// One forward and backward pass of the layer in `type` (operands, top and
+// their gradients) with float32 math, on the values given.
+struct MatMulPass {
+  std::vector<float> top, da, db;
+};
+MatMulPass RunInStorage(const Case& c, StorageType type, const std::vector<float>& a_values,
+                        const std::vector<float>& b_values, const std::vector<float>& dy) {
+  Context& ctx = TestContext();
+  Blob a(ctx), b(ctx), top(ctx);
+  for (Blob* blob : {&a, &b, &top}) blob->set_storage_type(type);
+  a.Reshape(c.a);
+  b.Reshape(c.b);
+  auto layer = MakeLayer("type: 'MatMul' forward_math: FLOAT backward_math: FLOAT " + Params(c));
+  layer->SetUp({&a, &b}, {&top});
+  a.WriteData(a_values);
+  b.WriteData(b_values);
+  layer->Forward({&a, &b}, {&top});
+  MatMulPass pass;
+  pass.top = top.ReadData();
+  if (dy.empty()) return pass;
+  top.WriteDiff(dy);
+  a.SetDiff(7.f);  // stale values, overwritten
+  b.SetDiff(-7.f);
+  layer->Backward({&top}, {true, true}, {&a, &b});
+  pass.da = a.ReadDiff();
+  pass.db = b.ReadDiff();
+  return pass;
+}
+
+// Operands, top and gradients stored in 16 bits, on values the type holds:
+// the GEMM widens them exactly, sums in float and rounds once, and a
+// gradient summed over broadcast axes is summed in float before its one
+// rounding, so every result is the float32 layer's, rounded, bit for bit
+// (on both kernel shapes).
+TEST_P(MatMulTest, SixteenBitLayerRoundsTheFloatLayer) {
+  const Case& c = GetParam();
+  for (const char* shape : {"cpu", "gpu"}) {
+    SetTestOption("kernel_shape", shape);
+    for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+      SCOPED_TRACE(Describe(c) + ", " + StorageTypeName(type) + ", " + shape + " shape");
+      Blob source(TestContext(), {4096});
+      FillUniform(&source, -1, 1, 31);
+      const std::vector<float> values = RoundedTo(source.ReadData(), type);
+      const auto take = [&](const std::vector<int>& dims, size_t from) {
+        size_t n = 1;
+        for (int d : dims) n *= d;
+        return std::vector<float>(values.begin() + from, values.begin() + from + n);
+      };
+      const std::vector<float> a_values = take(c.a, 0), b_values = take(c.b, 1000);
+      const size_t top_count =
+          RunInStorage(c, StorageType::kFloat32, a_values, b_values, {}).top.size();
+      const std::vector<float> dy(values.begin() + 2000, values.begin() + 2000 + top_count);
+      const MatMulPass full = RunInStorage(c, StorageType::kFloat32, a_values, b_values, dy);
+      const MatMulPass half = RunInStorage(c, type, a_values, b_values, dy);
+      EXPECT_EQ(half.top, RoundedTo(full.top, type));
+      EXPECT_EQ(half.da, RoundedTo(full.da, type));
+      EXPECT_EQ(half.db, RoundedTo(full.db, type));
+    }
+  }
+  ResetTestOption("kernel_shape");
 }
 
 INSTANTIATE_TEST_SUITE_P(
