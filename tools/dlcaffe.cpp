@@ -431,6 +431,9 @@ int Bench() {
     DLC_REQUIRE(!forward.output_blobs().empty(), FLAGS_model << ": the model has no output");
     AddClassifierLoss(&net_param, forward.output_blobs()[0]->shape(), FLAGS_model);
   }
+  // The probe's buffers are not the step's memory: freed, not kept idle
+  // (a 16-bit training net could not reuse the float probe's anyway).
+  ctx->pool().Trim();
   // After the loss is added: its label Input stays float too.
   if (!FLAGS_storage.empty()) StoreNetIn(&net_param, ParseStorageFlag(FLAGS_storage));
   std::unique_ptr<Net> net_holder;
