@@ -37,7 +37,7 @@
 # NET_ARGS (extra make_torchvision_tests.py arguments, e.g. --small),
 # NET_DTYPES (storage types to run the nets in, default float32; e.g.
 # float16,bfloat16: bounds from PyTorch's CUDA autocast, docs/gpu-check.md
-# says what fits in one call), NET_MAKE_DTYPES, NET_REUSE (see run_nets),
+# says what fits in one call), NET_MAKE_DTYPES, NET_REUSE, NET_GPUS (see run_nets),
 # TEST_JOBS (test programs at a time, 4), TEST_TIMEOUT (seconds a program
 # may take, 900), TEST_FILTER (a regex over the programs' names, default
 # all), PARALLEL=1 (on a host with several GPUs: each part at once on a GPU
@@ -187,7 +187,9 @@ run_python() {
 # the generator measures (PyTorch autocast on the host's GPU; default
 # NET_DTYPES; float32's always); NET_REUSE=1: keep the tests made by an
 # earlier call on the same machine when they were made for the same NETS
-# and NET_ARGS with bounds for every type of NET_DTYPES (made.txt says).
+# and NET_ARGS with bounds for every type of NET_DTYPES (made.txt says);
+# NET_GPUS (a comma list of device indices): each type's runs at once, on
+# those GPUs in turn (a host with several), after the tests are made.
 run_nets() {
   local dir=/tmp/gpu/torchvision nets="${NETS:-}" dtypes="${NET_DTYPES:-float32}" dtype
   local make="${NET_MAKE_DTYPES:-$dtypes}"
@@ -226,19 +228,44 @@ run_nets() {
     # A 16-bit type whose autocast the host lacks, or a net without bounds in one.
     grep -E 'skipped|NO BOUNDS' "$out/nets_made.log" | sed 's/^ */  /' | tee -a "$summary" || true
   fi
-  local ok=0 run log storage
+  local ok=0 run dtype
+  if [ -n "${NET_GPUS:-}" ]; then
+    # Each type's runs at once on a GPU of its own (NET_GPUS in turn).
+    local gpus=(${NET_GPUS//,/ }) types=(${dtypes//,/ }) pids=() i
+    for i in "${!types[@]}"; do
+      (export DLCAFFE_DEVICE="${gpus[$((i % ${#gpus[@]}))]}"
+       failed=0
+       for run in $(seq 1 "${NET_RUNS:-2}"); do run_nets_once "$dir" "${types[$i]}" "$run" || failed=1; done
+       exit $failed) > "$out/nets_${types[$i]}_summary.txt" 2>&1 &
+      pids+=($!)
+    done
+    for i in "${!types[@]}"; do
+      wait "${pids[$i]}" || ok=1
+      sed "s/^nets /nets (DLCAFFE_DEVICE=${gpus[$((i % ${#gpus[@]}))]}) /" \
+        "$out/nets_${types[$i]}_summary.txt" | tee -a "$summary"
+    done
+    return $ok
+  fi
   for run in $(seq 1 "${NET_RUNS:-2}"); do
     for dtype in ${dtypes//,/ }; do
-      case "$dtype" in
-        float32) storage=FLOAT log="$out/nets_$run.log" ;;
-        *) storage="${dtype^^}" log="$out/nets_${run}_$dtype.log" ;;
-      esac
-      start=$SECONDS
-      "$build/tools/onnx_test_runner" --verbose --storage "$storage" "$dir" > "$log" 2>&1 || ok=1
-      echo "nets $dtype, run $run ($((SECONDS - start)) s): $(grep -E '^[0-9]+ passed' "$log" | tail -n 1)" | tee -a "$summary"
-      grep -E '^(FAIL|SKIP)' "$log" | sed 's/^/  /' | tee -a "$summary" || true
+      if ! run_nets_once "$dir" "$dtype" "$run" | tee -a "$summary"; then ok=1; fi
     done
   done
+  return $ok
+}
+
+# One run of the runner over the tests in $1 in storage type $2 (run $3):
+# its summary line and failures on stdout, its log in $out; 1 on failures.
+run_nets_once() {
+  local dir=$1 dtype=$2 run=$3 storage log start ok=0
+  case "$dtype" in
+    float32) storage=FLOAT log="$out/nets_$run.log" ;;
+    *) storage="${dtype^^}" log="$out/nets_${run}_$dtype.log" ;;
+  esac
+  start=$SECONDS
+  "$build/tools/onnx_test_runner" --verbose --storage "$storage" "$dir" > "$log" 2>&1 || ok=1
+  echo "nets $dtype, run $run ($((SECONDS - start)) s): $(grep -E '^[0-9]+ passed' "$log" | tail -n 1)"
+  grep -E '^(FAIL|SKIP)' "$log" | sed 's/^/  /' || true
   return $ok
 }
 
