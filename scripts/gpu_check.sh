@@ -191,7 +191,9 @@ run_python() {
 # NET_GPUS (a comma list of device indices): each type's runs at once, on
 # those GPUs in turn (a host with several), after the tests are made.
 run_nets() {
-  local dir=/tmp/gpu/torchvision nets="${NETS:-}" dtypes="${NET_DTYPES:-float32}" dtype
+  # Outside /tmp/gpu, which every `run` unpacks afresh: NET_REUSE's tests
+  # must outlive it.
+  local dir=/tmp/gpu-nets/torchvision nets="${NETS:-}" dtypes="${NET_DTYPES:-float32}" dtype
   local make="${NET_MAKE_DTYPES:-$dtypes}"
   local stamp="nets=${nets:-all} args=${NET_ARGS:-}" reuse=0
   for dtype in ${make//,/ } ${dtypes//,/ }; do
@@ -215,7 +217,7 @@ run_nets() {
         { echo "nets: $dtype runs but NET_MAKE_DTYPES ($make) does not measure its bounds" | tee -a "$summary"; return 1; } ;;
       esac
     done
-    rm -rf "$dir"
+    rm -rf "$dir" && mkdir -p "$(dirname "$dir")"
     "$DLCAFFE_PYTHON" tools/onnx/make_torchvision_tests.py "$dir" --threads "$(nproc)" \
       ${nets:+--nets "$nets"} --dtypes "float32,$make" ${NET_ARGS:-} > "$out/nets_made.log" 2>&1 ||
       { echo "nets: generating the tests failed (nets_made.log)" | tee -a "$summary"; return 1; }
