@@ -188,8 +188,9 @@ run_python() {
 # NET_DTYPES; float32's always); NET_REUSE=1: keep the tests made by an
 # earlier call on the same machine when they were made for the same NETS
 # and NET_ARGS with bounds for every type of NET_DTYPES (made.txt says);
-# NET_GPUS (a comma list of device indices): each type's runs at once, on
-# those GPUs in turn (a host with several), after the tests are made.
+# NET_GPUS (a comma list of device indices; a host with several GPUs): the
+# types dealt to those GPUs in turn, after the tests are made; the GPUs run
+# at once, each its types one after another.
 run_nets() {
   # Outside /tmp/gpu, which every `run` unpacks afresh: NET_REUSE's tests
   # must outlive it.
@@ -232,19 +233,26 @@ run_nets() {
   fi
   local ok=0 run dtype
   if [ -n "${NET_GPUS:-}" ]; then
-    # Each type's runs at once on a GPU of its own (NET_GPUS in turn).
-    local gpus=(${NET_GPUS//,/ }) types=(${dtypes//,/ }) pids=() i
-    for i in "${!types[@]}"; do
-      (export DLCAFFE_DEVICE="${gpus[$((i % ${#gpus[@]}))]}"
+    # The types dealt to the GPUs in turn; each GPU runs its types one after
+    # another, the GPUs at once.
+    local gpus=(${NET_GPUS//,/ }) types=(${dtypes//,/ }) pids=() g
+    if [ ${#gpus[@]} = 0 ]; then
+      echo "nets: NET_GPUS='$NET_GPUS' names no device index" | tee -a "$summary"
+      return 1
+    fi
+    for g in "${!gpus[@]}"; do
+      (export DLCAFFE_DEVICE="${gpus[$g]}"
        failed=0
-       for run in $(seq 1 "${NET_RUNS:-2}"); do run_nets_once "$dir" "${types[$i]}" "$run" || failed=1; done
-       exit $failed) > "$out/nets_${types[$i]}_summary.txt" 2>&1 &
+       for ((i = g; i < ${#types[@]}; i += ${#gpus[@]})); do
+         for run in $(seq 1 "${NET_RUNS:-2}"); do run_nets_once "$dir" "${types[$i]}" "$run" || failed=1; done
+       done
+       exit $failed) > "$out/nets_gpu${gpus[$g]}_summary.txt" 2>&1 &
       pids+=($!)
     done
-    for i in "${!types[@]}"; do
-      wait "${pids[$i]}" || ok=1
-      sed "s/^nets /nets (DLCAFFE_DEVICE=${gpus[$((i % ${#gpus[@]}))]}) /" \
-        "$out/nets_${types[$i]}_summary.txt" | tee -a "$summary"
+    for g in "${!gpus[@]}"; do
+      wait "${pids[$g]}" || ok=1
+      sed "s/^nets /nets (DLCAFFE_DEVICE=${gpus[$g]}) /" "$out/nets_gpu${gpus[$g]}_summary.txt" |
+        tee -a "$summary"
     done
     return $ok
   fi

@@ -418,6 +418,9 @@ int Bench() {
   DLC_REQUIRE(!(train && FLAGS_memory_plan),
               "--memory_plan is for --mode=forward: it shares activation storage, which "
               "training needs for its backward pass");
+  // Before the model is read: a mistyped type must not wait for an import.
+  const caffe::Type storage =
+      FLAGS_storage.empty() ? caffe::FLOAT : ParseStorageFlag(FLAGS_storage);
   auto ctx = MakeContext();
   if (FLAGS_kernels) ctx->EnableKernelProfile();
   // A prototxt, or an .onnx model imported for this mode.
@@ -431,11 +434,11 @@ int Bench() {
     DLC_REQUIRE(!forward.output_blobs().empty(), FLAGS_model << ": the model has no output");
     AddClassifierLoss(&net_param, forward.output_blobs()[0]->shape(), FLAGS_model);
   }
-  // The probe's buffers are not the step's memory: freed, not kept idle
-  // (a 16-bit training net could not reuse the float probe's anyway).
+  // The probe's buffers are not the step's memory: freed, not kept idle in
+  // the pool, where they would count as the step's.
   ctx->pool().Trim();
   // After the loss is added: its label Input stays float too.
-  if (!FLAGS_storage.empty()) StoreNetIn(&net_param, ParseStorageFlag(FLAGS_storage));
+  StoreNetIn(&net_param, storage);
   std::unique_ptr<Net> net_holder;
   std::unique_ptr<Solver> solver;
   if (train) {

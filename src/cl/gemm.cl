@@ -763,12 +763,12 @@ LOCAL_UNROLL
 #endif
 
 #if MMA_STAGES
-  // Chunk e of a stage's tile: line e / LINE_CHUNKS, chunk e % LINE_CHUNKS
-  // (consecutive work-items copy consecutive 16 bytes of a line).
-// Operand X's chunks of the tile at depth kt into stage `stage`: the tile's
-// rows (m for A, n for B) start at row0 and end at ROWS; CHUNKS_ALONG_ROWS
-// says whether a line runs along them (else along k); X_AT_ROW_K(row, k)
-// is the element's index in X.
+  // Operand X's chunks of the tile at depth kt into stage `stage`. Chunk e
+  // of the stage's tile is line e / LINE_CHUNKS, chunk e % LINE_CHUNKS
+  // (consecutive work-items copy consecutive 16 bytes of a line). The
+  // tile's rows (m for A, n for B) start at row0, the matrix's end at ROWS
+  // (M or N); CHUNKS_ALONG_ROWS says whether a line runs along the rows
+  // (else along k); X_AT_ROW_K(row, k) is the element's index in X.
 #define COPY_STAGE_CHUNKS(X, stage, kt, row0, ROWS, CHUNKS_ALONG_ROWS, X_AT_ROW_K)       \
   LOCAL_UNROLL                                                                        \
   for (int u = 0; u < X##_COPIES; ++u) {                                              \

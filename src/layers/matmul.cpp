@@ -221,8 +221,8 @@ class MatMulLayer : public Layer {
     if (!a_vector_) top_shape.push_back(M_);
     if (!b_vector_) top_shape.push_back(N_);
     top[0]->Reshape(top_shape);
-    Math(a, false);  // a math field that is not a math type fails here, not in Forward
-    Math(a, true);
+    Math(bottom, false);  // a math field that is not a math type fails here, not in Forward
+    Math(bottom, true);
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -232,7 +232,7 @@ class MatMulLayer : public Layer {
       return;
     }
     GemmArgs g = Args(trans_a_, trans_b_, M_, N_, K_, Data(A(bottom)), Data(B(bottom)),
-                      Data(*top[0]), 0.f, Math(A(bottom), false));
+                      Data(*top[0]), 0.f, Math(bottom, false));
     if (FoldsIntoRows()) {  // C (batch * M x N) = A (batch * M x K) op(B)
       g.M = batch_count_ * M_;
       Gemm(*ctx_, g);
@@ -251,7 +251,7 @@ class MatMulLayer : public Layer {
                                 : propagate_down[1];
     Blob& a = A(bottom);
     Blob& b = B(bottom);
-    const MatrixMath math = Math(a, true);
+    const MatrixMath math = Math(bottom, true);
     if (want_a) Gradient(true, a, b, *top[0], &a, learned && operand_first, math);
     if (want_b) Gradient(false, a, b, *top[0], &b, learned && !operand_first, math);
   }
@@ -265,11 +265,13 @@ class MatMulLayer : public Layer {
     if (bottom.size() == 2) return *bottom[1];
     return param_.matmul_param().operand_first() ? *bottom[0] : *blobs_[0];
   }
-  // The math of the forward or the backward products, the operands' storage
-  // type where the layer sets none.
-  MatrixMath Math(const Blob& a, bool backward) const {
-    return backward ? BackwardMatrixMath(param_, a.storage_type(), ctx_->options())
-                    : ForwardMatrixMath(param_, a.storage_type(), ctx_->options());
+  // The math of the forward or the backward products, the activation's
+  // storage type where the layer sets none: bottom[0] (a, or the one
+  // bottom), never a learned operand, which stays float.
+  MatrixMath Math(const std::vector<Blob*>& bottom, bool backward) const {
+    const StorageType storage = bottom[0]->storage_type();
+    return backward ? BackwardMatrixMath(param_, storage, ctx_->options())
+                    : ForwardMatrixMath(param_, storage, ctx_->options());
   }
 
   static GemmArgs Args(bool ta, bool tb, int M, int N, int K, const BufferArg& A,

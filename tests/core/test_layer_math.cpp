@@ -341,6 +341,16 @@ TEST(LayerMath, MatMulGemmsCarryTheirMath) {
              kF32, {{4, 5}});
   ExpectMath(r.forward, MatrixMath::kFloat32, 1, "learned operand, forward");
   ExpectMath(r.backward, MatrixMath::kFloat32, 2, "learned operand, backward");
+  // 16-bit activations and a learned operand, which stays float: the math is
+  // the activation's type, also where the learned operand comes first (a).
+  for (const char* first : {"false", "true"}) {
+    r = Record(std::string(R"(name: 'mm' type: 'MatMul'
+                matmul_param { operand_shape { dim: 5 dim: 5 } operand_first: )") + first +
+                   " operand_filler { type: 'gaussian' std: 0.2 } }",
+               kF16, {{5, 5}});
+    ExpectMath(r.forward, MatrixMath::kFloat16, 1, "16-bit, learned operand, forward");
+    ExpectMath(r.backward, MatrixMath::kFloat16, 2, "16-bit, learned operand, backward");
+  }
 }
 
 // LSTM and RNN unroll into a net of InnerProducts, which take the

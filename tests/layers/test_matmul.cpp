@@ -5,6 +5,7 @@
 
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/storage_layer_run.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 
@@ -227,6 +228,36 @@ INSTANTIATE_TEST_SUITE_P(
         // Transposes of the last two axes.
         Case{{2, 5, 3}, {2, 7, 5}, true, true}, Case{{5, 3}, {2, 5, 4}, true, false},
         Case{{2, 2, 3, 5}, {1, 5}, false, true}, Case{{2, 5, 3}, {5, 4}, true, false}));
+
+// A 16-bit bottom and top with the learned operand, which stays float, as
+// either factor: top and bottom gradient are the float32 layer's rounded,
+// the operand's gradient (float sums of exactly widened values) its own,
+// bit for bit.
+TEST(MatMul, LearnedOperandWithSixteenBitActivations) {
+  for (const char* first : {"false", "true"}) {
+    for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+      SCOPED_TRACE(std::string("operand_first ") + first + ", " + StorageTypeName(type));
+      // x [2, 3, 5] times W [5, 4], or W [4, 3] times x [2, 3, 5].
+      const bool w_first = std::string(first) == "true";
+      const std::string param =
+          std::string("type: 'MatMul' matmul_param { operand_first: ") + first +
+          (w_first ? " operand_shape { dim: 4 dim: 3 } }" : " operand_shape { dim: 5 dim: 4 } }");
+      Blob source(TestContext(), {256});
+      FillUniform(&source, -1, 1, 37);
+      const std::vector<float> values = RoundedTo(source.ReadData(), type);
+      const std::vector<float> x(values.begin(), values.begin() + 30),
+          dy(values.begin() + 30, values.begin() + 30 + (w_first ? 40 : 24)),
+          w(values.begin() + 100, values.begin() + (w_first ? 112 : 120));
+      const StorageRunInputs run{{2, 3, 5}, x, dy, w};
+      const StorageRun half = RunLayerInStorage(param, type, run);
+      const StorageRun full = RunLayerInStorage(param, StorageType::kFloat32, run);
+      EXPECT_EQ(half.top, RoundedTo(full.top, type));
+      EXPECT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
+      ASSERT_EQ(half.param_diffs.size(), 1u);
+      EXPECT_EQ(half.param_diffs[0], full.param_diffs[0]);
+    }
+  }
+}
 
 // One bottom and the learned operand blobs[0] (b, or a with operand_first):
 // forward against the reference, gradients of the bottom and the parameter.

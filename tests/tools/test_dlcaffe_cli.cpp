@@ -132,10 +132,23 @@ TEST(DlcaffeCli, BenchStoresTheNetInTheTypeAsked) {
     EXPECT_TRUE(Contains(r.output, "bench tiny train ")) << r.output;
     EXPECT_TRUE(Contains(r.output, type + " storage, ")) << r.output;
     EXPECT_TRUE(Contains(r.output, "convert_float32_" + lower)) << r.output;
+    // The Input (data and label) stays float: a Convert layer feeds the
+    // InnerProduct (a bfloat16 label would hold class ids only up to 256).
+    EXPECT_TRUE(Contains(r.output, "2 of 3 layers store " + type + ", 1 Convert layers added"))
+        << r.output;
     EXPECT_TRUE(Contains(r.output, "softmax_loss_forward [ -DDATA_TYPE=" + code + "]"))
         << r.output;
   }
   ExpectCleanError(RunDlcaffe(bench + " --storage=INT8"), "--storage INT8 is not a storage type");
+  // An .onnx model, which has no prototxt to say it in: its data Input and
+  // the label Input that bench adds with the loss stay float.
+  ToolResult onnx = RunDlcaffe(
+      "bench --model=tests/fuzz/corpus/onnx_import/classifier.onnx --mode=train "
+      "--iterations=1 --warmup=0 --storage=BFLOAT16");
+  ASSERT_EQ(onnx.exit_code, 0) << onnx.output;
+  EXPECT_TRUE(Contains(onnx.output, "7 of 9 layers store BFLOAT16, 1 Convert layers added"))
+      << onnx.output;
+  EXPECT_TRUE(Contains(onnx.output, "BFLOAT16 storage, ")) << onnx.output;
 }
 
 // --kernels: device time per kernel function and program from profiling
