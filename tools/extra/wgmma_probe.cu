@@ -13,10 +13,19 @@
 //   /usr/local/cuda/bin/ptxas -arch=sm_90a -o /dev/null /tmp/wgmma_probe.ptx
 //   python3 tools/extra/opencl_ptx_probe.py /tmp/wgmma_probe.ptx
 //
-// Kernels are extern "C" (unmangled PTX entry names) and take plain pointers
-// and ints, so OpenCL binds cl_mem buffers (64-bit global pointers) and
-// cl_int values with clSetKernelArg. Launch both with one work-group of 128
-// work-items (one warpgroup).
+// First result (H100, driver 580.159.04): the PTX as nvcc emits it is
+// accepted and builds, but even fence_probe fails at clFinish (-36). The
+// probe script therefore also tries textual variants of this PTX closer to
+// what NVIDIA's OpenCL emits (`.target sm_90a, texmode_independent`; pointer
+// params as `.param .u64 .ptr .global .align 4`), each in its own process.
+//
+// Kernels are extern "C" (unmangled PTX entry names) and take only global
+// pointers and ints, so OpenCL binds cl_mem buffers (64-bit global pointers)
+// and cl_int values with clSetKernelArg. Keep it so: the script's pointer
+// rewrite relies on every 64-bit param being a global pointer (it checks for
+// cvta.to.global), which is why the wgmma descriptors are built inside the
+// kernel from shared addresses rather than passed in. Launch both with one
+// work-group of 128 work-items (one warpgroup).
 //
 // Layout references: PTX ISA "Matrix Descriptor" (bits 0-13 start addr>>4,
 // 16-29 LBO>>4, 32-45 SBO>>4, 49-51 base offset, 62-63 swizzle; matches
