@@ -437,12 +437,8 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::Weights(MatrixMath math) 
   v.mem = blobs_[0]->data();
   v.ld = rows_per_group();
   if (storage_ != StorageType::kFloat32 && MmaRoundsTo(*ctx_, math, storage_)) {
-    const int count = blobs_[0]->count();
-    if (!rounded_weights_) {
-      rounded_weights_ = ScratchOf(count, storage_);
-      ConvertStorage(*ctx_, v.mem, 0, StorageType::kFloat32, rounded_weights_->mem(), 0,
-                     storage_, count);
-    }
+    if (!rounded_weights_)
+      rounded_weights_ = MmaRoundedWeights(*ctx_, v.mem, blobs_[0]->count(), math, storage_);
     v.mem = rounded_weights_->mem();
     v.type = storage_;
   }

@@ -1,5 +1,8 @@
 #include "core/matrix_engine.hpp"
 
+#include "core/storage_convert.hpp"
+
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -119,6 +122,14 @@ StorageType MmaInputType(MmaForm form) {
 bool MmaRoundsTo(const Context& ctx, MatrixMath math, StorageType storage) {
   const MmaForm form = MmaFormFor(ctx, math);
   return form != MmaForm::kNone && MmaInputType(form) == storage;
+}
+
+BufferPtr MmaRoundedWeights(Context& ctx, cl_mem weights, int count, MatrixMath math,
+                            StorageType storage) {
+  if (storage == StorageType::kFloat32 || !MmaRoundsTo(ctx, math, storage)) return nullptr;
+  BufferPtr rounded = ctx.Allocate(StorageBytes(storage) * size_t(std::max(count, 1)));
+  ConvertStorage(ctx, weights, 0, StorageType::kFloat32, rounded->mem(), 0, storage, count);
+  return rounded;
 }
 
 bool MmaPipelineStreams(const Context& ctx, MatrixMath math, StorageType storage) {

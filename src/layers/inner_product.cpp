@@ -7,6 +7,7 @@
 // may be rounded to the layer's forward / backward math (core/layer_math.hpp).
 #include "../core/channel_sums.hpp"
 #include "../core/layer_math.hpp"
+#include "../core/matrix_engine.hpp"
 #include "../core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
@@ -58,8 +59,10 @@ class InnerProductLayer : public Layer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     // top (M x N) = bottom (M x K) * W^T, with W stored N x K (or K x N).
+    const MatrixMath math = Math(*bottom[0], false);
+    const BufferPtr rounded = RoundedWeights(*bottom[0], math);
     Product(Transpose::kNo, transpose_ ? Transpose::kNo : Transpose::kYes, M_, N_, K_,
-            Data(*bottom[0]), Data(*blobs_[0]), 0.f, Data(*top[0]), Math(*bottom[0], false));
+            Data(*bottom[0]), Weights(rounded, *bottom[0]), 0.f, Data(*top[0]), math);
     if (bias_term_)
       kAddBias.Launch(*ctx_, M_ * N_, {Data(*top[0]), Data(*blobs_[1])}, {}, {N_, 1});
   }
@@ -79,8 +82,9 @@ class InnerProductLayer : public Layer {
     }
     if (bias_term_ && param_propagate_down(1)) AccumulateBiasGradient(top_diff, math);
     if (propagate_down[0]) {  // bottom_diff (M x K) = top_diff (M x N) * W
+      const BufferPtr rounded = RoundedWeights(*bottom[0], math);
       Product(Transpose::kNo, transpose_ ? Transpose::kYes : Transpose::kNo, M_, K_, N_,
-              top_diff, Data(*blobs_[0]), 0.f, Diff(*bottom[0]), math);
+              top_diff, Weights(rounded, *bottom[0]), 0.f, Diff(*bottom[0]), math);
     }
   }
 
@@ -90,6 +94,19 @@ class InnerProductLayer : public Layer {
   MatrixMath Math(const Blob& bottom, bool backward) const {
     return backward ? BackwardMatrixMath(param_, bottom.storage_type(), ctx_->options())
                     : ForwardMatrixMath(param_, bottom.storage_type(), ctx_->options());
+  }
+
+  // The weights rounded to the bottom's 16-bit type for products in `math`
+  // where the tensor cores would round them as they load them (the same
+  // product, but one the cp.async pipeline can stream); else null. Made for
+  // each product and returned to the pool after it: the weights may change
+  // between passes, and are shared between layers.
+  BufferPtr RoundedWeights(const Blob& bottom, MatrixMath math) const {
+    return MmaRoundedWeights(*ctx_, blobs_[0]->data(), blobs_[0]->count(), math,
+                             bottom.storage_type());
+  }
+  BufferArg Weights(const BufferPtr& rounded, const Blob& bottom) const {
+    return rounded ? BufferArg(rounded->mem(), bottom.storage_type()) : Data(*blobs_[0]);
   }
 
   // C = op(A) op(B) + beta C over operands of any storage type.

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/core/matrix_engine.hpp"
 #include "dlcaffe/half_conversion.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/storage_layer_run.hpp"
@@ -84,6 +85,44 @@ TEST_P(InnerProductStorage, SixteenBitLayerRoundsTheFloatLayer) {
           EXPECT_NEAR(half.param_diffs[1][n], full.param_diffs[1][n], M * 1.2e-7 * magnitude) << n;
         }
       }
+    }
+  }
+}
+
+// The weights stay float. Where the tensor cores multiply in the layer's
+// math (an NVIDIA GPU: MmaRoundsTo), they would round the weights to the
+// storage type as they load them; the layer rounds them once per product
+// into a 16-bit copy instead, which the cp.async pipeline can stream (whole
+// 16-byte rows: K and N multiples of 8). Elsewhere the portable kernels
+// multiply the float weights as they are. Either way the top and the bottom
+// gradient must be the roundings of the float32 layer's over the weights
+// the device multiplies: rounded, or as they are.
+TEST_P(InnerProductStorage, FloatWeightsActAsRoundedToTheMath) {
+  for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    for (bool transpose : {false, true}) {
+      SCOPED_TRACE(std::string(StorageTypeName(type)) + (transpose ? " transpose" : ""));
+      const int M = 37, K = 40, N = 24;
+      const std::string param =
+          "name: 'ip' type: 'InnerProduct' inner_product_param { num_output: 24 bias_term: false"
+          " transpose: " + std::string(transpose ? "true" : "false") + " }";
+      Blob source(TestContext(), {M * K + M * N + N * K});
+      FillUniform(&source, -1, 1, 31);
+      const std::vector<float> all = source.ReadData();
+      const std::vector<float> x = RoundedTo({all.begin(), all.begin() + M * K}, type),
+                               dy = RoundedTo({all.begin() + M * K, all.begin() + M * K + M * N},
+                                              type),
+                               w(all.begin() + M * K + M * N, all.end());
+      const std::vector<float> rounded_w = RoundedTo(w, type);
+      ASSERT_NE(w, rounded_w);  // the weights are not all held by the type
+      const MatrixMath math =
+          type == StorageType::kFloat16 ? MatrixMath::kFloat16 : MatrixMath::kBFloat16;
+      const bool rounds = MmaRoundsTo(TestContext(), math, type);
+      const StorageRun half = RunLayerInStorage(param, type, {{M, K}, x, dy, w});
+      const StorageRun full =
+          RunLayerInStorage(param, StorageType::kFloat32, {{M, K}, x, dy, rounds ? rounded_w : w});
+      ASSERT_EQ(half.top, RoundedTo(full.top, type));
+      ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
+      ASSERT_EQ(half.param_diffs[0], full.param_diffs[0]);
     }
   }
 }
