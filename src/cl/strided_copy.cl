@@ -3,10 +3,19 @@
 // view.size, is strided element view.base + sum_d c_d * view.stride[d].
 // RANK: the number of axes (1 to 8), so that the index loop unrolls.
 // DATA_TYPE (common.cl's storage codes): 16-bit elements move as their bits.
+// VECTOR (2 to 8; the host checks that the view allows it): each ELEM is
+// that many consecutive elements, the view counted in such vectors.
 #if DATA_TYPE != 0
-#define ELEM ushort
+#define SCALAR ushort
 #else
-#define ELEM float
+#define SCALAR float
+#endif
+#ifdef VECTOR
+#define VECTOR_OF(t, n) t##n
+#define VECTOR_TYPE(t, n) VECTOR_OF(t, n)
+#define ELEM VECTOR_TYPE(SCALAR, VECTOR)
+#else
+#define ELEM SCALAR
 #endif
 
 #ifndef RANK

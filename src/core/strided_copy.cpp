@@ -16,9 +16,30 @@ struct KernelView {
   cl_int base;
 };
 
+// The most elements, up to 16 bytes' worth, that one work-item can move as
+// one vector: the view's last axis runs contiguously (stride 1) in whole
+// vectors, and every vector starts on a vector boundary (the base and the
+// other axes' strides multiples of it). 1 where it does not.
+int VectorWidth(const StridedView& v, StorageType type) {
+  for (int width = static_cast<int>(16 / StorageBytes(type)); width > 1; width /= 2) {
+    bool whole = v.stride.back() == 1 && v.size.back() % width == 0 && v.base % width == 0;
+    for (size_t d = 0; whole && d + 1 < v.size.size(); ++d) whole = v.stride[d] % width == 0;
+    if (whole) return width;
+  }
+  return 1;
+}
+
 void Launch(Context& ctx, const char* kernel_name, const StridedView& view, cl_mem src,
             cl_mem dst, StorageType type) {
-  const StridedView v = SimplifyStridedView(view);
+  StridedView v = SimplifyStridedView(view);
+  // The index arithmetic (a division per axis) costs more than the bytes
+  // it moves: in vectors, the same view counts vectors instead of elements.
+  const int width = VectorWidth(v, type);
+  if (width > 1) {
+    v.size.back() /= width;
+    for (size_t d = 0; d + 1 < v.size.size(); ++d) v.stride[d] /= width;
+    v.base /= width;
+  }
   CHECK_LE(v.size.size(), size_t(kMaxStridedAxes)) << "strided copy of too many axes";
   KernelView k = {};
   long count = 1;
@@ -30,7 +51,8 @@ void Launch(Context& ctx, const char* kernel_name, const StridedView& view, cl_m
   k.base = v.base;
   if (count == 0) return;
   const std::string options =
-      "-DRANK=" + std::to_string(v.size.size()) + StorageOption("DATA_TYPE", type);
+      "-DRANK=" + std::to_string(v.size.size()) + StorageOption("DATA_TYPE", type) +
+      (width > 1 ? " -DVECTOR=" + std::to_string(width) : "");
   ctx.Launch1D(ctx.Kernel("strided_copy.cl", options, kernel_name), count,
                static_cast<cl_int>(count), k, src, dst);
 }

@@ -6,10 +6,11 @@
 // Elements of any storage type move as they are stored (16-bit ones as
 // their bits).
 //
-// One work-item per dense element. Axes of size 1 are dropped and axes that
-// stay contiguous in the view are merged before the launch, so the kernel
-// (src/cl/strided_copy.cl, built per merged rank) sees few axes; at most
-// kMaxStridedAxes may remain.
+// One work-item per dense element, or per vector of up to 16 bytes where the
+// view's last axis is contiguous in whole, aligned vectors. Axes of size 1
+// are dropped and axes that stay contiguous in the view are merged before
+// the launch, so the kernel (src/cl/strided_copy.cl, built per merged rank)
+// sees few axes; at most kMaxStridedAxes may remain.
 #pragma once
 #include <CL/cl.h>
 
