@@ -35,6 +35,7 @@
 #
 # Variables for `run`: NETS (comma list, default all 19), NET_RUNS (2),
 # NET_ARGS (extra make_torchvision_tests.py arguments, e.g. --small),
+# NET_MAKE_JOBS (generator processes at once; see make_nets),
 # NET_DTYPES (storage types to run the nets in, default float32; e.g.
 # float16,bfloat16: bounds from PyTorch's CUDA autocast, docs/gpu-check.md
 # says what fits in one call), NET_MAKE_DTYPES, NET_REUSE, NET_GPUS (see run_nets),
@@ -219,8 +220,7 @@ run_nets() {
       esac
     done
     rm -rf "$dir" && mkdir -p "$(dirname "$dir")"
-    "$DLCAFFE_PYTHON" tools/onnx/make_torchvision_tests.py "$dir" --threads "$(nproc)" \
-      ${nets:+--nets "$nets"} --dtypes "float32,$make" ${NET_ARGS:-} > "$out/nets_made.log" 2>&1 ||
+    make_nets "$dir" "$nets" "float32,$make" ||
       { echo "nets: generating the tests failed (nets_made.log)" | tee -a "$summary"; return 1; }
     local torch
     torch="$("$DLCAFFE_PYTHON" -c 'import torch; print("torch", torch.__version__)')"
@@ -262,6 +262,36 @@ run_nets() {
     done
   done
   return $ok
+}
+
+# The generator over the nets $2 (all where empty) into $1 with bounds for
+# the types $3, as NET_MAKE_JOBS processes at once (default: one per 8 CPUs,
+# at most 8), each over every NET_MAKE_JOBS-th net with its share of the
+# CPUs: the float64 references scale poorly over many threads (one process
+# on 64 CPUs took over 9 minutes for the 19 nets, eighth session). Each net
+# writes a directory of its own. Their logs joined in $out/nets_made.log.
+make_nets() {
+  local dir=$1 nets=$2 dtypes=$3 jobs list j pids=() failed=0
+  [ -n "$nets" ] || nets="$("$DLCAFFE_PYTHON" -c 'import sys; sys.path.insert(0, "tools/onnx")
+import make_torchvision_tests as m; print(",".join(m.NETS))')"
+  list=(${nets//,/ })
+  jobs="${NET_MAKE_JOBS:-$(( $(nproc) / 8 ))}"
+  [ "$jobs" -ge 1 ] || jobs=1
+  [ "$jobs" -le 8 ] || jobs=8
+  [ "$jobs" -le ${#list[@]} ] || jobs=${#list[@]}
+  for ((j = 0; j < jobs; ++j)); do
+    local mine=() i
+    for ((i = j; i < ${#list[@]}; i += jobs)); do mine+=("${list[$i]}"); done
+    local joined="${mine[*]}"
+    "$DLCAFFE_PYTHON" tools/onnx/make_torchvision_tests.py "$dir" \
+      --threads $(( $(nproc) / jobs > 0 ? $(nproc) / jobs : 1 )) --nets "${joined// /,}" \
+      --dtypes "$dtypes" ${NET_ARGS:-} > "$out/nets_made_$j.log" 2>&1 &
+    pids+=($!)
+  done
+  for j in "${!pids[@]}"; do wait "${pids[$j]}" || failed=1; done
+  for ((j = 0; j < jobs; ++j)); do cat "$out/nets_made_$j.log" && rm -f "$out/nets_made_$j.log"; done \
+    > "$out/nets_made.log"
+  return $failed
 }
 
 # One run of the runner over the tests in $1 in storage type $2 (run $3):

@@ -107,6 +107,8 @@ def load_cl():
         "clEnqueueNDRangeKernel": (
             i32, [vp, vp, u32, P(sz), P(sz), P(sz), u32, vp, vp]),
         "clFinish": (i32, [vp]),
+        "clReleaseCommandQueue": (i32, [vp]),
+        "clReleaseContext": (i32, [vp]),
     }
     for name, (res, args) in sig.items():
         f = getattr(cl, name)
@@ -129,18 +131,24 @@ def info_str(fn, *head):
 
 
 def nvidia_gpu(cl):
+    """(device, None), or (None, what was found instead)."""
     n = u32()
-    if cl.clGetPlatformIDs(0, None, C.byref(n)) != 0 or n.value == 0:
-        return None
+    err = cl.clGetPlatformIDs(0, None, C.byref(n))
+    if err != 0 or n.value == 0:
+        return None, "clGetPlatformIDs: %d, %d platforms" % (err, n.value)
     plats = (vp * n.value)()
     check("clGetPlatformIDs", cl.clGetPlatformIDs(n.value, plats, None))
+    seen = []
     for p in plats:
-        if "NVIDIA" in info_str(cl.clGetPlatformInfo, p, CL_PLATFORM_NAME):
+        name = info_str(cl.clGetPlatformInfo, p, CL_PLATFORM_NAME)
+        if "NVIDIA" in name:
             dev, nd = vp(), u32()
-            if cl.clGetDeviceIDs(p, CL_DEVICE_TYPE_GPU, 1, C.byref(dev),
-                                 C.byref(nd)) == 0 and nd.value:
-                return dev
-    return None
+            err = cl.clGetDeviceIDs(p, CL_DEVICE_TYPE_GPU, 1, C.byref(dev), C.byref(nd))
+            if err == 0 and nd.value:
+                return dev, None
+            name += " (clGetDeviceIDs: %d, %d GPUs)" % (err, nd.value)
+        seen.append(name)
+    return None, "platforms: " + "; ".join(seen)
 
 
 def open_cl():
@@ -149,8 +157,8 @@ def open_cl():
         cl = load_cl()
     except OSError:
         return None, "no libOpenCL.so.1: not NVIDIA, skipped"
-    dev = nvidia_gpu(cl)
-    return (cl, dev) if dev is not None else (None, "not NVIDIA, skipped")
+    dev, found = nvidia_gpu(cl)
+    return (cl, dev) if dev is not None else (None, "not NVIDIA, skipped (%s)" % found)
 
 
 def new_queue(cl, dev):
@@ -436,6 +444,13 @@ def control(cl, dev, dump_path):
     except CLError as e:
         print("control PTX: not read (%s)" % e)
         return None
+    finally:
+        # The variants' processes get the device to themselves (in the
+        # first run, eighth session, none of them found the NVIDIA platform
+        # while this process held its context).
+        cl.clFinish(q)
+        cl.clReleaseCommandQueue(q)
+        cl.clReleaseContext(ctx)
     ptx = binary.rstrip(b"\0")  # drop a C-string NUL for printing/dumping
     if not ptx:
         print("control PTX: empty program binary")
