@@ -94,10 +94,13 @@ TEST_P(InnerProductStorage, SixteenBitLayerRoundsTheFloatLayer) {
 // storage type as they load them; the layer rounds them once per product
 // into a 16-bit copy instead, which the cp.async pipeline can stream (whole
 // 16-byte rows: K and N multiples of 8). Elsewhere the portable kernels
-// multiply the float weights as they are. Either way the top and the bottom
-// gradient must be the roundings of the float32 layer's over the weights
-// the device multiplies: rounded, or as they are.
-TEST_P(InnerProductStorage, FloatWeightsActAsRoundedToTheMath) {
+// multiply the float weights as they are. So in the storage type's math the
+// top and the bottom gradient must be the float32 layer's over the weights
+// the device multiplies (rounded, or as they are), rounded: within one unit
+// in the last place, as the tensor cores sum in another order than the
+// float layer. The other weights must be further off somewhere, or the
+// check could not tell them apart.
+TEST_P(InnerProductStorage, WeightsActAsTheDeviceRoundsThem) {
   for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
     for (bool transpose : {false, true}) {
       SCOPED_TRACE(std::string(StorageTypeName(type)) + (transpose ? " transpose" : ""));
@@ -105,6 +108,8 @@ TEST_P(InnerProductStorage, FloatWeightsActAsRoundedToTheMath) {
       const std::string param =
           "name: 'ip' type: 'InnerProduct' inner_product_param { num_output: 24 bias_term: false"
           " transpose: " + std::string(transpose ? "true" : "false") + " }";
+      const std::string name = type == StorageType::kFloat16 ? "FLOAT16" : "BFLOAT16";
+      const std::string math = " forward_math: " + name + " backward_math: " + name;
       Blob source(TestContext(), {M * K + M * N + N * K});
       FillUniform(&source, -1, 1, 31);
       const std::vector<float> all = source.ReadData();
@@ -113,16 +118,26 @@ TEST_P(InnerProductStorage, FloatWeightsActAsRoundedToTheMath) {
                                               type),
                                w(all.begin() + M * K + M * N, all.end());
       const std::vector<float> rounded_w = RoundedTo(w, type);
-      ASSERT_NE(w, rounded_w);  // the weights are not all held by the type
-      const MatrixMath math =
+      const MatrixMath matrix_math =
           type == StorageType::kFloat16 ? MatrixMath::kFloat16 : MatrixMath::kBFloat16;
-      const bool rounds = MmaRoundsTo(TestContext(), math, type);
-      const StorageRun half = RunLayerInStorage(param, type, {{M, K}, x, dy, w});
-      const StorageRun full =
-          RunLayerInStorage(param, StorageType::kFloat32, {{M, K}, x, dy, rounds ? rounded_w : w});
-      ASSERT_EQ(half.top, RoundedTo(full.top, type));
-      ASSERT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
-      ASSERT_EQ(half.param_diffs[0], full.param_diffs[0]);
+      const bool rounds = MmaRoundsTo(TestContext(), matrix_math, type);
+      const StorageRun half = RunLayerInStorage(param + math, type, {{M, K}, x, dy, w});
+      const StorageRun as_multiplied = RunLayerInStorage(param, StorageType::kFloat32,
+                                                         {{M, K}, x, dy, rounds ? rounded_w : w});
+      const StorageRun other = RunLayerInStorage(param, StorageType::kFloat32,
+                                                 {{M, K}, x, dy, rounds ? w : rounded_w});
+      const auto check = [&](const char* what, const std::vector<float>& got,
+                             const std::vector<float>& want, const std::vector<float>& not_want) {
+        const std::vector<float> expected = RoundedTo(want, type), wrong = RoundedTo(not_want, type);
+        int told_apart = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_LE(std::fabs(got[i] - expected[i]), Ulp(expected[i], type)) << what << " " << i;
+          told_apart += std::fabs(got[i] - wrong[i]) > Ulp(wrong[i], type);
+        }
+        EXPECT_GT(told_apart, 0) << what << ": the other weights give the same values";
+      };
+      check("top", half.top, as_multiplied.top, other.top);
+      check("bottom diff", half.bottom_diff, as_multiplied.bottom_diff, other.bottom_diff);
     }
   }
 }
