@@ -470,6 +470,19 @@ def control(cl, dev, dump_path):
     return binary
 
 
+def environment_changes():
+    """The C environment's entries that os.environ (the start's) lacks or
+    holds with another value."""
+    envp = C.POINTER(C.c_char_p).in_dll(C.CDLL(None), "environ")
+    changed, i = [], 0
+    while envp[i] is not None:
+        key, _, value = envp[i].decode(errors="replace").partition("=")
+        if os.environ.get(key) != value:
+            changed.append("%s=%s" % (key, value[:120]))
+        i += 1
+    return changed
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__,
@@ -494,6 +507,12 @@ def main():
     print("device:", info_str(cl.clGetDeviceInfo, dev, CL_DEVICE_NAME))
     print("driver:", info_str(cl.clGetDeviceInfo, dev, CL_DRIVER_VERSION))
     driver_ptx = control(cl, dev, a.dump_opencl_ptx)
+    # The variants' processes found no NVIDIA platform (eighth session)
+    # although they inherit this process's environment: get it from
+    # os.environ, the environment as this process began, in case the driver
+    # changed the process's own, and say what it changed.
+    for line in environment_changes():
+        print("environment set by the driver:", line)
     sys.stdout.flush()
 
     # Each variant in its own process: a faulting launch leaves the driver's
@@ -515,7 +534,7 @@ def main():
             try:
                 r = subprocess.run(
                     [sys.executable, os.path.abspath(__file__), path,
-                     "--child", str(n), desc],
+                     "--child", str(n), desc], env=dict(os.environ),
                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     timeout=180)
             except subprocess.TimeoutExpired:
