@@ -45,6 +45,11 @@ separate process keeps it from poisoning the next variant. Each prints
 and, where fence_probe passes and the module has wgmma_m64n8k16, one
 "wgmma m64n8k16 ...: PASS|FAIL" line per stride setting.
 
+Result (H200, driver 580.159.04, eighth session): variants 1 and 2 fail at
+clFinish with -36 as before; 3 and 4 run, and both wgmma m64n8k16 stride
+settings PASS; 5 and 6 run. The pointer parameters' `.ptr .global` form is
+what the driver needs; the target (sm_90a) and texmode do not matter.
+
 Without an NVIDIA OpenCL platform it prints "not NVIDIA, skipped". Exit 0 if
 any variant's fence_probe passed (or all was skipped), 1 otherwise.
 """
