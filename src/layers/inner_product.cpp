@@ -8,6 +8,7 @@
 #include "../core/channel_sums.hpp"
 #include "../core/layer_math.hpp"
 #include "../core/matrix_engine.hpp"
+#include "../core/typed_product.hpp"
 #include "../core/pointwise_kernel.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
@@ -112,21 +113,8 @@ class InnerProductLayer : public Layer {
   // C = op(A) op(B) + beta C over operands of any storage type.
   void Product(Transpose trans_a, Transpose trans_b, int M, int N, int K, const BufferArg& a,
                const BufferArg& b, float beta, const BufferArg& c, MatrixMath math) {
-    GemmArgs g;
-    g.trans_a = trans_a;
-    g.trans_b = trans_b;
-    g.M = M;
-    g.N = N;
-    g.K = K;
-    g.A = a.mem;
-    g.B = b.mem;
-    g.C = c.mem;
-    g.beta = beta;
-    g.a_type = a.type;
-    g.b_type = b.type;
-    g.c_type = c.type;
-    g.math = math;
-    Gemm(*ctx_, g);
+    Gemm(*ctx_, TypedProduct(trans_a == Transpose::kYes, trans_b == Transpose::kYes, M, N, K, a,
+                             b, c, beta, math));
   }
 
   // bias_diff += the column sums of top_diff (M x N): per-channel sums with

@@ -25,14 +25,17 @@
 //
 // The operands and the top may be stored in 16 bits (mixed precision); a
 // learned operand and its gradient stay float, as InnerProduct's weights
-// do. A 16-bit gradient summed over broadcast axes is summed in float and
+// do (a product rounds it to the activations' type where the tensor cores
+// would anyway, as InnerProduct does). A 16-bit gradient summed over broadcast axes is summed in float and
 // rounded once.
 #include <numeric>
 #include <string>
 
 #include "core/layer_math.hpp"
 #include "core/pointwise_kernel.hpp"
+#include "core/matrix_engine.hpp"
 #include "core/storage_convert.hpp"
+#include "core/typed_product.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
@@ -231,8 +234,13 @@ class MatMulLayer : public Layer {
       top[0]->SetData(0.f);
       return;
     }
-    GemmArgs g = Args(trans_a_, trans_b_, M_, N_, K_, Data(A(bottom)), Data(B(bottom)),
-                      Data(*top[0]), 0.f, Math(bottom, false));
+    const MatrixMath math = Math(bottom, false);
+    const StorageType activations = bottom[0]->storage_type();
+    BufferPtr rounded;
+    GemmArgs g = TypedProduct(trans_a_, trans_b_, M_, N_, K_,
+                              Operand(A(bottom), activations, math, &rounded),
+                              Operand(B(bottom), activations, math, &rounded), Data(*top[0]), 0.f,
+                              math);
     if (FoldsIntoRows()) {  // C (batch * M x N) = A (batch * M x K) op(B)
       g.M = batch_count_ * M_;
       Gemm(*ctx_, g);
@@ -274,23 +282,16 @@ class MatMulLayer : public Layer {
                     : ForwardMatrixMath(param_, storage, ctx_->options());
   }
 
-  static GemmArgs Args(bool ta, bool tb, int M, int N, int K, const BufferArg& A,
-                       const BufferArg& B, const BufferArg& C, float beta, MatrixMath math) {
-    GemmArgs g;
-    g.trans_a = ta ? Transpose::kYes : Transpose::kNo;
-    g.trans_b = tb ? Transpose::kYes : Transpose::kNo;
-    g.M = M;
-    g.N = N;
-    g.K = K;
-    g.A = A.mem;
-    g.B = B.mem;
-    g.C = C.mem;
-    g.a_type = A.type;
-    g.b_type = B.type;
-    g.c_type = C.type;
-    g.beta = beta;
-    g.math = math;
-    return g;
+  // A learned operand rounded to the activations' 16-bit type `activations`
+  // for products in `math` where the tensor cores would round it as they
+  // load it (the same product, which the cp.async pipeline can stream:
+  // MmaRoundedWeights), held in `rounded` for the product; any other
+  // operand, or where they would not, the blob's data.
+  BufferArg Operand(const Blob& blob, StorageType activations, MatrixMath math,
+                    BufferPtr* rounded) const {
+    if (blobs_.empty() || &blob != blobs_[0].get()) return Data(blob);
+    *rounded = MmaRoundedWeights(*ctx_, blob.data(), blob.count(), math, activations);
+    return *rounded ? BufferArg((*rounded)->mem(), activations) : Data(blob);
   }
 
   // b is one matrix for every batch index and a holds one per batch index in
@@ -317,7 +318,12 @@ class MatMulLayer : public Layer {
       if (!accumulate) target->SetDiff(0.f);
       return;
     }
-    const BufferArg a = Data(a_blob), b = Data(b_blob), dc = Diff(top);
+    // dA reads b and dB reads a: that one, if learned, rounded as the
+    // activation is stored (Operand).
+    BufferPtr rounded;
+    const BufferArg a = for_a ? Data(a_blob) : Operand(a_blob, b_blob.storage_type(), math, &rounded),
+                    b = for_a ? Operand(b_blob, a_blob.storage_type(), math, &rounded) : Data(b_blob),
+                    dc = Diff(top);
     BufferArg diff = Diff(*target);
     const bool fold = FoldsIntoRows();
     // Summed over broadcast axes: several products add into one matrix
@@ -338,18 +344,18 @@ class MatMulLayer : public Layer {
     BatchStrides s;
     if (for_a) {
       if (!trans_a_)  // dA (M x K) = dC (M x N) B'^T
-        g = Args(false, !trans_b_, rows, K_, N_, dc, b, diff, beta, math);
+        g = TypedProduct(false, !trans_b_, rows, K_, N_, dc, b, diff, beta, math);
       else  // dA (K x M) = B' (K x N) dC^T
-        g = Args(trans_b_, true, K_, M_, N_, b, dc, diff, beta, math);
+        g = TypedProduct(trans_b_, true, K_, M_, N_, b, dc, diff, beta, math);
       s = trans_a_ ? BatchStrides{strides_.b, strides_.c, strides_.a}
                    : BatchStrides{strides_.c, strides_.b, strides_.a};
       // Folded: one product over all rows (a is not broadcast there).
       if (fold) return Gemm(*ctx_, g);
     } else {
       if (!trans_b_)  // dB (K x N) = A'^T (K x M) dC (M x N)
-        g = Args(!trans_a_, false, K_, N_, rows, a, dc, diff, beta, math);
+        g = TypedProduct(!trans_a_, false, K_, N_, rows, a, dc, diff, beta, math);
       else  // dB (N x K) = dC^T (N x M) A' (M x K)
-        g = Args(true, trans_a_, N_, K_, rows, dc, a, diff, beta, math);
+        g = TypedProduct(true, trans_a_, N_, K_, rows, dc, a, diff, beta, math);
       s = trans_b_ ? BatchStrides{strides_.c, strides_.a, strides_.b}
                    : BatchStrides{strides_.a, strides_.c, strides_.b};
       // Folded: the batch is the products' depth, one GEMM sums it.

@@ -29,14 +29,6 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-// One unit in the last place of |v| in `type` (subnormals' at the bottom).
-double Ulp(float v, StorageType type) {
-  const int mantissa_bits = type == StorageType::kFloat16 ? 10 : 7;
-  const int min_exponent = type == StorageType::kFloat16 ? -14 : -126;
-  const int exponent = v == 0.f ? min_exponent : std::max(std::ilogb(std::fabs(v)), min_exponent);
-  return std::ldexp(1.0, exponent - mantissa_bits);
-}
-
 class InnerProductStorage : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
@@ -126,18 +118,9 @@ TEST_P(InnerProductStorage, WeightsActAsTheDeviceRoundsThem) {
                                                          {{M, K}, x, dy, rounds ? rounded_w : w});
       const StorageRun other = RunLayerInStorage(param, StorageType::kFloat32,
                                                  {{M, K}, x, dy, rounds ? w : rounded_w});
-      const auto check = [&](const char* what, const std::vector<float>& got,
-                             const std::vector<float>& want, const std::vector<float>& not_want) {
-        const std::vector<float> expected = RoundedTo(want, type), wrong = RoundedTo(not_want, type);
-        int told_apart = 0;
-        for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_LE(std::fabs(got[i] - expected[i]), Ulp(expected[i], type)) << what << " " << i;
-          told_apart += std::fabs(got[i] - wrong[i]) > Ulp(wrong[i], type);
-        }
-        EXPECT_GT(told_apart, 0) << what << ": the other weights give the same values";
-      };
-      check("top", half.top, as_multiplied.top, other.top);
-      check("bottom diff", half.bottom_diff, as_multiplied.bottom_diff, other.bottom_diff);
+      ExpectMultipliedAs("top", half.top, as_multiplied.top, other.top, type);
+      ExpectMultipliedAs("bottom diff", half.bottom_diff, as_multiplied.bottom_diff,
+                         other.bottom_diff, type);
     }
   }
 }

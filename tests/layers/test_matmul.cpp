@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../../src/core/matrix_engine.hpp"
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/storage_layer_run.hpp"
@@ -255,6 +256,49 @@ TEST(MatMul, LearnedOperandWithSixteenBitActivations) {
       EXPECT_EQ(half.bottom_diff, RoundedTo(full.bottom_diff, type));
       ASSERT_EQ(half.param_diffs.size(), 1u);
       EXPECT_EQ(half.param_diffs[0], full.param_diffs[0]);
+    }
+  }
+}
+
+// The learned operand stays float; in the activations' 16-bit math a
+// product rounds it to their type where the tensor cores would round it as
+// they load them (an NVIDIA GPU: MmaRoundsTo), so that the cp.async
+// pipeline can stream it, as InnerProduct does; elsewhere the portable
+// kernels multiply it as it is. The top and the activation's gradient must
+// be the float32 layer's over the operand as the device multiplies it
+// (ExpectMultipliedAs), in both orders, batch folded into rows or not.
+TEST(MatMul, LearnedOperandActsAsTheDeviceRoundsIt) {
+  for (const char* first : {"false", "true"}) {
+    for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+      SCOPED_TRACE(std::string("operand_first ") + first + ", " + StorageTypeName(type));
+      // x [3, 9, 16] times W [16, 24], or W [24, 9] times x [3, 9, 16].
+      const bool w_first = std::string(first) == "true";
+      const int x_count = 3 * 9 * 16, w_count = w_first ? 24 * 9 : 16 * 24,
+                top_count = w_first ? 3 * 24 * 16 : 3 * 9 * 24;
+      const std::string name = type == StorageType::kFloat16 ? "FLOAT16" : "BFLOAT16";
+      const std::string param =
+          std::string("type: 'MatMul' matmul_param { operand_first: ") + first +
+          (w_first ? " operand_shape { dim: 24 dim: 9 } }" : " operand_shape { dim: 16 dim: 24 } }");
+      const std::string math = " forward_math: " + name + " backward_math: " + name;
+      Blob source(TestContext(), {x_count + top_count + w_count});
+      FillUniform(&source, -1, 1, 41);
+      const std::vector<float> all = source.ReadData();
+      const std::vector<float> x = RoundedTo({all.begin(), all.begin() + x_count}, type),
+                               dy = RoundedTo({all.begin() + x_count,
+                                               all.begin() + x_count + top_count}, type),
+                               w(all.begin() + x_count + top_count, all.end());
+      const std::vector<float> rounded_w = RoundedTo(w, type);
+      const MatrixMath matrix_math =
+          type == StorageType::kFloat16 ? MatrixMath::kFloat16 : MatrixMath::kBFloat16;
+      const bool rounds = MmaRoundsTo(TestContext(), matrix_math, type);
+      const StorageRun half = RunLayerInStorage(param + math, type, {{3, 9, 16}, x, dy, w});
+      const StorageRun as_multiplied = RunLayerInStorage(
+          param, StorageType::kFloat32, {{3, 9, 16}, x, dy, rounds ? rounded_w : w});
+      const StorageRun other = RunLayerInStorage(param, StorageType::kFloat32,
+                                                 {{3, 9, 16}, x, dy, rounds ? w : rounded_w});
+      ExpectMultipliedAs("top", half.top, as_multiplied.top, other.top, type);
+      ExpectMultipliedAs("bottom diff", half.bottom_diff, as_multiplied.bottom_diff,
+                         other.bottom_diff, type);
     }
   }
 }
