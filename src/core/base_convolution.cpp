@@ -7,7 +7,6 @@
 
 #include "core/gemm_config.hpp"
 #include "core/matrix_engine.hpp"
-#include "core/storage_convert.hpp"
 #include "core/storage_option.hpp"
 #include "dlcaffe/filler.hpp"
 #include "dlcaffe/math.hpp"

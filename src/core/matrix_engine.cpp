@@ -1,7 +1,5 @@
 #include "core/matrix_engine.hpp"
 
-#include "core/storage_convert.hpp"
-
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -9,6 +7,8 @@
 #include <utility>
 
 #include <glog/logging.h>
+
+#include "core/storage_convert.hpp"
 
 // cl_nv_device_attribute_query (cl_ext_nv.h is not always installed).
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV

@@ -63,7 +63,7 @@ bool MmaRoundsTo(const Context& ctx, MatrixMath math, StorageType storage);
 
 // Float weights for products in `math` over operands stored in `storage`: a
 // copy rounded to `storage` (count values) where the tensor cores would
-// round them so as they load them (MmaRoundsTo), else null (use the floats).
+// round them as they load them (MmaRoundsTo), else null (use the floats).
 // The product is the same; the copy lets the cp.async pipeline stream the
 // weights, which it does only for operands stored in its own type.
 BufferPtr MmaRoundedWeights(Context& ctx, cl_mem weights, int count, MatrixMath math,

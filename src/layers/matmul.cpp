@@ -26,14 +26,14 @@
 // The operands and the top may be stored in 16 bits (mixed precision); a
 // learned operand and its gradient stay float, as InnerProduct's weights
 // do (a product rounds it to the activations' type where the tensor cores
-// would anyway, as InnerProduct does). A 16-bit gradient summed over broadcast axes is summed in float and
-// rounded once.
+// would anyway, as InnerProduct does). A 16-bit gradient summed over
+// broadcast axes is summed in float and rounded once.
 #include <numeric>
 #include <string>
 
 #include "core/layer_math.hpp"
-#include "core/pointwise_kernel.hpp"
 #include "core/matrix_engine.hpp"
+#include "core/pointwise_kernel.hpp"
 #include "core/storage_convert.hpp"
 #include "core/typed_product.hpp"
 #include "dlcaffe/filler.hpp"
