@@ -11,7 +11,8 @@
 # <build>/findings/<target>/ and makes the script fail; fix it, then commit the
 # input under tests/fuzz/corpus/<target>/ so ctest replays it forever. The
 # last line per target (executions, coverage) goes to <build>/fuzz_summary.txt.
-# FUZZ_JOBS=N runs N processes per target (libFuzzer -fork), for long runs.
+# FUZZ_JOBS=N runs N processes per target (libFuzzer -fork), for long runs;
+# FUZZ_PARALLEL=N runs N targets at once (default: cores / FUZZ_JOBS).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-60}"
@@ -43,12 +44,14 @@ export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:${LSAN_OPTION
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitizers/ubsan.supp:${UBSAN_OPTIONS:-}"
 summary="$build/fuzz_summary.txt"
 : > "$summary"
-failed=0
-for target in "${targets[@]}"; do
-  work="$build/corpus/$target"
-  findings="$build/findings/$target"
+
+# One target's run; its exit status says whether it found something.
+fuzz_target() {  # target
+  local target="$1"
+  local work="$build/corpus/$target"
+  local findings="$build/findings/$target"
   mkdir -p "$work" "$findings"
-  extra=()
+  local extra=()
   # ONNX's own node-test models (Debian's libonnx-testdata) as more seeds.
   if [ "$target" = onnx_import ] && [ -d /usr/share/libonnx-testdata/data/node ]; then
     mkdir -p "$build/onnx_node_models"
@@ -57,26 +60,43 @@ for target in "${targets[@]}"; do
     done
     extra=("$build/onnx_node_models")
   fi
-  log="$build/fuzz_$target.log"
-  mark="$build/fuzz_$target.start"  # findings newer than this are this run's
+  local log="$build/fuzz_$target.log"
+  local mark="$build/fuzz_$target.start"  # findings newer than this are this run's
   touch "$mark"
   echo "fuzz: $target for ${seconds}s (${jobs} job(s)); log $log"
-  fork=()
+  local fork=()
   if [ "$jobs" -gt 1 ]; then fork=(-fork="$jobs" -ignore_crashes=0); fi
-  set +e
+  local status=0
   (cd "$build" && "$build/fuzz/fuzz_$target" "${fork[@]}" -max_total_time="$seconds" \
      -timeout=20 -rss_limit_mb=4096 -malloc_limit_mb=2048 -max_len=65536 \
      -artifact_prefix="$findings/" -print_final_stats=1 \
-     "$work" "$root/tests/fuzz/corpus/$target" "${extra[@]}") > "$log" 2>&1
-  status=$?
-  set -e
-  stats="$(grep -E '^#[0-9]+' "$log" | tail -1)"
+     "$work" "$root/tests/fuzz/corpus/$target" "${extra[@]}") > "$log" 2>&1 || status=$?
+  local stats
+  stats="$(grep -E '^#[0-9]+' "$log" | tail -1 || true)"
   echo "$target ${seconds}s jobs=$jobs: $stats" | tee -a "$summary"
   # Slow units are reported, not failures (-report_slow_units).
   if [ $status -ne 0 ] || [ -n "$(find "$findings" -type f -newer "$mark" ! -name 'slow-unit-*')" ]; then
     echo "fuzz: $target found something (exit $status): $findings, $log" >&2
     grep -v 'NEW_FUNC' "$log" | tail -60 >&2
-    failed=1
+    return 1
   fi
+}
+
+# FUZZ_PARALLEL targets at once (default: one per core, each a single
+# process unless FUZZ_JOBS says more), so that CI's cores all fuzz.
+parallel="${FUZZ_PARALLEL:-$(( $(nproc) / jobs > 0 ? $(nproc) / jobs : 1 ))}"
+failed=0
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$parallel" ]; then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+  fuzz_target "$target" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || failed=1
+  running=$((running - 1))
 done
 exit $failed

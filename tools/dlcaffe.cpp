@@ -647,6 +647,10 @@ int DeviceQuery() {
     LOG(INFO) << "  Local memory: " << d.local_mem_bytes / 1024 << " KiB";
     LOG(INFO) << "  Max work-group size: " << d.max_work_group_size;
   }
+  // What a run without --device takes (or what --device / DLCAFFE_DEVICE
+  // names): scripts/test.sh quotes this line for each of its legs.
+  const std::string spec = FLAGS_device.empty() ? RunOptions::FromEnvironment().device : FLAGS_device;
+  LOG(INFO) << "Default device: " << ChooseDevice(spec).Describe();
   return 0;
 }
 

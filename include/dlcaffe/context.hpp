@@ -51,6 +51,11 @@ struct DeviceInfo {
 // Every device of every platform, in platform order.
 std::vector<DeviceInfo> ListDevices();
 
+// The device `spec` names ("ocl:P:D" or a flat index), or for an empty spec
+// the default: the first GPU, else the first device. Fails with the list of
+// devices when there is none such.
+DeviceInfo ChooseDevice(const std::string& spec);
+
 // A global or local work size of 1 to 3 dimensions.
 struct NDRange {
   NDRange() : dims(0), size{{1, 1, 1}} {}

@@ -115,8 +115,7 @@ std::unique_ptr<Context> Context::Create(const std::string& spec) {
   return Create(options);
 }
 
-std::unique_ptr<Context> Context::Create(const RunOptions& options) {
-  const std::string& spec = options.device;
+DeviceInfo ChooseDevice(const std::string& spec) {
   const std::vector<DeviceInfo> devices = ListDevices();
   if (devices.empty()) {
     cl_uint num_platforms = 0;
@@ -128,26 +127,28 @@ std::unique_ptr<Context> Context::Create(const RunOptions& options) {
   }
   if (spec.empty()) {
     for (const auto& d : devices)
-      if (d.is_gpu()) return std::make_unique<Context>(d, options);
-    return std::make_unique<Context>(devices[0], options);
+      if (d.is_gpu()) return d;
+    return devices[0];
   }
   if (spec.rfind("ocl:", 0) == 0) {
     int p = -1, d = -1;
     char extra = 0;
     if (std::sscanf(spec.c_str() + 4, "%d:%d%c", &p, &d, &extra) == 2) {
       for (const auto& info : devices)
-        if (info.platform_index == p && info.device_index == d)
-          return std::make_unique<Context>(info, options);
+        if (info.platform_index == p && info.device_index == d) return info;
     }
   } else {
     char* end = nullptr;
     long index = std::strtol(spec.c_str(), &end, 10);
-    if (end && *end == '\0' && index >= 0 && index < (long)devices.size())
-      return std::make_unique<Context>(devices[index], options);
+    if (end && *end == '\0' && index >= 0 && index < (long)devices.size()) return devices[index];
   }
   DLC_FAIL("no OpenCL device '" << spec
                                 << "'; use ocl:P:D or a flat index. Devices:"
                                 << DeviceList(devices));
+}
+
+std::unique_ptr<Context> Context::Create(const RunOptions& options) {
+  return std::make_unique<Context>(ChooseDevice(options.device), options);
 }
 
 Context::Context(const DeviceInfo& info, const RunOptions& options)

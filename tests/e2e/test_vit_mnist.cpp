@@ -5,11 +5,13 @@
 // weights; convert_onnx --training turns it into a prototxt and a
 // .caffemodel; the test splices Caffe's LeNet data layers, a softmax loss
 // and an accuracy layer around it, and `dlcaffe train` runs Adam (learning
-// rate 1e-3 decaying linearly to 0) for kIterations of batch 64 (about 4
-// epochs). It must reach 97% on the 10,000 test images, and
-// the class token and the position embedding — parameters that enter
-// through Expand/Concat/Add rather than a layer's own weights — must have
-// changed in the final snapshot.
+// rate 1e-3 decaying linearly to 0) for Iterations() of batch 64. At
+// nightly depth (util/test_depth.hpp) that is 4000, about 4 epochs, and it
+// must reach 97% on the 10,000 test images; CI runs the short form, whose
+// bound a broken gradient still fails. Either way the class token and the
+// position embedding — parameters that enter through Expand/Concat/Add
+// rather than a layer's own weights — must have changed in the final
+// snapshot.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -20,12 +22,18 @@
 #include "dlcaffe/onnx_import.hpp"
 #include "util/run_script.hpp"
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
 namespace {
 
-constexpr int kIterations = 4000;
+// CI's short form: 600 iterations reached 0.9206 here (the class token
+// changed by 0.44, the position embedding by 2.1); a net whose gradient
+// is broken stays near chance.
+constexpr int kCiIterations = 600;
+constexpr float kCiAccuracy = 0.90f;
+int Iterations() { return ByDepth(kCiIterations, 4000); }
 
 // The blob the imported net keeps initializer `name` in, from a .caffemodel.
 std::vector<float> InitializerValues(const caffe::NetParameter& weights,
@@ -102,9 +110,9 @@ TEST(VitMNIST, ExportedVisionTransformerTrainsToNinetySevenPercentWithDlcaffeTra
   solver.set_momentum2(0.999f);
   solver.set_lr_policy("poly");  // linear decay to 0: the last points of accuracy
   solver.set_power(1.f);
-  solver.set_max_iter(kIterations);
+  solver.set_max_iter(Iterations());
   solver.add_test_iter(156);  // 156 x 64 = 9,984 of the 10,000 test images
-  solver.set_test_interval(kIterations);
+  solver.set_test_interval(Iterations());
   solver.set_test_initialization(false);
   solver.set_display(100);
   solver.set_snapshot_prefix(dir + "/vit");
@@ -118,15 +126,15 @@ TEST(VitMNIST, ExportedVisionTransformerTrainsToNinetySevenPercentWithDlcaffeTra
   const size_t at = trained.output.rfind(marker);
   ASSERT_NE(at, std::string::npos) << trained.output;
   const float accuracy = std::stof(trained.output.substr(at + marker.size()));
-  std::cout << "ViT MNIST test accuracy after " << kIterations << " iterations: " << accuracy
+  std::cout << "ViT MNIST test accuracy after " << Iterations() << " iterations: " << accuracy
             << std::endl;
-  EXPECT_GE(accuracy, 0.97f);
+  EXPECT_GE(accuracy, ByDepth(kCiAccuracy, 0.97f));
   EXPECT_LE(accuracy, 1.0f);
 
   // The class token and the position embedding were trained.
   caffe::NetParameter before, after;
   ReadProtoFromBinaryFile(dir + "/vit.caffemodel", &before);
-  ReadProtoFromBinaryFile(dir + "/vit_iter_" + std::to_string(kIterations) + ".caffemodel", &after);
+  ReadProtoFromBinaryFile(dir + "/vit_iter_" + std::to_string(Iterations()) + ".caffemodel", &after);
   for (const std::string name : {"class_token", "encoder.pos_embedding"}) {
     const OnnxParameterSource& source = model.parameters.at(name);
     const double change = RelativeChange(InitializerValues(before, source), InitializerValues(after, source));

@@ -2,7 +2,8 @@
 // (models/vit_mnist, written by its make_vit_mnist.py) learns the real
 // MNIST with `dlcaffe train` and the committed solver (AdamW, warm-up,
 // cosine decay; 3000 iterations of batch 64 on random 24 x 24 crops), to at
-// least 98% over the 10,000 test images. The trained snapshot then scores
+// least 98% over the 10,000 test images (nightly depth; CI runs the same
+// schedule compressed into fewer iterations, to a lower bound). The trained snapshot then scores
 // the same with `dlcaffe test`, and the deploy net classifies the raw test
 // digits (the IDX files get_mnist.sh unpacks, centre-cropped here as the
 // test phase's Data layer does) through the C++ API.
@@ -18,6 +19,7 @@
 #include "dlcaffe/solver.hpp"
 #include "util/run_script.hpp"
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -25,6 +27,12 @@ namespace {
 
 const char kModel[] = "models/vit_mnist";
 constexpr int kDeployImages = 1000;
+// CI's short form: the schedule in 1000 iterations reached 0.9584 here (945
+// of the deploy net's 1000 digits); 500 reached 0.886. A broken gradient
+// stays far below.
+constexpr int kCiIterations = 1000;
+constexpr float kCiAccuracy = 0.94f;
+constexpr float kCiDeployAccuracy = 0.93f;
 
 // The last match of `pattern` (one number captured) in `log`; -1: none.
 double LastNumber(const std::string& log, const std::string& pattern) {
@@ -64,11 +72,15 @@ TEST(VitMNISTPrototxt, TrainsToNinetyEightPercentAndTheDeployNetClassifies) {
     solver_text.replace(at, dir.size() + 10, model);
   EXPECT_EQ(solver_text, ReadFileBytes(model + "/solver.prototxt"));
 
-  // The committed solver, its snapshots into the temporary folder.
+  // The committed solver, its snapshots into the temporary folder; in CI's
+  // short form (util/test_depth.hpp) its schedule compressed into fewer
+  // iterations.
   caffe::SolverParameter solver = ReadSolverParams(model + "/solver.prototxt");
-  const int iterations = solver.max_iter();
-  ASSERT_GT(iterations, 0);
-  ASSERT_EQ(solver.test_interval(), iterations);  // one test, at the end
+  ASSERT_GT(solver.max_iter(), 0);
+  ASSERT_EQ(solver.test_interval(), solver.max_iter());  // one test, at the end
+  const int iterations = ByDepth(kCiIterations, solver.max_iter());
+  solver.set_max_iter(iterations);
+  solver.set_test_interval(iterations);
   solver.set_snapshot_prefix(dir + "/vit_mnist");
   WriteProtoToTextFile(solver, dir + "/solver.prototxt");
 
@@ -79,7 +91,7 @@ TEST(VitMNISTPrototxt, TrainsToNinetyEightPercentAndTheDeployNetClassifies) {
   ASSERT_GE(accuracy, 0) << trained.output;
   std::cout << "vit_mnist test accuracy after " << iterations << " iterations: " << accuracy
             << std::endl;
-  EXPECT_GE(accuracy, 0.98) << trained.output;
+  EXPECT_GE(accuracy, ByDepth(kCiAccuracy, 0.98f)) << trained.output;
   EXPECT_LE(accuracy, 1.0);
 
   // The snapshot scores the same over the test set with `dlcaffe test`.
@@ -127,7 +139,7 @@ TEST(VitMNISTPrototxt, TrainsToNinetyEightPercentAndTheDeployNetClassifies) {
   const double deploy_accuracy = double(correct) / kDeployImages;
   std::cout << "vit_mnist deploy net: " << correct << " of the first " << kDeployImages
             << " test digits right" << std::endl;
-  EXPECT_GE(deploy_accuracy, 0.97);
+  EXPECT_GE(deploy_accuracy, ByDepth(kCiDeployAccuracy, 0.97f));
 }
 
 }  // namespace test
