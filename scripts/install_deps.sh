@@ -2,7 +2,10 @@
 # Installs what dlcaffe needs from Debian 12 packages, and nothing when all of
 # it is present already. Runs apt-get as root (directly, or through sudo).
 # Then fetches ONNX's node tests from the onnx wheel on PyPI (once, into the
-# user's cache; scripts/onnx_node_tests.sh), which test_onnx_node_tests runs.
+# user's cache; scripts/onnx_node_tests.sh), which test_onnx_node_tests runs,
+# and Intel's OpenCL CPU runtime from PyPI into the build's folder
+# (scripts/install_intel_opencl.sh): scripts/test.sh's second OpenCL
+# implementation.
 set -euo pipefail
 
 packages=(
@@ -45,3 +48,4 @@ else
 fi
 
 bash "$(dirname "${BASH_SOURCE[0]}")/onnx_node_tests.sh" --fetch
+bash "$(dirname "${BASH_SOURCE[0]}")/install_intel_opencl.sh"

@@ -10,6 +10,14 @@
 // 0 or 1; DATA_TYPE, how x, y, dy and dx are stored (common.cl; gamma, beta,
 // the statistics and the sums are float). Absent buffers are bound to any
 // valid buffer and never read.
+//
+// No contraction into fma: whether a compiler fuses a * b + c depends on the
+// code around it, which differs between the storage types' variants (a
+// 16-bit load is a conversion more). Intel's CPU compiler fused them
+// differently, and a 16-bit layer's float parameter gradients then differed
+// from the float32 layer's in the last bit; without contraction they are the
+// same on every compiler (test_layer_norm_storage, test_rms_norm_storage).
+#pragma OPENCL FP_CONTRACT OFF
 
 #define LN_GROUP 64
 

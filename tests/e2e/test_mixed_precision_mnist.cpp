@@ -17,10 +17,18 @@
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/solver.hpp"
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
 namespace {
+
+// CI's short form (util/test_depth.hpp): 800 iterations reached float32
+// 0.9421, float16 0.9405, bfloat16 0.9406 here (seed 1701); the 16-bit runs
+// must stay within the nightly bound of it.
+constexpr int kCiIterations = 800;
+constexpr float kCiFloatAccuracy = 0.93f;
+int Iterations() { return ByDepth(kCiIterations, 2000); }
 
 std::string MlpNet(const std::string& types) {
   return "name: 'mlp' " + types + R"(
@@ -42,13 +50,13 @@ std::string MlpNet(const std::string& types) {
     layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip2' bottom: 'label' top: 'loss' })";
 }
 
-// Trains 2000 iterations of 64 images and returns the accuracy over the
+// Trains Iterations() of 64 images and returns the accuracy over the
 // 10,000 test images.
 float TrainedAccuracy(const std::string& types, StorageType expected_storage) {
   caffe::SolverParameter param;
   ReadProtoFromTextString(MlpNet(types), "<mlp>", param.mutable_net_param());
   param.add_test_iter(100);
-  param.set_test_interval(2000);
+  param.set_test_interval(Iterations());
   param.set_test_initialization(false);
   param.set_base_lr(0.05f);
   param.set_momentum(0.9f);
@@ -56,7 +64,7 @@ float TrainedAccuracy(const std::string& types, StorageType expected_storage) {
   param.set_lr_policy("inv");
   param.set_gamma(0.0001f);
   param.set_power(0.75f);
-  param.set_max_iter(2000);
+  param.set_max_iter(Iterations());
   param.set_display(0);
   param.set_snapshot_after_train(false);
   param.set_random_seed(1701);
@@ -80,9 +88,9 @@ TEST(MixedPrecisionMNIST, SixteenBitStorageLearnsAsWellAsFloat) {
       "global_grad_scale_adaptive: true grad_scale_growth_interval: 50",
       StorageType::kFloat16);
   const float bf16 = TrainedAccuracy("default_forward_type: BFLOAT16", StorageType::kBFloat16);
-  std::cout << "MLP MNIST test accuracy after 2000 iterations: float32 " << full << ", float16 "
+  std::cout << "MLP MNIST test accuracy after " << Iterations() << " iterations: float32 " << full << ", float16 "
             << half << ", bfloat16 " << bf16 << std::endl;
-  EXPECT_GE(full, 0.96f);
+  EXPECT_GE(full, ByDepth(kCiFloatAccuracy, 0.96f));
   // Measured here over seeds 1-6 and 1701: float32 reaches 0.9672-0.9704
   // (a spread of 0.0032), and each 16-bit run lands within 0.0021 of the
   // float32 run of its seed. Half a point (50 of the 10,000 images) is

@@ -14,10 +14,16 @@
 #include "dlcaffe/solver.hpp"
 #include "util/run_script.hpp"
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
 namespace {
+
+// CI's short form (util/test_depth.hpp): 500 iterations reached 0.9737 here,
+// over the same bound as the nightly 1000.
+constexpr int kCiIterations = 500;
+constexpr float kCiAccuracy = 0.97f;
 
 const char kExport[] = R"(
 import inspect, sys, torch
@@ -84,23 +90,26 @@ TEST(OnnxMNIST, ImportedPyTorchNetTrainsToNinetySevenPercent) {
   param.set_momentum(0.9f);
   param.set_weight_decay(0.0005f);
   param.set_lr_policy("fixed");
-  param.set_max_iter(1000);
+  // 1000 iterations at nightly depth, 500 in CI.
+  const int iterations = ByDepth(kCiIterations, 1000);
+  param.set_max_iter(iterations);
   param.add_test_iter(156);  // 156 x 64 = 9,984 of the 10,000 test images
-  param.set_test_interval(1000);
+  param.set_test_interval(iterations);
   param.set_test_initialization(false);
   param.set_display(100);
   param.set_snapshot_after_train(false);
   param.set_random_seed(1701);
   auto solver = SolverRegistry::Create(param, TestContext());
   solver->Solve();
-  ASSERT_EQ(solver->iter(), 1000);
+  ASSERT_EQ(solver->iter(), iterations);
   const Net& test_net = *solver->test_nets()[0];
   const std::vector<float>& scores = solver->last_test_scores(0);
   float acc = -1;
   for (size_t i = 0; i < test_net.output_blob_indices().size(); ++i)
     if (test_net.blob_names()[test_net.output_blob_indices()[i]] == "accuracy") acc = scores.at(i);
-  std::cout << "Imported LeNet+BN MNIST test accuracy after 1000 iterations: " << acc << std::endl;
-  EXPECT_GE(acc, 0.97f);
+  std::cout << "Imported LeNet+BN MNIST test accuracy after " << iterations
+            << " iterations: " << acc << std::endl;
+  EXPECT_GE(acc, ByDepth(kCiAccuracy, 0.97f));
   EXPECT_LE(acc, 1.0f);
 }
 
