@@ -16,12 +16,19 @@
 // Elsewhere (PoCL, CI) the product runs the float kernel: the result is
 // float32 math's bit for bit, and a device without the instruction must
 // say so (MmaFormFor gives none).
+//
+// Each case, configuration, storage type and form is a program build of its
+// own (about a second on PoCL; clang's for the PTX). CI runs a sample of the
+// sweeps below that meets every value of each axis (each configuration and
+// each storage type both values of each transpose); DLCAFFE_NIGHTLY=1 runs
+// them all (util/test_depth.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <cstring>
 #include <random>
@@ -37,6 +44,7 @@
 #include "dlcaffe/program_cache.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -278,6 +286,8 @@ std::vector<Case> Cases() {
 
 // Every GPU-shaped configuration (the dispatcher's and the tuner's) on the
 // first case in each math; the other cases on the rule's shapes and split-K.
+// (Whole in CI too: without the engine the three maths are one float
+// program per configuration, and each configuration is needed anyway.)
 TEST(GemmMma, EveryGpuConfigurationInEveryMath) {
   const std::vector<Case> cases = Cases();
   for (const GemmConfig& config : GemmConfigFamily()) {
@@ -286,18 +296,34 @@ TEST(GemmMma, EveryGpuConfigurationInEveryMath) {
   }
 }
 
+// In CI each case runs under every other configuration: the 128 x 128 ones
+// (plain and split-K) take the layouts NN and TT, the tall case and the
+// grouped operands, the narrow tile the layouts TN and NT, the batch and the
+// windows; so each configuration meets both values of each transpose.
 TEST(GemmMma, LayoutsEpiloguesBatchesWindowsAndSplitK) {
   GemmConfig sliced = GpuShapedGemmConfig();
   sliced.k_slices = 3;
-  for (const Case& c : Cases())
-    for (const GemmConfig& config : {GpuShapedGemmConfig(), GpuNarrowGemmConfig(), sliced})
+  const std::vector<Case> cases = Cases();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    // (The four layouts come first, A's transpose the low bit of i: adding
+    // B's makes the index even for NN and TT.)
+    const int rotation = static_cast<int>(i) + (c.g.trans_b == Transpose::kYes ? 1 : 0);
+    int k = 0;
+    for (const GemmConfig& config : {GpuShapedGemmConfig(), GpuNarrowGemmConfig(), sliced}) {
+      if (!InSample(rotation + k++, 2)) continue;
       for (MatrixMath math : kMaths) Check(c, math, config, F::kFloat32);
+    }
+  }
 }
 
 // 16-bit storage, as a FLOAT16 or BFLOAT16 net stores its blobs: in every
 // case (guarded fetches), and in whole interior tiles of every layout
 // (4-element vector fetches); where the math is the storage type, the
-// stored bits go to the tensor cores as they are.
+// stored bits go to the tensor cores as they are. In CI each case runs in
+// one storage type, alternating, the vector-fetch cases one step out of
+// phase, so that each type meets both values of each transpose in guarded
+// and in vector fetches.
 TEST(GemmMma, SixteenBitStorage) {
   std::vector<Case> cases = Cases();
   Case interior;
@@ -312,10 +338,15 @@ TEST(GemmMma, SixteenBitStorage) {
     ASSERT_TRUE(vectors.a && vectors.b) << c.what << " no longer reaches the vector fetches";
     cases.push_back(c);
   }
-  for (const Case& c : cases)
-    for (StorageType storage : {F::kFloat16, F::kBFloat16})
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const int rotation = static_cast<int>(i + i / 8);  // the 8 of Cases(), then the interior
+    int s = 0;
+    for (StorageType storage : {F::kFloat16, F::kBFloat16}) {
+      if (!InSample(rotation + s++, 2)) continue;
       for (MatrixMath math : {MatrixMath::kFloat16, MatrixMath::kBFloat16})
-        Check(c, math, GpuShapedGemmConfig(), storage);
+        Check(cases[i], math, GpuShapedGemmConfig(), storage);
+    }
+  }
 }
 
 // The cp.async pipeline (gemm.cl, MMA_STAGES): operands stored in the
@@ -326,7 +357,10 @@ TEST(GemmMma, SixteenBitStorage) {
 // image-grouped B and C. Where the engine runs, the case must reach the
 // pipeline with as many stages as the device's __local memory holds (tf32
 // tiles 32 deep hold too few: those run the register-staged kernel);
-// elsewhere none does.
+// elsewhere none does. In CI each run is checked in every other (storage,
+// math) pair, the narrow tile's layouts one step out of phase with the full
+// tiles', so that each pair meets both values of each transpose; the stage
+// counts are asserted for every pair.
 TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
   Context& ctx = TestContext();
   Case edges;  // 2 x 3 tiles of 128 x 128, the last ones partial; 6 k tiles of 32
@@ -363,10 +397,15 @@ TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
   runs.push_back({OverImages(16, 32, 24, 3, "pipelined, grouped B and C"),
                   {GpuNarrowGemmConfig(), GpuShapedGemmConfig(), four_stages}});
 
-  for (const auto& [c, configs] : runs)
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const auto& [c, configs] = runs[r];
+    // (4 full-tile layouts, 4 narrow ones, the batch, the grouped operands.)
+    const int rotation = static_cast<int>(r + r / 4);
+    int pair = 0;
     for (const auto& [storage, math] : {std::pair{F::kFloat16, MatrixMath::kFloat16},
                                         std::pair{F::kBFloat16, MatrixMath::kBFloat16},
                                         std::pair{F::kFloat32, MatrixMath::kTF32}}) {
+      const bool checked = InSample(rotation + pair++, 2);
       const bool engine = MmaFormFor(ctx, math) != MmaForm::kNone;
       for (const GemmConfig& config : configs) {
         GemmArgs typed = c.g;
@@ -390,9 +429,10 @@ TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
         }
         // Without the engine every configuration runs the float kernel,
         // which the tests above cover: one is enough there.
-        if (engine || &config == &configs.front()) Check(c, math, config, storage);
+        if (checked && (engine || &config == &configs.front())) Check(c, math, config, storage);
       }
     }
+  }
 }
 
 // What keeps a product off the pipeline: float or mismatched operands, a
@@ -502,7 +542,8 @@ TEST(GemmMma, FormsFollowTheDevice) {
 // instruction as many times as a tile's k step needs. (Float and bfloat16
 // operands only: clang's header declares vload_half for this target only
 // with address-space features it does not enable; the half loads are the
-// float kernel's, which PoCL builds.)
+// float kernel's, which PoCL builds.) In CI each shape compiles in every
+// other form, rotating, so that each form meets several shapes.
 TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
   std::string clang;
   for (const char* name : {"clang", "clang-14", "clang-15", "clang-16"})
@@ -560,9 +601,12 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
       {"-DMR=2 -DNR=4 -DVW=4 -DWG_M=8 -DWG_N=32 -DTK=16 -DWARPS_M=1 -DTRANS_A=0 -DTRANS_B=0 "
        "-DMMA_STAGES=3 -DGROUP_B=1 -DGROUP_C=1", 2},
   };
-  for (const Shape& shape : pipelined)
+  for (size_t s = 0; s < std::size(pipelined); ++s) {
+    const Shape& shape = pipelined[s];
+    int f = 0;
     for (const auto& [form, type] : {std::pair{2, std::string("2")},
                                      std::pair{3, std::string("0")}}) {
+      if (!InSample(static_cast<int>(s) + f++, 2)) continue;
       SCOPED_TRACE(std::string(shape.defines) + " -DMMA=" + std::to_string(form));
       const std::string ptx = dir + "/pipelined.ptx", log = dir + "/clang_pipelined.log";
       const std::string command =
@@ -588,8 +632,12 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
       EXPECT_GT(count("cp.async.wait_group"), 0u);
       EXPECT_GT(count("ldmatrix.sync.aligned.m8n8.x4"), 0u);
     }
-  for (const Shape& shape : shapes)
-    for (const auto& form : forms) {
+  }
+  for (size_t s = 0; s < std::size(shapes); ++s) {
+    const Shape& shape = shapes[s];
+    for (size_t f = 0; f < std::size(forms); ++f) {
+      if (!InSample(static_cast<int>(s + f), 2)) continue;
+      const auto& form = forms[f];
       SCOPED_TRACE(std::string(shape.defines) + " -DMMA=" + std::to_string(form.define));
       const std::string ptx = dir + "/gemm.ptx", log = dir + "/clang.log";
       const std::string command = clang +
@@ -613,6 +661,7 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
         ++count;
       EXPECT_EQ(count, size_t(shape.mma_per_k_step * form.k_steps));
     }
+  }
 }
 
 }  // namespace

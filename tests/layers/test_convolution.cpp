@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -10,6 +11,7 @@
 #include "util/layer_test_util.hpp"
 #include "util/convolution_paths.hpp"
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -73,8 +75,20 @@ std::vector<float> ReferenceConvolution(const ConvCase& c, const std::vector<flo
   return y;
 }
 
-// Every test runs on every convolution path (util/convolution_paths.hpp).
+// Under DLCAFFE_NIGHTLY=1 every test runs on every convolution path
+// (util/convolution_paths.hpp). The implicit GEMM's windows and the depthwise
+// kernels are compiled for each geometry, so CI runs each test on one kernel
+// shape: ConvolutionTest's on planes (the CPU shape, which CI's CPU devices
+// also take by default), ConvolutionGpuShapeTest's on the GPU shape's two
+// paths, "elements" and "elements_im2col".
 class ConvolutionTest : public ConvolutionPathTest {};
+
+// What the GPU shape does its own way: its implicit GEMM ("elements") reads
+// windows of the bottom in place of im2col's columns, for the forward and
+// weight gradient (here up to the padded input's edges) and for a stride-1
+// data gradient; and on both of its paths a 1x1 kernel's GEMMs read and
+// write the blobs in place.
+class ConvolutionGpuShapeTest : public ConvolutionPathTest {};
 
 void CheckForward(const ConvCase& c) {
   SCOPED_TRACE(c.Prototxt() + " on " + std::to_string(c.num) + "x" +
@@ -112,7 +126,7 @@ TEST_P(ConvolutionTest, ForwardPlain) {
   CheckForward(Case(1, 1, 28, 28, 20, 5));  // LeNet conv1 on one image
 }
 
-TEST_P(ConvolutionTest, ForwardPadStrideRectangular) {
+TEST_P(ConvolutionGpuShapeTest, ForwardPadStrideRectangular) {
   ConvCase c = Case(3, 4, 13, 13, 6, 3);
   c.kernel_w = 5;
   c.stride_h = 2;
@@ -206,7 +220,7 @@ TEST_P(ConvolutionTest, GradientGroupsDilationRectangular) {
 // convolved with the flipped filters (an implicit GEMM), here with groups,
 // dilation, a rectangular kernel and both pads; a pad past the dilated
 // kernel's reach keeps col2im.
-TEST_P(ConvolutionTest, GradientStrideOneGroupsDilation) {
+TEST_P(ConvolutionGpuShapeTest, GradientStrideOneGroupsDilation) {
   ConvCase c = Case(2, 4, 7, 6, 6, 3);
   c.kernel_w = 2;
   c.group = 2;
@@ -221,7 +235,7 @@ TEST_P(ConvolutionTest, GradientStrideOneGroupsDilation) {
 // A 1x1 unpadded stride-1 kernel: on the GPU shape ("elements") the GEMMs
 // read and write the blobs in place, with no im2col; grouped, over several
 // images, and in chunks.
-TEST_P(ConvolutionTest, PointwiseForwardAndGradient) {
+TEST_P(ConvolutionGpuShapeTest, PointwiseForwardAndGradient) {
   ConvCase c = Case(3, 6, 5, 7, 4, 1);
   c.group = 2;
   CheckForward(c);
@@ -592,8 +606,22 @@ TEST(ConvolutionNd, ChannelAxisTwo) {
   CheckGradient(*layer, {&bottom}, {&top}, {}, options);
 }
 
-DLC_INSTANTIATE_CONVOLUTION_PATHS(ConvolutionTest);
+// The paths of DLC_INSTANTIATE_CONVOLUTION_PATHS, in its order, that a suite
+// runs on: all of them under DLCAFFE_NIGHTLY=1, else those CI samples.
+std::vector<const char*> SampledPaths(const std::vector<std::string>& ci) {
+  std::vector<const char*> paths;
+  for (const char* path : {"planes", "elements", "elements_im2col"})
+    if (NightlyDepth() || std::find(ci.begin(), ci.end(), path) != ci.end()) paths.push_back(path);
+  return paths;
+}
 
+std::string PathName(const ::testing::TestParamInfo<const char*>& info) { return info.param; }
+
+INSTANTIATE_TEST_SUITE_P(KernelShapes, ConvolutionTest,
+                         ::testing::ValuesIn(SampledPaths({"planes"})), PathName);
+INSTANTIATE_TEST_SUITE_P(KernelShapes, ConvolutionGpuShapeTest,
+                         ::testing::ValuesIn(SampledPaths({"elements", "elements_im2col"})),
+                         PathName);
 
 }  // namespace
 }  // namespace test

@@ -11,7 +11,9 @@
 // gradient), on in both. Deconvolution runs the same
 // kernels the other way round, its bias added to each sum before the top is
 // stored (by col2im, or by the GEMM of a 1x1 kernel writing the top in
-// place): the same holds for it on the same paths.
+// place): the same holds for it on the same paths. Every case in both types
+// on every path under DLCAFFE_NIGHTLY=1; CI runs each path in one of the
+// types (Shape::ci_type).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -23,6 +25,7 @@
 #include "util/storage_layer_run.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -84,6 +87,8 @@ struct Shape {
   const char* kernel_shape;
   const char* implicit_gemm;
   const char* column_floats;  // "" leaves the default
+  StorageType ci_type;        // the 16-bit type CI checks here (nightly: both)
+  bool Checks(StorageType type) const { return NightlyDepth() || type == ci_type; }
 };
 
 class ConvolutionStorage : public ::testing::TestWithParam<Shape> {
@@ -102,6 +107,7 @@ class ConvolutionStorage : public ::testing::TestWithParam<Shape> {
 
 TEST_P(ConvolutionStorage, SixteenBitLayerRoundsTheFloatLayer) {
   for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    if (!GetParam().Checks(type)) continue;
     for (const Case& c : kCases) {
       SCOPED_TRACE(std::string(StorageTypeName(type)) + " " + c.name);
       const std::string param = std::string("name: 'conv' type: 'Convolution' ") +
@@ -185,6 +191,7 @@ const Case kDeconvolutionCases[] = {
 
 TEST_P(ConvolutionStorage, SixteenBitDeconvolutionRoundsTheFloatLayer) {
   for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+    if (!GetParam().Checks(type)) continue;
     for (const Case& c : kDeconvolutionCases) {
       SCOPED_TRACE(std::string(StorageTypeName(type)) + " " + c.name);
       const std::string param = std::string("name: 'deconv' type: 'Deconvolution' ") +
@@ -203,9 +210,18 @@ TEST_P(ConvolutionStorage, SixteenBitDeconvolutionRoundsTheFloatLayer) {
   }
 }
 
+// Each 16-bit type compiles its own copy of a shape's kernels. CI checks
+// every case on every path, but each path in one type: the CPU shape's two
+// paths in BFLOAT16, the GPU shape's three in FLOAT16. So each shape compiles
+// its typed kernels once, and every case still meets both types (and the
+// Winograd test above runs the device's own shape, the CPU shape on CI's
+// CPU devices, in both). DLCAFFE_NIGHTLY=1 checks both types on every path.
 INSTANTIATE_TEST_SUITE_P(Paths, ConvolutionStorage,
-                         ::testing::Values(Shape{"cpu", "auto", ""}, Shape{"gpu", "auto", ""},
-                                           Shape{"gpu", "off", ""}, Shape{"gpu", "off", "400"}, Shape{"cpu", "auto", "400"}),
+                         ::testing::Values(Shape{"cpu", "auto", "", StorageType::kBFloat16},
+                                           Shape{"gpu", "auto", "", StorageType::kFloat16},
+                                           Shape{"gpu", "off", "", StorageType::kFloat16},
+                                           Shape{"gpu", "off", "400", StorageType::kFloat16},
+                                           Shape{"cpu", "auto", "400", StorageType::kBFloat16}),
                          [](const ::testing::TestParamInfo<Shape>& info) {
                            return std::string(info.param.kernel_shape) + "_implicit_" +
                                   info.param.implicit_gemm +

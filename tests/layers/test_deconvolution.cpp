@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -10,6 +11,7 @@
 #include "util/layer_test_util.hpp"
 #include "util/convolution_paths.hpp"
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -71,8 +73,20 @@ std::vector<float> ReferenceDeconvolution(const DeconvCase& c, const std::vector
   return out;
 }
 
-// Every test runs on every convolution path (util/convolution_paths.hpp).
+// Under DLCAFFE_NIGHTLY=1 every test runs on every convolution path
+// (util/convolution_paths.hpp). The implicit GEMM's windows are compiled for
+// each geometry, so CI runs each test on one kernel shape: DeconvolutionTest's
+// on planes (the CPU shape, which CI's CPU devices also take by default),
+// DeconvolutionGpuShapeTest's on the GPU shape's two paths, "elements" and
+// "elements_im2col".
 class DeconvolutionTest : public ConvolutionPathTest {};
+
+// What the GPU shape does its own way: col2im gathers per pixel (here with
+// strides past the kernel, whose gaps get only the bias), its implicit GEMM
+// ("elements") reads windows of the top's gradient for the data gradient (a
+// convolution) in place of im2col's columns, and a 1x1 kernel's GEMMs use
+// the blobs in place.
+class DeconvolutionGpuShapeTest : public ConvolutionPathTest {};
 
 DeconvCase Case(int num, int channels, int height, int width, int num_output, int kernel) {
   DeconvCase c{num, channels, height, width, num_output, kernel, kernel};
@@ -123,14 +137,14 @@ TEST_P(DeconvolutionTest, ForwardPlain) {
 }
 
 // 1x1 unpadded stride 1: on the GPU shape the GEMMs use the blobs in place.
-TEST_P(DeconvolutionTest, PointwiseForwardAndGradient) {
+TEST_P(DeconvolutionGpuShapeTest, PointwiseForwardAndGradient) {
   DeconvCase c = Case(3, 4, 5, 3, 6, 1);
   c.group = 2;
   CheckForward(c);
   CheckDeconvGradient(c);
 }
 
-TEST_P(DeconvolutionTest, ForwardStridePadRectangular) {
+TEST_P(DeconvolutionGpuShapeTest, ForwardStridePadRectangular) {
   DeconvCase c = Case(3, 4, 5, 6, 3, 4);  // FCN-style 2x upsampling
   c.stride_h = c.stride_w = 2;
   c.pad_h = c.pad_w = 1;
@@ -162,7 +176,7 @@ TEST_P(DeconvolutionTest, ForwardDilationGroups) {
   CheckForward(depthwise);
 }
 
-TEST_P(DeconvolutionTest, GradientStridePad) {
+TEST_P(DeconvolutionGpuShapeTest, GradientStridePad) {
   DeconvCase c = Case(2, 3, 4, 3, 2, 3);
   c.stride_h = 2;
   c.pad_h = c.pad_w = 1;
@@ -280,7 +294,22 @@ TEST_P(DeconvolutionTest, NoPropagateDown) {
   EXPECT_GT(weight_diff, 0.f);
 }
 
-DLC_INSTANTIATE_CONVOLUTION_PATHS(DeconvolutionTest);
+// The paths of DLC_INSTANTIATE_CONVOLUTION_PATHS, in its order, that a suite
+// runs on: all of them under DLCAFFE_NIGHTLY=1, else those CI samples.
+std::vector<const char*> SampledPaths(const std::vector<std::string>& ci) {
+  std::vector<const char*> paths;
+  for (const char* path : {"planes", "elements", "elements_im2col"})
+    if (NightlyDepth() || std::find(ci.begin(), ci.end(), path) != ci.end()) paths.push_back(path);
+  return paths;
+}
+
+std::string PathName(const ::testing::TestParamInfo<const char*>& info) { return info.param; }
+
+INSTANTIATE_TEST_SUITE_P(KernelShapes, DeconvolutionTest,
+                         ::testing::ValuesIn(SampledPaths({"planes"})), PathName);
+INSTANTIATE_TEST_SUITE_P(KernelShapes, DeconvolutionGpuShapeTest,
+                         ::testing::ValuesIn(SampledPaths({"elements", "elements_im2col"})),
+                         PathName);
 
 // N spatial axes: geometry per axis, reference by scattering.
 struct NdCase {

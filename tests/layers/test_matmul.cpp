@@ -9,6 +9,7 @@
 #include "util/storage_layer_run.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -85,6 +86,32 @@ std::string Describe(const Case& c) {
 
 // gtest names a failing case by this.
 void PrintTo(const Case& c, std::ostream* os) { *os << Describe(c); }
+
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = {
+      Case{{3, 13}, {13, 5}},
+      // x @ W: the batch folds into the rows of one product.
+      Case{{2, 3, 4, 5}, {5, 7}}, Case{{2, 3, 4, 5}, {7, 5}, false, true},
+      // Both batched alike: one batched product.
+      Case{{3, 4, 5}, {3, 5, 2}},
+      // a broadcast over b's batch (stride 0 for a).
+      Case{{4, 5}, {3, 5, 6}},
+      // Mixed broadcasting: a leading axis looped over, the rest batched.
+      Case{{3, 1, 4, 5}, {2, 5, 6}}, Case{{1, 2, 1, 3}, {4, 1, 3, 2}},
+      // 1-D operands (numpy promotion; the added axis is removed).
+      Case{{5}, {3, 5, 7}}, Case{{2, 3, 5}, {5}}, Case{{13}, {13}}, Case{{1, 13}, {13, 1}},
+      // Transposes of the last two axes.
+      Case{{2, 5, 3}, {2, 7, 5}, true, true}, Case{{5, 3}, {2, 5, 4}, true, false},
+      Case{{2, 2, 3, 5}, {1, 5}, false, true}, Case{{2, 5, 3}, {5, 4}, true, false}};
+  return cases;
+}
+
+// Where `c` stands in Cases().
+int IndexOf(const Case& c) {
+  for (size_t i = 0; i < Cases().size(); ++i)
+    if (Describe(Cases()[i]) == Describe(c)) return static_cast<int>(i);
+  return 0;
+}
 
 void ExpectMatches(const Blob& top, const std::vector<int>& shape,
                    const std::vector<double>& expected, const std::string& what) {
@@ -183,10 +210,16 @@ MatMulPass RunInStorage(const Case& c, StorageType type, const std::vector<float
 // the GEMM widens them exactly, sums in float and rounds once, and a
 // gradient summed over broadcast axes is summed in float before its one
 // rounding, so every result is the float32 layer's, rounded, bit for bit
-// (on both kernel shapes).
+// (on both kernel shapes). Each shape and type is a set of GEMM programs
+// per layout: CI runs each case in both types in one shape, the cases
+// alternating between the shapes; DLCAFFE_NIGHTLY=1 runs every case in
+// both (util/test_depth.hpp).
 TEST_P(MatMulTest, SixteenBitLayerRoundsTheFloatLayer) {
   const Case& c = GetParam();
+  const int index = IndexOf(c);
+  int s = 0;
   for (const char* shape : {"cpu", "gpu"}) {
+    if (!InSample(index, 2, s++)) continue;
     SetTestOption("kernel_shape", shape);
     for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
       SCOPED_TRACE(Describe(c) + ", " + StorageTypeName(type) + ", " + shape + " shape");
@@ -212,31 +245,19 @@ TEST_P(MatMulTest, SixteenBitLayerRoundsTheFloatLayer) {
   ResetTestOption("kernel_shape");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, MatMulTest,
-    ::testing::Values(
-        Case{{3, 13}, {13, 5}},
-        // x @ W: the batch folds into the rows of one product.
-        Case{{2, 3, 4, 5}, {5, 7}}, Case{{2, 3, 4, 5}, {7, 5}, false, true},
-        // Both batched alike: one batched product.
-        Case{{3, 4, 5}, {3, 5, 2}},
-        // a broadcast over b's batch (stride 0 for a).
-        Case{{4, 5}, {3, 5, 6}},
-        // Mixed broadcasting: a leading axis looped over, the rest batched.
-        Case{{3, 1, 4, 5}, {2, 5, 6}}, Case{{1, 2, 1, 3}, {4, 1, 3, 2}},
-        // 1-D operands (numpy promotion; the added axis is removed).
-        Case{{5}, {3, 5, 7}}, Case{{2, 3, 5}, {5}}, Case{{13}, {13}}, Case{{1, 13}, {13, 1}},
-        // Transposes of the last two axes.
-        Case{{2, 5, 3}, {2, 7, 5}, true, true}, Case{{5, 3}, {2, 5, 4}, true, false},
-        Case{{2, 2, 3, 5}, {1, 5}, false, true}, Case{{2, 5, 3}, {5, 4}, true, false}));
+INSTANTIATE_TEST_SUITE_P(Shapes, MatMulTest, ::testing::ValuesIn(Cases()));
 
 // A 16-bit bottom and top with the learned operand, which stays float, as
 // either factor: top and bottom gradient are the float32 layer's rounded,
 // the operand's gradient (float sums of exactly widened values) its own,
-// bit for bit.
+// bit for bit. (CI: each order in one type, the next test the other type;
+// DLCAFFE_NIGHTLY=1 both.)
 TEST(MatMul, LearnedOperandWithSixteenBitActivations) {
+  int f = 0;
   for (const char* first : {"false", "true"}) {
+    int t = 0;
     for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+      if (!InSample(f + t++, 2, 0)) continue;
       SCOPED_TRACE(std::string("operand_first ") + first + ", " + StorageTypeName(type));
       // x [2, 3, 5] times W [5, 4], or W [4, 3] times x [2, 3, 5].
       const bool w_first = std::string(first) == "true";
@@ -257,6 +278,7 @@ TEST(MatMul, LearnedOperandWithSixteenBitActivations) {
       ASSERT_EQ(half.param_diffs.size(), 1u);
       EXPECT_EQ(half.param_diffs[0], full.param_diffs[0]);
     }
+    ++f;
   }
 }
 
@@ -267,9 +289,14 @@ TEST(MatMul, LearnedOperandWithSixteenBitActivations) {
 // kernels multiply it as it is. The top and the activation's gradient must
 // be the float32 layer's over the operand as the device multiplies it
 // (ExpectMultipliedAs), in both orders, batch folded into rows or not.
+// (CI: each order in the type the test above does not run it in;
+// DLCAFFE_NIGHTLY=1 both.)
 TEST(MatMul, LearnedOperandActsAsTheDeviceRoundsIt) {
+  int f = 0;
   for (const char* first : {"false", "true"}) {
+    int t = 0;
     for (StorageType type : {StorageType::kFloat16, StorageType::kBFloat16}) {
+      if (!InSample(f + t++, 2, 1)) continue;
       SCOPED_TRACE(std::string("operand_first ") + first + ", " + StorageTypeName(type));
       // x [3, 9, 16] times W [16, 24], or W [24, 9] times x [3, 9, 16].
       const bool w_first = std::string(first) == "true";
@@ -300,6 +327,7 @@ TEST(MatMul, LearnedOperandActsAsTheDeviceRoundsIt) {
       ExpectMultipliedAs("bottom diff", half.bottom_diff, as_multiplied.bottom_diff,
                          other.bottom_diff, type);
     }
+    ++f;
   }
 }
 

@@ -19,7 +19,6 @@ class ConvolutionPathTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     const std::string path = GetParam();
-    const bool im2col = path == "elements_im2col";
     SetTestOption("kernel_shape", path == "planes" ? "cpu" : "gpu");
     SetTestOption("implicit_gemm", path == "elements" ? "on" : "off");
   }
