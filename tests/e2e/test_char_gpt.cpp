@@ -19,6 +19,7 @@
 
 #include "util/run_script.hpp"
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -27,7 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const char kFortunes[] = "/usr/share/games/fortunes";
-constexpr int kIterations = 1500;  // about 30 s on 2 cores
+// 1500 iterations at nightly depth (util/test_depth.hpp), 1000 in CI.
+const int kIterations = ByDepth(1000, 1500);
 
 // Unicode code points of UTF-8 text (the files are valid UTF-8).
 std::vector<uint32_t> CodePoints(const std::string& text) {
@@ -100,7 +102,8 @@ TEST(CharGpt, LearnsEnglishTextWellUnderItsUnigramEntropyAndGeneratesWithTheCach
   const double bpc = LastTestOutput(r.output, "bpc");
   ASSERT_GT(bpc, 0) << r.output;
   // The bar: 70% of the unigram entropy (3.35 of 4.79 bits); after 400
-  // iterations the model is at 3.7 (bigram-like), after 1500 at about 2.9.
+  // iterations the model is at 3.7 (bigram-like), after 1500 at about 2.9;
+  // CI's 1000 passed the bar here.
   EXPECT_LT(bpc, 0.7 * unigram) << "held-out bits per character " << bpc << ", unigram entropy "
                                  << unigram << "\n" << r.output;
   const std::string weights =
