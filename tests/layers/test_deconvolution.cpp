@@ -294,17 +294,6 @@ TEST_P(DeconvolutionTest, NoPropagateDown) {
   EXPECT_GT(weight_diff, 0.f);
 }
 
-// The paths of DLC_INSTANTIATE_CONVOLUTION_PATHS, in its order, that a suite
-// runs on: all of them under DLCAFFE_NIGHTLY=1, else those CI samples.
-std::vector<const char*> SampledPaths(const std::vector<std::string>& ci) {
-  std::vector<const char*> paths;
-  for (const char* path : {"planes", "elements", "elements_im2col"})
-    if (NightlyDepth() || std::find(ci.begin(), ci.end(), path) != ci.end()) paths.push_back(path);
-  return paths;
-}
-
-std::string PathName(const ::testing::TestParamInfo<const char*>& info) { return info.param; }
-
 INSTANTIATE_TEST_SUITE_P(KernelShapes, DeconvolutionTest,
                          ::testing::ValuesIn(SampledPaths({"planes"})), PathName);
 INSTANTIATE_TEST_SUITE_P(KernelShapes, DeconvolutionGpuShapeTest,

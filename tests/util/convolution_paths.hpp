@@ -7,10 +7,13 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "util/test_context.hpp"
+#include "util/test_depth.hpp"
 
 namespace dlcaffe {
 namespace test {
@@ -34,6 +37,20 @@ class ConvolutionPathTest : public ::testing::TestWithParam<const char*> {
                            [](const ::testing::TestParamInfo<const char*>& info) {   \
                              return std::string(info.param);                         \
                            })
+
+// The paths of DLC_INSTANTIATE_CONVOLUTION_PATHS, in its order, that a suite
+// runs on: all of them under DLCAFFE_NIGHTLY=1, else those CI samples
+// (util/test_depth.hpp).
+inline std::vector<const char*> SampledPaths(const std::vector<std::string>& ci) {
+  std::vector<const char*> paths;
+  for (const char* path : {"planes", "elements", "elements_im2col"})
+    if (NightlyDepth() || std::find(ci.begin(), ci.end(), path) != ci.end()) paths.push_back(path);
+  return paths;
+}
+
+inline std::string PathName(const ::testing::TestParamInfo<const char*>& info) {
+  return info.param;
+}
 
 }  // namespace test
 }  // namespace dlcaffe
