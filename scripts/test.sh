@@ -90,10 +90,12 @@ echo
 echo "=== test.sh summary"
 printf '%s\n' "${phases[@]}"
 printf '%-28s %5d s (budget %d s)\n' "total" "$total" "$budget_s"
-echo "The ten slowest tests:"
-cat "$logs"/*.log 2>/dev/null |
-  sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.*[^0-9]*([0-9.]+) sec$/\2 \1/p' |
-  sort -rn | head -10 | awk '{printf "  %8.1f s  %s\n", $1, $2}'
+echo "The ten slowest tests (leg: default, intel):"
+for log in "$logs"/*.log; do
+  [ -f "$log" ] || continue
+  sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.*[^0-9]*([0-9.]+) sec$/\2 \1/p' "$log" |
+    sed "s/\$/ $(basename "$log" .log)/"
+done | sort -rn | head -10 | awk '{printf "  %8.1f s  %-36s %s\n", $1, $2, $3}'
 if [ "$total" -gt "$budget_s" ] && [ "${DLCAFFE_NIGHTLY:-0}" = 0 ]; then
   echo "!!! CI BUDGET EXCEEDED: this run took $total s, over the $budget_s s budget" \
        "(docs/reliability.md, 'CI time'). It still passes; make it fit before it reaches" \
