@@ -72,9 +72,9 @@ for net in $nets; do
   fi
   # A net that fails is reported (its error on stderr) and the others still run.
   fwd=$("$dlcaffe" bench --model="$deploy" --mode=forward \
-        --iterations="$iters" --warmup="$warmup" 2> >(grep 'error' >&2) | awk '/^bench/ {print $4}') || true
+        --iterations="$iters" --warmup="$warmup" 2> >(grep 'error' >&2) | awk '/^bench .* ms\/iter/ {print $4}') || true
   trn=$("$dlcaffe" bench --model="$train" --mode=train \
-        --iterations="$iters" --warmup="$warmup" 2> >(grep 'error' >&2) | awk '/^bench/ {print $4}') || true
+        --iterations="$iters" --warmup="$warmup" 2> >(grep 'error' >&2) | awk '/^bench .* ms\/iter/ {print $4}') || true
   [ -n "$fwd" ] && [ -n "$trn" ] || { echo "$net: failed" >&2; continue; }
   echo "$net $fwd $trn" | tee -a "$work/dlcaffe.txt"
 done

@@ -65,7 +65,12 @@ for name in a.nets.split(","):
     m.train()
     opt = torch.optim.Adam(m.parameters(), lr=1e-4)
     lossf = torch.nn.CrossEntropyLoss()
-    scaler = torch.amp.GradScaler(dev.type, enabled=a.amp == "float16")
+    # torch.amp.GradScaler is PyTorch 2.3's; Debian's 1.13 has the CUDA one
+    # (disabled, it passes the loss through on any device).
+    if hasattr(torch.amp, "GradScaler"):
+        scaler = torch.amp.GradScaler(dev.type, enabled=a.amp == "float16")
+    else:
+        scaler = torch.cuda.amp.GradScaler(enabled=a.amp == "float16")
 
     def step():
         opt.zero_grad()
