@@ -113,9 +113,9 @@ void CopyFloats(Context& ctx, int n, cl_mem x, size_t x_off, cl_mem y,
                 size_t y_off);
 // x[i] = value
 void SetFloats(Context& ctx, int n, float value, cl_mem x, size_t x_off);
-// Sets the first counts[k] floats of every buffers[k] to value, eight
-// buffers per launch (a launch costs microseconds on a GPU; a net has
-// hundreds of parameter blobs).
+// Sets the first counts[k] floats of every buffers[k] to value: small
+// buffers eight per launch (a launch costs microseconds on a GPU; a net has
+// hundreds of parameter blobs), large ones by a fill command each.
 void SetFloatsOfMany(Context& ctx, const std::vector<cl_mem>& buffers,
                      const std::vector<int>& counts, float value);
 // out[out_off] = scale * sum of x[x_off, x_off + n), computed on the device

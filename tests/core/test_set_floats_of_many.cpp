@@ -1,6 +1,7 @@
-// SetFloatsOfMany (include/dlcaffe/math.hpp): eight buffers per launch, each
-// set over its own count and left alone past it, for any number of buffers
-// (empty ones and a last launch of fewer than eight included).
+// SetFloatsOfMany (include/dlcaffe/math.hpp): small buffers eight per
+// launch, large ones by a fill command each, every one set over its own count
+// and left alone past it, for any number of buffers (empty ones, a last
+// launch of fewer than eight, and large ones between small ones included).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -15,13 +16,16 @@ namespace test {
 TEST(SetFloatsOfMany, SetsEachBufferOverItsCountOnly) {
   Context& ctx = TestContext();
   const float kUntouched = -7.f, kValue = 2.5f;
+  const int kLarge = (1 << 16) + 5;  // filled on its own (math.cpp)
   for (int buffers : {1, 8, 19}) {
     SCOPED_TRACE(buffers);
     std::vector<BufferPtr> storage;
     std::vector<cl_mem> mems;
     std::vector<int> counts;
     for (int b = 0; b < buffers; ++b) {
-      const int count = (b * 37 + 5) % 61 * (b % 5 == 3 ? 0 : 1);  // a few empty ones
+      // A few empty ones, and with more than one buffer every seventh large.
+      const int count = buffers > 1 && b % 7 == 1 ? kLarge + b
+                                                  : (b * 37 + 5) % 61 * (b % 5 == 3 ? 0 : 1);
       const int size = count + 3;
       storage.push_back(ctx.Allocate(size * sizeof(float)));
       const std::vector<float> fill(size, kUntouched);
