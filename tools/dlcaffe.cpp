@@ -32,8 +32,9 @@
 #include "storage_flag.hpp"
 
 DEFINE_string(device, "",
-              "OpenCL device: ocl:P:D, or a flat index from device_query; "
-              "default: the first GPU, else the first device. train: several, separated "
+              "OpenCL device: ocl:P:D, a flat index from device_query, or cpu (the fastest "
+              "CPU device); default: the first GPU, else the fastest CPU device by measurement. "
+              "train: several, separated "
               "by ',' (e.g. 0,1), train one replica each (data-parallel); under mpirun the "
               "default is the host's GPU of the process's local rank");
 DEFINE_string(options, "",
@@ -649,8 +650,11 @@ int DeviceQuery() {
   }
   // What a run without --device takes (or what --device / DLCAFFE_DEVICE
   // names): scripts/test.sh quotes this line for each of its legs.
-  const std::string spec = FLAGS_device.empty() ? RunOptions::FromEnvironment().device : FLAGS_device;
-  LOG(INFO) << "Default device: " << ChooseDevice(spec).Describe();
+  RunOptions options = RunOptions::FromEnvironment();
+  if (!FLAGS_device.empty()) options.device = FLAGS_device;
+  std::string why;
+  const DeviceInfo chosen = ChooseDevice(options, &why);
+  LOG(INFO) << "Default device: " << chosen.Describe() << ": " << why;
   return 0;
 }
 

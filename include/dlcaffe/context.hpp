@@ -51,10 +51,13 @@ struct DeviceInfo {
 // Every device of every platform, in platform order.
 std::vector<DeviceInfo> ListDevices();
 
-// The device `spec` names ("ocl:P:D" or a flat index), or for an empty spec
-// the default: the first GPU, else the first device. Fails with the list of
-// devices when there is none such.
-DeviceInfo ChooseDevice(const std::string& spec);
+// The device options.device names ("ocl:P:D", a flat index, or "cpu": the
+// CPU device a run without a GPU would take), or where it is empty the default: the first GPU; else the only CPU device; else the CPU
+// device a short measurement finds fastest (two OpenCL implementations of
+// one processor differ by machine), remembered in the tuning cache
+// (src/core/device_choice.hpp). Fails with the list of devices when there is
+// none such. `why`, if given, says how the device was chosen.
+DeviceInfo ChooseDevice(const RunOptions& options, std::string* why = nullptr);
 
 // A global or local work size of 1 to 3 dimensions.
 struct NDRange {

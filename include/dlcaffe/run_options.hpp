@@ -23,8 +23,9 @@ struct RunOptions {
   // A path a heuristic chooses, or forced on or off everywhere it applies.
   enum class Choice { kAuto, kOn, kOff };
 
-  // DLCAFFE_DEVICE: "" (the first GPU, else the first device), "ocl:P:D"
-  // (device D of platform P) or "N" (the N-th device over all platforms).
+  // DLCAFFE_DEVICE: "" (the first GPU, else the fastest CPU device by
+  // measurement: ChooseDevice), "ocl:P:D" (device D of platform P), "N"
+  // (the N-th device over all platforms) or "cpu" (the fastest CPU device).
   std::string device;
   // DLCAFFE_FUSION=on|off: the Net's fusions (its execution plan) and the
   // graph passes' pattern fusions; off runs every layer as written.

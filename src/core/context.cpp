@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/cache_files.hpp"
+#include "core/device_choice.hpp"
 #include "dlcaffe/error.hpp"
 
 namespace dlcaffe {
@@ -115,7 +116,8 @@ std::unique_ptr<Context> Context::Create(const std::string& spec) {
   return Create(options);
 }
 
-DeviceInfo ChooseDevice(const std::string& spec) {
+DeviceInfo ChooseDevice(const RunOptions& options, std::string* why) {
+  const std::string& spec = options.device;
   const std::vector<DeviceInfo> devices = ListDevices();
   if (devices.empty()) {
     cl_uint num_platforms = 0;
@@ -125,11 +127,20 @@ DeviceInfo ChooseDevice(const std::string& spec) {
              << " platform(s)). Install an OpenCL driver, e.g. "
                 "'apt-get install pocl-opencl-icd' for the CPU.");
   }
-  if (spec.empty()) {
+  if (spec.empty())
+    return DefaultDevice(devices, MeasureDevice, CacheDirectory(options.tuning_cache, "tuning"),
+                         why);
+  if (spec == "cpu") {
+    std::vector<DeviceInfo> cpus;
     for (const auto& d : devices)
-      if (d.is_gpu()) return d;
-    return devices[0];
+      if (d.is_cpu()) cpus.push_back(d);
+    if (!cpus.empty())
+      return DefaultDevice(cpus, MeasureDevice, CacheDirectory(options.tuning_cache, "tuning"),
+                           why);
+    DLC_FAIL("no OpenCL CPU device (device 'cpu'; on Debian, install pocl-opencl-icd). Devices:"
+             << DeviceList(devices));
   }
+  if (why) *why = "named by the device option";
   if (spec.rfind("ocl:", 0) == 0) {
     int p = -1, d = -1;
     char extra = 0;
@@ -143,12 +154,12 @@ DeviceInfo ChooseDevice(const std::string& spec) {
     if (end && *end == '\0' && index >= 0 && index < (long)devices.size()) return devices[index];
   }
   DLC_FAIL("no OpenCL device '" << spec
-                                << "'; use ocl:P:D or a flat index. Devices:"
+                                << "'; use ocl:P:D, a flat index or cpu. Devices:"
                                 << DeviceList(devices));
 }
 
 std::unique_ptr<Context> Context::Create(const RunOptions& options) {
-  return std::make_unique<Context>(ChooseDevice(options.device), options);
+  return std::make_unique<Context>(ChooseDevice(options), options);
 }
 
 Context::Context(const DeviceInfo& info, const RunOptions& options)

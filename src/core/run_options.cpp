@@ -67,7 +67,7 @@ const std::vector<SwitchEntry>& Entries() {
   static const std::vector<SwitchEntry> entries = [] {
     std::vector<SwitchEntry> e;
     e.push_back(Text("device", "DLCAFFE_DEVICE", "ocl:P:D, a flat device index, or empty",
-                     "the OpenCL device (empty: the first GPU, else the first device)",
+                     "the OpenCL device (empty: the first GPU, else the fastest CPU device by measurement)",
                      &RunOptions::device));
     e.push_back(OnOff("fusion", "DLCAFFE_FUSION",
                       "the Net's fusions and the importer's pattern fusions",

@@ -27,7 +27,8 @@ def test_set_mode_cpu_and_gpu_pick_devices_by_type(write_file):
     gpus = [d for d in devices if d["type"] == "gpu"]
     caffe.set_mode_cpu()
     if cpus:
-        assert caffe.current_device().startswith(cpus[0]["name"] + " ")
+        # The only CPU device, or with several the fastest by measurement.
+        assert any(caffe.current_device().startswith(c["name"] + " ") for c in cpus)
         caffe.Net(write_file("n.prototxt", LINEAR_NET), caffe.TEST)
     else:
         with pytest.raises(caffe.Error, match="no OpenCL CPU device"):
