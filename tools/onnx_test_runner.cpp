@@ -49,7 +49,7 @@
 #include "dlcaffe/onnx_import.hpp"
 #include "storage_flag.hpp"
 
-DEFINE_string(device, "", "OpenCL device: ocl:P:D or a flat index (default: first GPU, else first device)");
+DEFINE_string(device, "", "OpenCL device: ocl:P:D, a flat index or cpu (default: first GPU, else the fastest CPU device)");
 DEFINE_double(rtol, 1e-3, "Per-element relative tolerance for single-op tests.");
 DEFINE_double(atol, 1e-7, "Per-element absolute tolerance for single-op tests.");
 DEFINE_bool(fuse, true, "Run the importer's pattern fusions.");

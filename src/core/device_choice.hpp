@@ -1,9 +1,10 @@
 // Which device a run takes when nothing names one. A GPU, where there is
 // one. On a machine with several CPU devices (two OpenCL implementations for
 // the same processor, e.g. PoCL and Intel's CPU runtime) their speed differs
-// by machine, and no device query says which is faster (PoCL ran LeNet 2.8x
-// faster than Intel's runtime on an AVX-512 EPYC: docs/benchmarks.md), so the
-// choice is measured: a small net's training pass on each, the fastest
+// by machine and by work, and no device query says which is faster (on a
+// 2-core AVX-512 EPYC, PoCL trained LeNet 1.3x faster and Intel's runtime
+// the five benchmark nets 1.1-1.5x: docs/benchmarks.md), so the choice is
+// measured: a small net's training pass on each, the fastest
 // taken, remembered per set of devices in the tuning cache.
 // Internal to the library.
 #pragma once
@@ -29,9 +30,10 @@ DeviceInfo DefaultDevice(const std::vector<DeviceInfo>& devices, const DeviceMea
                          const std::string& cache_dir, std::string* why = nullptr);
 
 // The probe: seconds per training pass (gradients cleared, forward,
-// backward) of LeNet's training net
-// at batch 64 (random images), the best of five rounds of four after one
-// untimed pass (kernels compiled or loaded from the cache).
+// backward) of a small net on 16 random 64 x 64 images: convolutions,
+// a depthwise block, pooling, fully connected layers (device_choice.cpp says
+// why this one), the best of four rounds of two
+// after one untimed pass (kernels compiled or loaded from the cache).
 double MeasureDevice(const DeviceInfo& device);
 
 }  // namespace dlcaffe
