@@ -67,9 +67,6 @@ end_phase "tests, default device"
 
 intel="$DLCAFFE_BUILD_DIR/opencl/intel-cpu"
 if [ $# -eq 0 ] && [ "${SECOND_LEG:-1}" != 0 ] && [ -f "$intel/complete" ]; then
-  # Intel's runtime alone (its ICD file only), as DLCAFFE_DEVICE names it;
-  # its libraries first on the search path: its TBB is newer than Debian's,
-  # which OpenCV would load first and the runtime cannot use.
   # With both implementations visible (the folder's ICD files: PoCL's and
   # Intel's), the default is the faster one by measurement (ChooseDevice);
   # the log shows both figures. Measured with each runtime's own threads, and
@@ -78,6 +75,9 @@ if [ $# -eq 0 ] && [ "${SECOND_LEG:-1}" != 0 ] && [ -f "$intel/complete" ]; then
     OCL_ICD_VENDORS="$intel/vendors" LD_LIBRARY_PATH="$intel/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     DLCAFFE_TUNING_CACHE=off "$DLCAFFE_BUILD_DIR/tools/dlcaffe" device_query 2>&1 |
     sed -n "s/^.*Default device: //p")"
+  # Intel's runtime alone (its ICD file only), as DLCAFFE_DEVICE names it;
+  # its libraries first on the search path: its TBB is newer than Debian's,
+  # which OpenCV would load first and the runtime cannot use.
   (
     export OCL_ICD_VENDORS="$intel/vendors/intel-cpu.icd" DLCAFFE_DEVICE=ocl:0:0
     export LD_LIBRARY_PATH="$intel/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
