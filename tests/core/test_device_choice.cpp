@@ -2,13 +2,18 @@
 // among several CPU devices the fastest by measurement, remembered per set of
 // devices (a changed driver measures again), a device that cannot run the
 // probe never chosen, and a damaged cache entry measured anew. The real probe
-// runs on the test device and gives a positive time.
+// runs on the test device and gives a positive time; where Intel's CPU
+// runtime is installed beside PoCL (scripts/install_intel_opencl.sh), the
+// real choice between the two takes the one it measured faster.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
+#include <regex>
+#include <sys/stat.h>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +21,7 @@
 #include "../../src/core/device_choice.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
+#include "util/run_dlcaffe.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -157,6 +163,28 @@ TEST(DeviceChoice, CpuSpecNamesACpuDevice) {
   std::string why;
   EXPECT_TRUE(ChooseDevice(options, &why).is_cpu());
   EXPECT_FALSE(why.empty());
+}
+
+// Both CPU implementations visible (the install's folder of ICD files:
+// PoCL's and Intel's), as a user with both sees them: device_query's
+// default is the CPU device whose probe time it prints as the smaller.
+TEST(DeviceChoice, TwoCpuImplementationsTakeTheFasterMeasured) {
+  const std::string intel = BuildDir() + "/opencl/intel-cpu";
+  struct stat st;
+  if (stat((intel + "/complete").c_str(), &st) != 0)
+    GTEST_SKIP() << "Intel's OpenCL CPU runtime is not installed in " << intel;
+  const ToolResult r = RunDlcaffe(
+      "device_query", "OCL_ICD_VENDORS='" + intel + "/vendors' LD_LIBRARY_PATH='" + intel +
+                          "/lib':\"$LD_LIBRARY_PATH\" DLCAFFE_DEVICE= DLCAFFE_TUNING_CACHE=off");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  const std::regex line(
+      "Default device: (ocl:[0-9]+:[0-9]+) [^\\n]*the fastest of 2 CPU devices by measurement "
+      "\\((ocl:[0-9]+:[0-9]+) [^:]*: ([0-9.]+) ms; (ocl:[0-9]+:[0-9]+) [^:]*: ([0-9.]+) ms;");
+  ASSERT_TRUE(std::regex_search(r.output, m, line)) << r.output;
+  std::cout << m[0] << std::endl;
+  const double first = std::stod(m[3]), second = std::stod(m[5]);
+  EXPECT_EQ(m[1], first <= second ? m[2] : m[4]) << r.output;
 }
 
 }  // namespace

@@ -294,32 +294,40 @@ TEST_P(GemmFamilyTest, AlignedInteriorTilesMatchReference) {
 }
 
 // Each configuration of the family with each transpose combination it
-// handles (DLCAFFE_NIGHTLY), or in CI half of them: configuration i with
-// the combinations of equal transposes (n n, t t) when i is even and of
-// unequal ones (n t, t n) when odd, so that every configuration meets both
-// values of each operand's transpose and every combination meets half of
-// the configurations (util/test_depth.hpp).
+// handles (DLCAFFE_NIGHTLY), or in CI one combination per configuration,
+// configuration i taking the (i mod count)-th of those it handles, so that
+// every configuration runs and each combination meets about a quarter of
+// them (util/test_depth.hpp). Compiling each pair's kernel is most of this
+// program's time on PoCL; the transposes are the same code in every
+// configuration (TRANS_A / TRANS_B select the loads).
 std::vector<std::tuple<int, bool, bool>> SupportedCombinations() {
   std::vector<std::tuple<int, bool, bool>> combinations;
   const std::vector<GemmConfig> family = GemmConfigFamily();
-  for (int i = 0; i < static_cast<int>(family.size()); ++i)
+  for (int i = 0; i < static_cast<int>(family.size()); ++i) {
+    std::vector<std::tuple<int, bool, bool>> supported;
     for (bool ta : {false, true})
       for (bool tb : {false, true})
         if (family[i].Supports(ta ? Transpose::kYes : Transpose::kNo,
-                               tb ? Transpose::kYes : Transpose::kNo) &&
-            InSample(i + (ta != tb), 2))
-          combinations.emplace_back(i, ta, tb);
+                               tb ? Transpose::kYes : Transpose::kNo))
+          supported.emplace_back(i, ta, tb);
+    for (int k = 0; k < static_cast<int>(supported.size()); ++k)
+      if (NightlyDepth() || k == i % static_cast<int>(supported.size()))
+        combinations.push_back(supported[k]);
+  }
   return combinations;
 }
 
-// The family's configurations a sweep below runs: all (DLCAFFE_NIGHTLY),
-// or in CI every other one, starting at `phase`, so that two sweeps with
-// different phases cover the family between them.
-std::vector<GemmConfig> SampledFamily(int phase) {
+// The family's configurations that case `case_index` of a sweep below runs
+// with: all (DLCAFFE_NIGHTLY), or in CI those whose index plus the case's is
+// a multiple of `stride`, so that the cases take turns over the family: each
+// configuration meets about one case in `stride` (the sweeps give it at
+// least one) and each case about one configuration in `stride`. Each pair is
+// a kernel of its own to compile, most of this program's time on PoCL.
+std::vector<GemmConfig> FamilyForCase(int case_index, int stride) {
   std::vector<GemmConfig> sample;
   const std::vector<GemmConfig> family = GemmConfigFamily();
   for (int i = 0; i < static_cast<int>(family.size()); ++i)
-    if (InSample(i, 2, phase)) sample.push_back(family[i]);
+    if (InSample(i + case_index, stride)) sample.push_back(family[i]);
   return sample;
 }
 
@@ -535,20 +543,24 @@ const std::vector<GroupedCase> kAlignedGroupedCases = {
     {132, 136, 140, false, false, 0, 68, 0, false, false, 0.5f, 0.f, 2, false, true},
 };
 
-// (In CI each sweep below runs a sample of the family: SampledFamily.)
+// (In CI the cases of each sweep below take turns over the family:
+// FamilyForCase. The three aligned cases: each configuration meets one.)
 TEST(Gemm, AlignedGroupedOperandsInEveryGpuShapedConfiguration) {
-  for (const GroupedCase& t : kAlignedGroupedCases) {
+  for (size_t j = 0; j < kAlignedGroupedCases.size(); ++j) {
+    const GroupedCase& t = kAlignedGroupedCases[j];
     RunGroupedCase(t, nullptr);
-    for (const GemmConfig& c : SampledFamily(0))
+    for (const GemmConfig& c : FamilyForCase(static_cast<int>(j), kAlignedGroupedCases.size()))
       if (c.use_local) RunGroupedCase(t, &c);
   }
 }
 
+// Sixteen cases, a quarter of the family each in CI: every configuration
+// meets four of them.
 TEST(Gemm, GroupedOperandsAndEpilogueInEveryConfiguration) {
-  const std::vector<GemmConfig> family = SampledFamily(1);
-  for (const GroupedCase& t : kGroupedCases) {
+  for (size_t j = 0; j < kGroupedCases.size(); ++j) {
+    const GroupedCase& t = kGroupedCases[j];
     RunGroupedCase(t, nullptr);
-    for (const GemmConfig& c : family)
+    for (const GemmConfig& c : FamilyForCase(static_cast<int>(j), 4))
       if (c.Supports(t.ta ? Transpose::kYes : Transpose::kNo,
                      t.tb ? Transpose::kYes : Transpose::kNo))
         RunGroupedCase(t, &c);
@@ -643,11 +655,14 @@ void RunWindowCase(bool transposed, float beta, const GemmConfig* config) {
     }
 }
 
+// Four cases (windows as B or as B^T, beta 0 or 1): each configuration
+// meets one in CI.
 TEST(Gemm, ImplicitWindowsInEveryGpuShapedConfiguration) {
+  int case_index = 0;
   for (bool transposed : {false, true})
     for (float beta : {0.f, 1.f}) {
       RunWindowCase(transposed, beta, nullptr);
-      for (const GemmConfig& c : SampledFamily(transposed ? 1 : 0))
+      for (const GemmConfig& c : FamilyForCase(case_index++, 4))
         if (c.use_local) RunWindowCase(transposed, beta, &c);
     }
 }
