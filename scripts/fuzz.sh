@@ -25,8 +25,8 @@ launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 # OSS-Fuzz's flags: -O1 and line tables only. A finding's stack still has
 # files and lines, and the build takes far less than at -O2 with full debug
-# information. FUZZ_OPTIMIZATION=-O0 halves the build again (and runs fewer
-# inputs per second): CI's 30-second runs (scripts/test.sh) are mostly build.
+# information. FUZZ_OPTIMIZATION=-O0 halves the build again but runs some
+# targets 10-30x slower (onnx_import, solverstate): not for CI's short runs.
 opt="${FUZZ_OPTIMIZATION:--O1}"
 CXX=clang++ CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt -fno-omit-frame-pointer -gline-tables-only -DNDEBUG" \
