@@ -1,5 +1,5 @@
 # cmake -P script: writes OUT, a C++ file defining dlcaffe::EmbeddedKernelSources().
-file(GLOB cl_files ${CL_DIR}/*.cl)
+file(GLOB cl_files ${CL_DIR}/*.cl ${CL_DIR}/*.ptx)
 list(SORT cl_files)
 set(body "")
 set(index 0)

@@ -1,7 +1,7 @@
 // GEMM benchmark: GFLOP/s of Gemm() (or one configuration of the kernel family)
 // for chosen shapes on one device.
 //
-//   gemm_bench [--device=SPEC] [--config=auto|cpu|dot|gpu] [--iterations=N] [--peak]
+//   gemm_bench [--device=SPEC] [--config=auto|cpu|dot|gpu|wgmma] [--iterations=N] [--peak]
 //              [--shapes="M,N,K[,ta,tb];..."] [--mr= --nr= --wg_m= --wg_n= --tk=
 //              --k_slices= --pack_a= --pack_b= --vector_loads= --groups_per_unit=
 //              --stages=] (overrides of the configuration)
@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "../src/core/gemm_config.hpp"
+#include "../src/core/gemm_wgmma.hpp"
+#include "../src/core/gemm_wgmma.hpp"
 #include "../src/core/matrix_engine.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
@@ -31,7 +33,9 @@
 #include "dlcaffe/math.hpp"
 
 DEFINE_string(device, "", "OpenCL device (ocl:P:D or flat index)");
-DEFINE_string(config, "auto", "auto (the dispatcher's choice), cpu, dot (C = A B^T only) or gpu");
+DEFINE_string(config, "auto",
+              "auto (the dispatcher's choice), cpu, dot (C = A B^T only), gpu or wgmma "
+              "(Hopper; --mr/--nr set its tile: 128x128, 64x128, 128x256)");
 DEFINE_int32(mr, 0, "override the register block rows (register shape)");
 DEFINE_int32(nr, 0, "override the register block columns (register shape)");
 DEFINE_int32(wg_m, 0, "override the work-group rows (GPU shape)");
@@ -191,7 +195,8 @@ int main(int argc, char** argv) {
       if (FLAGS_config == "cpu") config = dlcaffe::CpuShapedGemmConfig();
       else if (FLAGS_config == "gpu") config = dlcaffe::GpuShapedGemmConfig();
       else if (FLAGS_config == "dot") config = dlcaffe::DotFormGemmConfig();
-      else DLC_REQUIRE(FLAGS_config == "auto", "--config must be auto, cpu, dot or gpu");
+      else if (FLAGS_config == "wgmma") config = dlcaffe::WgmmaConfig(128, 128);
+      else DLC_REQUIRE(FLAGS_config == "auto", "--config must be auto, cpu, dot, gpu or wgmma");
       if (FLAGS_mr > 0) config.mr = FLAGS_mr;
       if (FLAGS_nr > 0) config.nr = FLAGS_nr;
       if (FLAGS_wg_m > 0) config.wg_m = FLAGS_wg_m;
@@ -208,7 +213,8 @@ int main(int argc, char** argv) {
       // The form the product ran in (none where the tile or device has none).
       dlcaffe::MmaForm mma =
           config.use_local ? dlcaffe::MmaFormFor(*ctx, g.math) : dlcaffe::MmaForm::kNone;
-      if (!dlcaffe::MmaWarpsM(config, mma)) mma = dlcaffe::MmaForm::kNone;
+      if (!dlcaffe::MmaWarpsM(config, mma) && !dlcaffe::WgmmaRuns(*ctx, config, g))
+        mma = dlcaffe::MmaForm::kNone;
       const int stages = dlcaffe::MmaPipelineStages(*ctx, config, g);
       ctx->Finish();
       double seconds = 1e30, cpu_seconds = 1e30;

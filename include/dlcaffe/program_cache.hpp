@@ -41,7 +41,8 @@ class ProgramCache {
   ProgramCache& operator=(const ProgramCache&) = delete;
 
   // Build (or fetch) the program for `source` (a file name under src/cl/, or
-  // a name given to RegisterKernelSource)
+  // a name given to RegisterKernelSource; a .ptx file is loaded as NVIDIA's
+  // program binary, without the shared header)
   // compiled with `options`, and return its kernel `name`. The returned kernel
   // is owned by the cache and shared by every caller asking for the same
   // triple; callers set all arguments right before each enqueue.
@@ -61,6 +62,9 @@ class ProgramCache {
  private:
   cl_program BuildFromSource(const std::string& text, const std::string& options,
                              const std::string& source);
+  static bool IsPtxSource(const std::string& source);
+  cl_program BuildFromPtx(const std::string& text, const std::string& options,
+                          const std::string& source);
   cl_program LoadBinary(const std::string& path, const std::string& options);
   void StoreBinary(cl_program program, const std::string& path);
 

@@ -9,6 +9,7 @@
 
 #include "core/gemm_config.hpp"
 #include "core/gemm_tuning.hpp"
+#include "core/gemm_wgmma.hpp"
 #include "core/matrix_engine.hpp"
 #include "core/storage_option.hpp"
 #include "dlcaffe/context.hpp"
@@ -21,7 +22,11 @@ namespace dlcaffe {
 
 std::string GemmConfig::Name() const {
   std::ostringstream s;
-  if (use_local)
+  if (form == GemmForm::kWgmma)
+    s << "wgmma " << mr << "x" << nr
+      << (k_slices ? " slices" + std::to_string(k_slices) : "")
+      << (!k_slices && groups_per_unit ? " split" + std::to_string(groups_per_unit) : "");
+  else if (use_local)
     s << "local wg" << wg_m << "x" << wg_n << " mr" << mr << " nr" << nr << " vw" << vw
       << " tk" << tk << (k_slices ? " slices" + std::to_string(k_slices) : "")
       << (!k_slices && groups_per_unit ? " split" + std::to_string(groups_per_unit) : "")
@@ -177,7 +182,27 @@ GemmConfig ChooseGemmConfig(const Context& ctx, const GemmArgs& args) {
   return RuleGemmConfig(ctx, args);
 }
 
+namespace {
+
+// The rule's choice among the OpenCL C kernels of gemm.cl.
+GemmConfig OpenClRuleConfig(const Context& ctx, const GemmArgs& args);
+
+}  // namespace
+
 GemmConfig RuleGemmConfig(const Context& ctx, const GemmArgs& args) {
+  // Hopper's wgmma form wherever it takes the product and the tile is not
+  // mostly padding (M <= 32 keeps the 16-row tiles of the OpenCL kernel).
+  if (args.M > 32 && WgmmaAvailable(ctx, args.math)) {
+    GemmConfig c = WgmmaConfig(args.M <= 64 ? 64 : 128, 128);
+    if (args.K >= 32768) c = DeepSplit(c);
+    if (WgmmaRuns(ctx, c, args)) return c;
+  }
+  return OpenClRuleConfig(ctx, args);
+}
+
+namespace {
+
+GemmConfig OpenClRuleConfig(const Context& ctx, const GemmArgs& args) {
   if (!ctx.cpu_shaped_kernels()) {
     GemmConfig c;
     if (args.M <= 32)
@@ -217,6 +242,8 @@ GemmConfig RuleGemmConfig(const Context& ctx, const GemmArgs& args) {
   return c;
 }
 
+}  // namespace
+
 std::vector<GemmConfig> GemmConfigFamily() {
   std::vector<GemmConfig> family;
   for (int packs = 0; packs < 3; ++packs)  // none, A, A and B
@@ -237,6 +264,8 @@ std::vector<GemmConfig> GemmConfigFamily() {
   family.push_back(GpuLongProductConfig(128));
   family.push_back(GpuLongProductConfig(64));
   for (const GemmConfig& c : GpuTuningVariants()) family.push_back(c);
+  for (const GemmConfig& c : WgmmaConfigs()) family.push_back(c);
+  family.push_back(DeepSplit(WgmmaConfig(128, 128)));
   return family;
 }
 
@@ -517,9 +546,12 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
                           g.b_window.kernel_w > 0),
               "Gemm: an implicit B (convolution windows) is not grouped and has a shape");
   // Only the GPU shape reads grouped or implicit operands; it is correct on
-  // any device.
-  const GemmConfig c =
-      (grouped || window) && !chosen.use_local ? GpuShapedGemmConfig() : chosen;
+  // any device. A wgmma configuration runs only the products its form takes
+  // (WgmmaRuns); the others run the rule's OpenCL C kernel.
+  const GemmConfig runnable = chosen.form == GemmForm::kWgmma && !WgmmaRuns(ctx, chosen, g)
+                                  ? OpenClRuleConfig(ctx, g)
+                                  : chosen;
+  const GemmConfig c = (grouped || window) && !runnable.use_local ? GpuShapedGemmConfig() : runnable;
   if (g.batch == 0) return;
   if (g.batch > 1 && !(c.use_local && K > 0 && g.alpha != 0.f)) {
     // Only the GPU shape runs a batch in one launch; the others (and C = beta
@@ -585,6 +617,47 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     const int a_batch = static_cast<int>(g.a_batch_stride),
               b_batch = static_cast<int>(g.b_batch_stride),
               epilogue_batch = static_cast<int>(g.epilogue_batch_stride);
+    const size_t slice_floats = size_t(M) * N;
+    DLC_REQUIRE(used_slices == 1 || slice_floats * used_slices * g.batch <= kIndexLimit,
+                "Gemm: split-K scratch past 2^31 floats");
+    if (c.form == GemmForm::kWgmma) {
+      GemmLaunch product;
+      product.k_per_slice = K;
+      product.C = g.C;
+      product.c_off = c_off;
+      product.ldc = ldc;
+      product.c_group = g.c_group;
+      product.c_image = g.c_image;
+      product.c_batch = static_cast<int>(g.c_batch_stride);
+      product.c_type = g.c_type;
+      product.alpha = g.alpha;
+      product.beta = g.beta;
+      product.epilogue = epilogue;
+      if (used_slices == 1) {
+        if (LaunchWgmma(ctx, c, g, product)) return;
+      } else {
+        // The slices' plain products into float scratch, summed as below.
+        BufferPtr partial = ctx.Allocate(sizeof(float) * slice_floats * used_slices * g.batch);
+        GemmLaunch slices;
+        slices.slices = used_slices;
+        slices.k_per_slice = k_per_slice;
+        slices.C = partial->mem();
+        slices.ldc = N;
+        slices.c_slice = M * N;
+        slices.c_batch = used_slices * M * N;
+        if (LaunchWgmma(ctx, c, g, slices)) {
+          ctx.Launch(ctx.Kernel("gemm.cl", TypeDefine("C", g.c_type), "gemm_reduce_slices"),
+                     NDRange(RoundUp(N, 32), RoundUp(M, 8), g.batch), NDRange(32, 8, 1), M, N,
+                     used_slices, partial->mem(), g.alpha, g.beta, g.C, c_off, ldc,
+                     g.c_group, g.c_image, static_cast<int>(g.c_batch_stride), bias, bias_off,
+                     row_scale, row_scale_off, epilogue, epilogue_batch);
+          return;
+        }
+      }
+      // The form did not load (now off for the device): the OpenCL rule's.
+      GemmWithConfig(ctx, g, OpenClRuleConfig(ctx, g));
+      return;
+    }
     // Split-K's slices are float partial sums; the reduction writes C.
     const std::string kernel_types =
         used_slices == 1 ? types : TypeDefine("A", g.a_type) + TypeDefine("B", g.b_type);
@@ -605,9 +678,6 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
     }
     // Each slice's plain product into scratch (per product of the batch,
     // its slices consecutive), then one pass sums them into C.
-    const size_t slice_floats = size_t(M) * N;
-    DLC_REQUIRE(slice_floats * used_slices * g.batch <= kIndexLimit,
-                "Gemm: split-K scratch past 2^31 floats");
     BufferPtr partial = ctx.Allocate(sizeof(float) * slice_floats * used_slices * g.batch);
     ctx.Launch(kernel, global, local, M, N, K, 1.f, g.A, a_off, lda, g.B, b_off, ldb, 0.f,
                partial->mem(), 0, N, g.a_group, g.a_image, g.b_group, b_image, 0, 0,

@@ -11,7 +11,13 @@
 
 namespace dlcaffe {
 
+// How a configuration's kernel is made: the OpenCL C family of
+// src/cl/gemm.cl (every device; on NVIDIA's tensor cores through mma.sync
+// where the math allows), or the wgmma form's PTX (core/gemm_wgmma.hpp).
+enum class GemmForm { kOpenCL = 0, kWgmma = 1 };
+
 struct GemmConfig {
+  GemmForm form = GemmForm::kOpenCL;
   // true: GPU shape (work-group tiles staged in __local memory, register
   // blocking inside); false: CPU shape (one work-item per register tile, no
   // __local memory; B read in place, or packed into zero-padded NR-wide

@@ -121,6 +121,14 @@ cl_program ProgramCache::Program(const std::string& source, const std::string& o
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;
 
+  // A .ptx source is NVIDIA's program binary as it is (core/gemm_wgmma.hpp):
+  // loaded, not compiled, and kept out of the disk cache, whose entries are
+  // the driver's binaries of OpenCL C (the driver caches its own PTX builds).
+  if (IsPtxSource(source)) {
+    cl_program program = BuildFromPtx(RawSource(source, source_dir_), options, source);
+    programs_[key] = program;
+    return program;
+  }
   const std::string text = SourceText(source, source_dir_);
   cl_program program = nullptr;
   std::string disk_path;
@@ -156,6 +164,34 @@ cl_program ProgramCache::BuildFromSource(const std::string& text,
     DLC_FAIL("OpenCL kernel " << source << " failed to build with options '"
                               << options << "' (" << ClErrorName(err)
                               << "). Build log:\n" << log);
+  }
+  ++programs_built_;
+  return program;
+}
+
+bool ProgramCache::IsPtxSource(const std::string& source) {
+  return source.size() > 4 && source.compare(source.size() - 4, 4, ".ptx") == 0;
+}
+
+cl_program ProgramCache::BuildFromPtx(const std::string& text, const std::string& options,
+                                      const std::string& source) {
+  const unsigned char* data = reinterpret_cast<const unsigned char*>(text.data());
+  size_t length = text.size();
+  cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+  cl_program program =
+      clCreateProgramWithBinary(context_, 1, &device_, &length, &data, &status, &err);
+  if (err != CL_SUCCESS || status != CL_SUCCESS) {
+    if (program) clReleaseProgram(program);
+    DLC_FAIL("OpenCL program " << source << " was refused as a binary ("
+                               << ClErrorName(err != CL_SUCCESS ? err : status)
+                               << "). Build log:\n(the device takes no PTX binaries)");
+  }
+  err = clBuildProgram(program, 1, &device_, options.c_str(), nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    std::string log = BuildLog(program, device_);
+    clReleaseProgram(program);
+    DLC_FAIL("OpenCL program " << source << " failed to build (" << ClErrorName(err)
+                               << "). Build log:\n" << log);
   }
   ++programs_built_;
   return program;

@@ -137,6 +137,10 @@ const std::vector<SwitchEntry>& Entries() {
                       "products on the matrix engine stream their tiles through cp.async "
                       "stages where their operands allow it (off: through registers)",
                       &RunOptions::matrix_pipeline));
+    e.push_back(OnOff("matrix_wgmma", "DLCAFFE_MATRIX_WGMMA",
+                      "16-bit products on Hopper's tensor cores run warpgroup (wgmma) "
+                      "kernels where their operands allow it (off: mma.sync)",
+                      &RunOptions::matrix_wgmma));
     return e;
   }();
   return entries;

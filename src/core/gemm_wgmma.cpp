@@ -1,0 +1,114 @@
+#include "core/gemm_wgmma.hpp"
+
+#include <glog/logging.h>
+
+#include <mutex>
+#include <set>
+
+#include "core/matrix_engine.hpp"
+#include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
+#include "dlcaffe/program_cache.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+std::mutex disabled_mutex;
+std::set<cl_device_id>& DisabledDevices() {
+  static std::set<cl_device_id>* devices = new std::set<cl_device_id>;
+  return *devices;
+}
+
+// The kernel's name in gemm_wgmma.ptx.
+std::string KernelName(MmaForm form, const GemmConfig& c) {
+  return std::string("gemm_wgmma_") + (form == MmaForm::kF16 ? "f16_" : "bf16_") +
+         std::to_string(c.mr) + "x" + std::to_string(c.nr);
+}
+
+// Work-items of a work-group: a warpgroup of 128 per 64 rows.
+int Threads(const GemmConfig& c) { return c.mr / 64 * 128; }
+
+}  // namespace
+
+GemmConfig WgmmaConfig(int tile_m, int tile_n) {
+  GemmConfig c;
+  c.form = GemmForm::kWgmma;
+  c.use_local = true;
+  c.wg_m = c.wg_n = 1;  // the tile is mr x nr (SplitKSlices reads wg * r)
+  c.mr = tile_m;
+  c.nr = tile_n;
+  c.vw = 1;
+  c.tk = 32;  // BK in gemm_wgmma.cu
+  c.vector_loads = false;
+  return c;
+}
+
+std::vector<GemmConfig> WgmmaConfigs() {
+  return {WgmmaConfig(128, 128), WgmmaConfig(64, 128), WgmmaConfig(128, 256)};
+}
+
+bool WgmmaAvailable(const Context& ctx, MatrixMath math) {
+  if (!ctx.options().matrix_wgmma) return false;
+  const MmaForm form = MmaFormFor(ctx, math);
+  if (form != MmaForm::kF16 && form != MmaForm::kBF16) return false;
+  if (NvidiaComputeCapability(ctx.info()) != 90) return false;
+  std::lock_guard<std::mutex> lock(disabled_mutex);
+  return !DisabledDevices().count(ctx.info().device_id);
+}
+
+bool WgmmaOperandsFit(const GemmArgs& g, StorageType own) {
+  if (g.b_window.active() || g.a_type != own || g.b_type != own) return false;
+  const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
+  const size_t chunk = 8;  // 16-bit values per 16-byte chunk
+  const size_t lda = g.lda >= 0 ? g.lda : (ta ? g.M : g.K),
+               ldb = g.ldb >= 0 ? g.ldb : (tb ? g.K : g.N);
+  const auto chunked = [&](size_t ld, size_t offset, size_t batch_stride, int group,
+                           int image) {
+    return ld % chunk == 0 && offset % chunk == 0 &&
+           (g.batch <= 1 || batch_stride % chunk == 0) &&
+           (group == 0 || (group % chunk == 0 && image % chunk == 0));
+  };
+  return chunked(lda, g.a_offset, g.a_batch_stride, g.a_group, g.a_image) &&
+         chunked(ldb, g.b_offset, g.b_batch_stride, g.b_group, g.b_image) &&
+         (ta ? g.M : g.K) % chunk == 0 && (tb ? g.K : g.N) % chunk == 0;
+}
+
+bool WgmmaRuns(const Context& ctx, const GemmConfig& c, const GemmArgs& g) {
+  return c.form == GemmForm::kWgmma && WgmmaAvailable(ctx, g.math) &&
+         WgmmaOperandsFit(g, MmaInputType(MmaFormFor(ctx, g.math)));
+}
+
+bool LaunchWgmma(Context& ctx, const GemmConfig& c, const GemmArgs& g, const GemmLaunch& l) {
+  const MmaForm form = MmaFormFor(ctx, g.math);
+  cl_kernel kernel = nullptr;
+  try {
+    kernel = ctx.Kernel("gemm_wgmma.ptx", "", KernelName(form, c));
+  } catch (const Error& e) {
+    std::lock_guard<std::mutex> lock(disabled_mutex);
+    if (DisabledDevices().insert(ctx.info().device_id).second)
+      LOG(WARNING) << ctx.info().Describe()
+                   << ": the wgmma GEMM did not load, so products run the mma.sync kernels ("
+                   << FirstBuildLogLine(e.what()) << ")";
+    return false;
+  }
+  const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
+  const int lda = g.lda >= 0 ? g.lda : (ta ? g.M : g.K),
+            ldb = g.ldb >= 0 ? g.ldb : (tb ? g.K : g.N);
+  const int tiles_m = (g.M + c.mr - 1) / c.mr, tiles_n = (g.N + c.nr - 1) / c.nr;
+  const int b_image = g.b_image;
+  cl_mem bias = g.bias ? g.bias : g.C, row_scale = g.row_scale ? g.row_scale : g.C;
+  ctx.Launch(kernel, NDRange(size_t(tiles_n) * Threads(c), tiles_m, size_t(l.slices) * g.batch),
+             NDRange(Threads(c), 1, 1), g.M, g.N, g.K, l.alpha, g.A,
+             static_cast<int>(g.a_offset), lda, g.B, static_cast<int>(g.b_offset), ldb, l.beta,
+             l.C, l.c_off, l.ldc, g.a_group, g.a_image, g.b_group, b_image, l.c_group,
+             l.c_image, l.slices, l.k_per_slice, l.c_slice,
+             static_cast<int>(g.a_batch_stride), static_cast<int>(g.b_batch_stride), l.c_batch,
+             bias, static_cast<int>(g.bias_offset), row_scale,
+             static_cast<int>(g.row_scale_offset), l.epilogue,
+             static_cast<int>(g.epilogue_batch_stride), ta ? 1 : 0, tb ? 1 : 0,
+             static_cast<int>(l.c_type));
+  return true;
+}
+
+}  // namespace dlcaffe

@@ -1,0 +1,53 @@
+// The GEMM's wgmma form: Hopper's warpgroup tensor-core products, a kernel
+// written in CUDA C++ (src/cl/gemm_wgmma.cu) and shipped as sm_90a PTX
+// (src/cl/gemm_wgmma.ptx) that NVIDIA's OpenCL loads as a program binary,
+// because its OpenCL C compiler targets plain sm_90, which has no wgmma.
+//
+// What it takes: a device of compute capability 9.0 (sm_90a code runs on
+// sm_90 only), f16 or bf16 math with both operands stored in that type,
+// every row, offset, batch stride, image group and image of A and B a whole
+// number of 16-byte chunks and each operand's contiguous axis too, B a
+// stored matrix (no convolution windows). What it keeps of the GEMM: every
+// layout, batches, split-K, image-grouped A, B and C, C in any storage type,
+// and the epilogue (bias, row scale, ReLU, beta). Anything else runs the
+// kernels of src/cl/gemm.cl. Internal to the library.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gemm_config.hpp"
+
+namespace dlcaffe {
+
+// The form's configurations: 128 x 128 tiles (two warpgroups, 3 stages),
+// 64 x 128 (one, 4 stages) and 128 x 256 (two, 2 stages).
+std::vector<GemmConfig> WgmmaConfigs();
+GemmConfig WgmmaConfig(int tile_m, int tile_n);
+
+// Whether products in `math` may run in the wgmma form on this device (the
+// run options matrix_engine and matrix_wgmma on, the form not turned off
+// after a failed build).
+bool WgmmaAvailable(const Context& ctx, MatrixMath math);
+// Whether the operands are as the kernel assumes (the header), stored in
+// `own` (the instruction's type).
+bool WgmmaOperandsFit(const GemmArgs& args, StorageType own);
+// Whether wgmma configuration `config` runs this product (WgmmaAvailable
+// and WgmmaOperandsFit).
+bool WgmmaRuns(const Context& ctx, const GemmConfig& config, const GemmArgs& args);
+
+// Runs the product (or, with slices > 1, its k slices into `partial`, as
+// gemm.cl's gemm_tiled does) under `config`, for which WgmmaRuns holds.
+// False where the program did not build: the form is then off for the
+// device (one warning) and the caller runs another form.
+struct GemmLaunch {
+  int slices = 1, k_per_slice = 0;
+  cl_mem C = nullptr;  // C, or the split-K scratch
+  int c_off = 0, ldc = 0, c_group = 0, c_image = 0, c_slice = 0, c_batch = 0;
+  StorageType c_type = StorageType::kFloat32;
+  float alpha = 1.f, beta = 0.f;
+  int epilogue = 0;  // gemm.cl's EPILOGUE_* flags
+};
+bool LaunchWgmma(Context& ctx, const GemmConfig& config, const GemmArgs& args,
+                 const GemmLaunch& launch);
+
+}  // namespace dlcaffe
