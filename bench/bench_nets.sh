@@ -38,6 +38,19 @@
 #
 #   BATCH=16 ITERS=20 WARMUP=5 DLCAFFE=build/tools/dlcaffe bash bench/bench_nets.sh
 #
+# With MODES, every net runs in each of the modes listed (default float32):
+# float32 (float math, TF32 off), tf32 (DLCAFFE_ALLOW_TF32=1), bfloat16 and
+# float16 (--storage: every layer stored and multiplied in that type). The
+# reference runs in the same modes as PyTorch users run them: TORCH_REF gets
+# "--tf32 0 --amp none", "--tf32 1 --amp none", "--tf32 1 --amp bfloat16"
+# and "--tf32 1 --amp float16" appended (autocast). The table then has a
+# mode column, a row per net and mode, and after it each net's best mode of
+# each framework and the ratio of the two bests -- PyTorch's best mode
+# against ours, as a user would pick them:
+#
+#   MODES="float32 tf32 bfloat16 float16" TORCH_REF="python3 bench/torch_ref.py" \
+#     DLCAFFE=build/tools/dlcaffe bash bench/bench_nets.sh
+#
 # With ONNX_DIR set, the nets are $ONNX_DIR/<net>.onnx instead of
 # models/bench/ (any torchvision name in NETS; export them at the batch you
 # time, e.g. with tools/onnx/export_for_bench.py).
@@ -51,6 +64,28 @@ warmup="${WARMUP:-5}"
 nets="${NETS:-alexnet resnet18 resnet50 vgg16 mobilenet_v2}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+
+modes="${MODES:-float32}"
+for mode in $modes; do
+  case "$mode" in
+    float32|tf32|bfloat16|float16) ;;
+    *) echo "bench_nets.sh: MODES: unknown mode '$mode' (float32, tf32, bfloat16, float16)" >&2
+       exit 2 ;;
+  esac
+done
+
+# `dlcaffe bench` in mode $1 on model $2 in pass $3: ms per iteration.
+bench_ms() {
+  local mode="$1" model="$2" pass="$3" storage="" tf32=0
+  case "$mode" in
+    tf32) tf32=1 ;;
+    bfloat16) storage=BFLOAT16 ;;
+    float16) storage=FLOAT16 ;;
+  esac
+  DLCAFFE_ALLOW_TF32=$tf32 "$dlcaffe" bench --model="$model" --mode="$pass" \
+    ${storage:+--storage=$storage} --iterations="$iters" --warmup="$warmup" \
+    2> >(grep 'error' >&2) | awk '/^bench .* ms\/iter/ {print $4}'
+}
 
 echo "device: $("$dlcaffe" device_query 2>&1 | grep -m1 'Name:' | sed 's/.*Name: //'), batch $batch"
 for net in $nets; do
@@ -71,18 +106,30 @@ for net in $nets; do
     "$dlcaffe" tune --model="$train" 2>&1 | grep -E 'tuned \(|forward \+ backward pass' >&2
   fi
   # A net that fails is reported (its error on stderr) and the others still run.
-  fwd=$("$dlcaffe" bench --model="$deploy" --mode=forward \
-        --iterations="$iters" --warmup="$warmup" 2> >(grep 'error' >&2) | awk '/^bench .* ms\/iter/ {print $4}') || true
-  trn=$("$dlcaffe" bench --model="$train" --mode=train \
-        --iterations="$iters" --warmup="$warmup" 2> >(grep 'error' >&2) | awk '/^bench .* ms\/iter/ {print $4}') || true
-  [ -n "$fwd" ] && [ -n "$trn" ] || { echo "$net: failed" >&2; continue; }
-  echo "$net $fwd $trn" | tee -a "$work/dlcaffe.txt"
+  for mode in $modes; do
+    fwd=$(bench_ms "$mode" "$deploy" forward) || true
+    trn=$(bench_ms "$mode" "$train" train) || true
+    [ -n "$fwd" ] && [ -n "$trn" ] || { echo "$net ($mode): failed" >&2; continue; }
+    echo "$net $fwd $trn $mode" | tee -a "$work/dlcaffe.txt"
+  done
 done
 
 touch "$work/dlcaffe.txt"
 torch_json=""
 if [ -n "${TORCH_REF:-}" ]; then
-  $TORCH_REF --batch "$batch" --nets "$(echo $nets | tr ' ' ',')" | tail -1 > "$work/torch.json"
+  # One JSON line per mode: {"mode": ..., "results": {...}}.
+  : > "$work/torch.json"
+  for mode in $modes; do
+    case "$mode" in
+      float32) flags="--tf32 0 --amp none" ;;
+      tf32) flags="--tf32 1 --amp none" ;;
+      bfloat16) flags="--tf32 1 --amp bfloat16" ;;
+      float16) flags="--tf32 1 --amp float16" ;;
+    esac
+    $TORCH_REF --batch "$batch" --nets "$(echo $nets | tr ' ' ',')" $flags | tail -1 |
+      python3 -c "import json,sys; r=json.load(sys.stdin); r['mode']='$mode'; print(json.dumps(r))" \
+      >> "$work/torch.json" || echo "torch ($mode): $TORCH_REF failed" >&2
+  done
   torch_json="$work/torch.json"
 fi
 
@@ -111,23 +158,37 @@ fi
 if [ -n "$torch_json" ] || [ -n "$ort_json" ]; then
   python3 - "$work/dlcaffe.txt" "$torch_json" "$ort_json" <<'PY'
 import json, math, sys
-ours = {l.split()[0]: (float(l.split()[1]), float(l.split()[2])) for l in open(sys.argv[1])}
+# (net, mode) -> (forward ms, train ms), in the order run.
+ours = {}
+for l in open(sys.argv[1]):
+    net, f, t, mode = l.split()
+    ours[(net, mode)] = (float(f), float(t))
+modes = list(dict.fromkeys(m for _, m in ours))
+several = len(modes) > 1
 
 
-def load(path):
+def load(path, by_mode=False):
     # None: that reference was not asked for; {}: it produced nothing.
     if not path:
         return None
     try:
+        if by_mode:  # one JSON line per mode
+            out = {}
+            for line in open(path):
+                if line.strip():
+                    r = json.loads(line)
+                    for net, v in r["results"].items():
+                        out[(net, r["mode"])] = v
+            return out
         return json.load(open(path))["results"]
     except (ValueError, KeyError, OSError):
         return {}
 
 
-torch, ort = load(sys.argv[2]), load(sys.argv[3])
+torch, ort = load(sys.argv[2], by_mode=True), load(sys.argv[3])
 fwd = lambda r: r.get("forward_ms", r.get("fwd_ms", r.get("forward")))
 line = lambda cells: print("|" + "".join(f" {c} |" if c else " |" for c in cells))
-head = ["net", "dlcaffe fwd ms"]
+head = ["net"] + (["mode"] if several else []) + ["dlcaffe fwd ms"]
 if torch is not None:
     head += ["torch fwd ms", "speed ratio fwd", "dlcaffe train ms", "torch train ms", "speed ratio train"]
 else:
@@ -137,11 +198,11 @@ if ort is not None:
 line(head)
 print("|" + "---|" * len(head))
 rf, rt, ro = [], [], []
-for net, (f, t) in ours.items():
-    row = [net, f"{f:.2f}"]
+for (net, mode), (f, t) in ours.items():
+    row = [net] + ([mode] if several else []) + [f"{f:.2f}"]
     if torch is not None:
-        if net in torch:
-            r = torch[net]
+        if (net, mode) in torch:
+            r = torch[(net, mode)]
             tf, tt = fwd(r), r.get("train_ms", r.get("train"))
             rf.append(tf / f); rt.append(tt / t)
             row += [f"{tf:.2f}", f"{tf / f:.2f}", f"{t:.2f}", f"{tt:.2f}", f"{tt / t:.2f}"]
@@ -149,7 +210,9 @@ for net, (f, t) in ours.items():
             row += ["failed", "", f"{t:.2f}", "failed", ""]
     else:
         row += [f"{t:.2f}"]
-    if ort is not None:
+    if ort is not None and mode != modes[0]:
+        row += ["", ""]  # ONNX Runtime runs float32 only: on the first mode's row
+    elif ort is not None:
         if net in ort:
             of = fwd(ort[net])
             ro.append(of / f)
@@ -158,10 +221,30 @@ for net, (f, t) in ours.items():
             row += ["failed", ""]
     line(row)
 g = lambda v: f"{math.exp(sum(map(math.log, v)) / len(v)):.2f}" if v else ""
-row = ["geometric mean", ""]
+row = ["geometric mean"] + ([""] if several else []) + [""]
 row += ["", g(rf), "", "", g(rt)] if torch is not None else [""]
 if ort is not None:
     row += ["", g(ro)]
 line(row)
+
+if several and torch is not None:
+    # Each framework's best mode per net and pass, as a user would pick it.
+    print()
+    line(["net", "pass", "dlcaffe best", "torch best", "speed ratio"])
+    print("|---|---|---|---|---|")
+    best_f, best_t = [], []
+    for net in dict.fromkeys(n for n, _ in ours):
+        for p, index, key in (("forward", 0, "fwd"), ("train", 1, "train")):
+            mine = [(ours[(net, m)][index], m) for m in modes if (net, m) in ours]
+            theirs = [((fwd(torch[(net, m)]) if key == "fwd" else
+                        torch[(net, m)].get("train_ms", torch[(net, m)].get("train"))), m)
+                      for m in modes if (net, m) in torch]
+            if not mine or not theirs:
+                continue
+            a, b = min(mine), min(theirs)
+            (best_f if key == "fwd" else best_t).append(b[0] / a[0])
+            line([net, p, f"{a[0]:.2f} ({a[1]})", f"{b[0]:.2f} ({b[1]})", f"{b[0] / a[0]:.2f}"])
+    line(["geometric mean", "forward", "", "", g(best_f)])
+    line(["geometric mean", "train", "", "", g(best_t)])
 PY
 fi

@@ -35,7 +35,8 @@
 DEFINE_string(device, "", "OpenCL device (ocl:P:D or flat index)");
 DEFINE_string(config, "auto",
               "auto (the dispatcher's choice), cpu, dot (C = A B^T only), gpu or wgmma "
-              "(Hopper; --mr/--nr set its tile: 128x128, 64x128, 128x256)");
+              "(Hopper; 128x128x16 in 6 stages; --mr, --nr, --tk, --stages and --in_flight "
+              "name another of gemm_wgmma.ptx)");
 DEFINE_int32(mr, 0, "override the register block rows (register shape)");
 DEFINE_int32(nr, 0, "override the register block columns (register shape)");
 DEFINE_int32(wg_m, 0, "override the work-group rows (GPU shape)");
@@ -48,6 +49,7 @@ DEFINE_int32(vector_loads, -1, "override float4 tile fetches (0/1, GPU shape)");
 DEFINE_int32(stages, -1,
              "override the tensor-core cp.async stages (GPU shape: 0 = as many as fit, 1 = none)");
 DEFINE_int32(groups_per_unit, 0, "override the automatic split-K's work-groups per unit (GPU shape)");
+DEFINE_int32(in_flight, -1, "override the wgmma form's groups of products in flight (0/1)");
 DEFINE_int32(iterations, 10, "timed calls per shape");
 DEFINE_string(math, "float32",
               "what the products' inputs may be rounded to: float32, tf32, float16 or bfloat16 "
@@ -195,7 +197,7 @@ int main(int argc, char** argv) {
       if (FLAGS_config == "cpu") config = dlcaffe::CpuShapedGemmConfig();
       else if (FLAGS_config == "gpu") config = dlcaffe::GpuShapedGemmConfig();
       else if (FLAGS_config == "dot") config = dlcaffe::DotFormGemmConfig();
-      else if (FLAGS_config == "wgmma") config = dlcaffe::WgmmaConfig(128, 128);
+      else if (FLAGS_config == "wgmma") config = dlcaffe::WgmmaConfig(128, 128, 16, 6, 0);
       else DLC_REQUIRE(FLAGS_config == "auto", "--config must be auto, cpu, dot, gpu or wgmma");
       if (FLAGS_mr > 0) config.mr = FLAGS_mr;
       if (FLAGS_nr > 0) config.nr = FLAGS_nr;
@@ -208,6 +210,7 @@ int main(int argc, char** argv) {
       if (FLAGS_vector_loads >= 0) config.vector_loads = FLAGS_vector_loads != 0;
       if (FLAGS_groups_per_unit > 0) config.groups_per_unit = FLAGS_groups_per_unit;
       if (FLAGS_stages >= 0) config.stages = FLAGS_stages;
+      if (FLAGS_in_flight >= 0) config.in_flight = FLAGS_in_flight;
 
       dlcaffe::GemmWithConfig(*ctx, g, config);  // builds the kernels
       // The form the product ran in (none where the tile or device has none).

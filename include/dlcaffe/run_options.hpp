@@ -76,10 +76,13 @@ struct RunOptions {
   // their operands allow it (src/cl/gemm.cl, MMA_STAGES); off stages them
   // through registers (the kernel before the pipeline), for comparing.
   bool matrix_pipeline = true;
-  // DLCAFFE_MATRIX_WGMMA=1|on|0|off: 16-bit products on Hopper's tensor
-  // cores run the wgmma form (core/gemm_wgmma.hpp) where their operands
-  // allow it; off keeps them on mma.sync, for comparing.
-  bool matrix_wgmma = true;
+  // DLCAFFE_MATRIX_WGMMA=1|on|0|off: the GEMM rule sends 16-bit products
+  // on Hopper's tensor cores to the wgmma form (core/gemm_wgmma.hpp) where
+  // their operands allow it. Off by default: under OpenCL's 48 KiB of
+  // __local memory it measured slower than the mma.sync kernels on every
+  // shape timed (docs/benchmarks.md, "The wgmma form"); `dlcaffe tune`
+  // weighs it either way.
+  bool matrix_wgmma = false;
 
   // The defaults, overridden by every DLCAFFE_* variable that is set (one
   // that earlier versions read and this one does not is an error naming

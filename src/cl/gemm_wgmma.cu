@@ -40,7 +40,6 @@
 
 namespace {
 
-constexpr int kBK = 32;           // k per tile
 constexpr int kChunkValues = 8;   // 16-bit values per 16-byte chunk
 constexpr int kCoreBytes = 128;   // one 8 x 8 core matrix
 constexpr int kEpilogueBias = 1, kEpilogueRelu = 2, kEpilogueRowScale = 4;  // gemm.cl
@@ -200,15 +199,18 @@ __device__ __forceinline__ void wgmma_fence() {
 __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
 }
-__device__ __forceinline__ void wgmma_wait_all() {
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
 // Index q of an image-grouped axis (gemm.cl, grouped()): group g > 0 puts
 // g consecutive indices per image, images s values apart.
 __device__ __forceinline__ int grouped(int q, int g, int s) { return g ? (q / g) * s + q % g : q; }
 
-// One m64nBNk16 product in the storage type's instruction.
+// One m64nBNk16 product in the storage type's instruction; TA / TB: 1 where
+// wgmma reads that operand MN-major (imm-trans), which for B is where the
+// GEMM's B is not transposed.
 template <int TYPE, int BN, int TA, int TB>
 __device__ __forceinline__ void wgmma(float (&d)[BN / 2], uint64_t a, uint64_t b) {
   if constexpr (TYPE == 1) {
@@ -222,17 +224,17 @@ __device__ __forceinline__ void wgmma(float (&d)[BN / 2], uint64_t a, uint64_t b
   }
 }
 
-// One operand's tile of ROWS (M or N) x kBK, as cp.async chunks.
-template <int ROWS, bool MN_MAJOR>
+// One operand's tile of ROWS (M or N) x BK, as cp.async chunks.
+template <int ROWS, int BK, bool MN_MAJOR>
 struct OperandTile {
-  static constexpr int kChunks = ROWS * kBK / kChunkValues;
-  static constexpr int kRowBlocks = ROWS / 8, kKBlocks = kBK / 8;
+  static constexpr int kChunks = ROWS * BK / kChunkValues;
+  static constexpr int kRowBlocks = ROWS / 8, kKBlocks = BK / 8;
   // Descriptor offsets: K-major tiles run along k first, MN-major along rows.
   static constexpr uint32_t kLbo = MN_MAJOR ? kRowBlocks * kCoreBytes : kCoreBytes;
   static constexpr uint32_t kSbo = MN_MAJOR ? kCoreBytes : kKBlocks * kCoreBytes;
 
   // Queues this work-item's chunks of the tile at rows [row0, row0 + ROWS),
-  // k [k0, k0 + kBK) of an operand of `rows` rows and k below k_end, stored
+  // k [k0, k0 + BK) of an operand of `rows` rows and k below k_end, stored
   // as x[row * ld + k] (K-major) or x[k * ld + row] (MN-major), its
   // contiguous axis grouped by (group, image).
   template <int THREADS>
@@ -269,50 +271,55 @@ struct OperandTile {
 };
 
 // The k loop of one work-group: acc += op(A) op(B) over [k_begin, k_end) for
-// the tile at (m0, n0).
-template <int TYPE, int BM, int BN, int STAGES, int TA, int TB>
+// the tile at (m0, n0). Tile t of BK k is fetched D = STAGES - 1 - KEEP
+// tiles ahead, into the stage that tile t - 1 - KEEP used: every
+// warpgroup's products of that tile are done by the barrier of iteration t,
+// since each keeps at most KEEP groups of products in flight past its own
+// iteration (KEEP 1: the next tile's products queue behind this one's).
+template <int TYPE, int BM, int BN, int BK, int STAGES, int KEEP, int TA, int TB>
 __device__ __forceinline__ void multiply(float (&acc)[BN / 2], uint32_t smem, const uint16_t* A,
                                          int lda, const uint16_t* B, int ldb, int M, int N,
                                          int m0, int n0, int k_begin, int k_end, int a_group,
                                          int a_image, int b_group, int b_image) {
   constexpr int kThreads = BM / 64 * 128;
-  using TileA = OperandTile<BM, TA == 1>;
-  using TileB = OperandTile<BN, TB == 0>;
+  constexpr int kAhead = STAGES - 1 - KEEP;
+  static_assert(kAhead >= 1, "no stage to fetch ahead into");
+  using TileA = OperandTile<BM, BK, TA == 1>;
+  using TileB = OperandTile<BN, BK, TB == 0>;
   constexpr uint32_t kStageBytes = (TileA::kChunks + TileB::kChunks) * 16;
   const int tid = threadIdx.x, warpgroup = tid / 128;
-  const int tiles = (k_end - k_begin + kBK - 1) / kBK;
+  const int tiles = (k_end - k_begin + BK - 1) / BK;
   const auto load = [&](int stage, int tile) {
     const uint32_t a_tile = smem + stage * kStageBytes;
     const uint32_t b_tile = a_tile + TileA::kChunks * 16;
-    const int k0 = k_begin + tile * kBK;
+    const int k0 = k_begin + tile * BK;
     TileA::template load<kThreads>(a_tile, A, lda, M, m0, k0, k_end, a_group, a_image, tid);
     TileB::template load<kThreads>(b_tile, B, ldb, N, n0, k0, k_end, b_group, b_image, tid);
   };
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
+  for (int s = 0; s < kAhead; ++s) {
     if (s < tiles) load(s, s);
     commit_copies();
   }
   for (int t = 0; t < tiles; ++t) {
-    // Tile t has landed for every work-item, and every warpgroup's
-    // products of tile t - 1 are done (wgmma_wait_all below), so its stage
-    // may be refilled.
-    wait_copies<STAGES - 2>();
+    wait_copies<kAhead - 1>();  // tile t has landed (this work-item's chunks)
     fence_copies_for_wgmma();
-    __syncthreads();
+    __syncthreads();  // ... everyone's; and tile t - 1 - KEEP's products are done
     const int stage = t % STAGES;
     const uint32_t a_tile = smem + stage * kStageBytes;
     const uint32_t b_tile = a_tile + TileA::kChunks * 16;
     wgmma_fence();
 #pragma unroll
-    for (int s = 0; s < kBK / 16; ++s)
-      wgmma<TYPE, BN, TA, TB>(acc, TileA::at(a_tile, 8 * warpgroup, s), TileB::at(b_tile, 0, s));
+    for (int s = 0; s < BK / 16; ++s)
+      wgmma<TYPE, BN, TA, 1 - TB>(acc, TileA::at(a_tile, 8 * warpgroup, s),
+                                  TileB::at(b_tile, 0, s));
     wgmma_commit();
-    const int next = t + STAGES - 1;
+    const int next = t + kAhead;
     if (next < tiles) load(next % STAGES, next);
     commit_copies();
-    wgmma_wait_all();
+    wgmma_wait<KEEP>();
   }
+  wgmma_wait<0>();
 }
 
 __device__ __forceinline__ float load_c(const void* C, int i, int c_type) {
@@ -342,7 +349,7 @@ __device__ __forceinline__ void store_c(void* C, int i, float v, int c_type) {
   }
 }
 
-template <int TYPE, int BM, int BN, int STAGES>
+template <int TYPE, int BM, int BN, int BK, int STAGES, int KEEP>
 __device__ __forceinline__ void gemm_wgmma(
     int M, int N, int K, float alpha, const uint16_t* A, int a_off, int lda, const uint16_t* B,
     int b_off, int ldb, float beta, void* C, int c_off, int ldc, int a_group, int a_image,
@@ -350,7 +357,7 @@ __device__ __forceinline__ void gemm_wgmma(
     int c_slice, int a_batch, int b_batch, int c_batch, const float* bias, int bias_off,
     const float* row_scale, int row_scale_off, int epilogue, int epilogue_batch, int trans_a,
     int trans_b, int c_type) {
-  constexpr int kStageBytes = (BM + BN) * kBK * 2;
+  constexpr int kStageBytes = (BM + BN) * BK * 2;
   __shared__ __align__(128) uint8_t smem[STAGES * kStageBytes];
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int product = blockIdx.z / slices, slice = blockIdx.z % slices;
@@ -365,7 +372,7 @@ __device__ __forceinline__ void gemm_wgmma(
   for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
   const uint32_t base = shared_address(smem);
 #define DLC_MULTIPLY(TA, TB)                                                                 \
-  multiply<TYPE, BM, BN, STAGES, TA, TB>(acc, base, A, lda, B, ldb, M, N, m0, n0, k_begin, \
+  multiply<TYPE, BM, BN, BK, STAGES, KEEP, TA, TB>(acc, base, A, lda, B, ldb, M, N, m0, n0, k_begin, \
                                          k_end, a_group, a_image, b_group, b_image)
   switch (trans_a * 2 + trans_b) {
     case 0: DLC_MULTIPLY(0, 0); break;
@@ -413,28 +420,30 @@ __device__ __forceinline__ void gemm_wgmma(
 
 }  // namespace
 
-// The kernels: gemm_wgmma_<type>_<BM>x<BN>, launched with BM / 64 * 128
-// work-items per group.
-#define DLC_GEMM_WGMMA_KERNEL(NAME, TYPE, BM, BN, STAGES, MIN_GROUPS)                         \
-  extern "C" __global__ void __launch_bounds__(BM / 64 * 128, MIN_GROUPS) NAME(              \
-      int M, int N, int K, float alpha, const uint16_t* A, int a_off, int lda,               \
-      const uint16_t* B, int b_off, int ldb, float beta, void* C, int c_off, int ldc,        \
-      int a_group, int a_image, int b_group, int b_image, int c_group, int c_image,           \
-      int slices, int k_per_slice, int c_slice, int a_batch, int b_batch, int c_batch,       \
-      const float* bias, int bias_off, const float* row_scale, int row_scale_off,            \
-      int epilogue, int epilogue_batch, int trans_a, int trans_b, int c_type) {              \
-    gemm_wgmma<TYPE, BM, BN, STAGES>(M, N, K, alpha, A, a_off, lda, B, b_off, ldb, beta, C, \
-                                     c_off, ldc, a_group, a_image, b_group, b_image, c_group, \
-                                     c_image, slices, k_per_slice, c_slice, a_batch, b_batch, \
-                                     c_batch, bias, bias_off, row_scale, row_scale_off,       \
-                                     epilogue, epilogue_batch, trans_a, trans_b, c_type);     \
+// The kernels: gemm_wgmma_<type>_<BM>x<BN>x<BK>_s<STAGES>_k<KEEP>, launched
+// with BM / 64 * 128 work-items per group.
+#define DLC_GEMM_WGMMA_KERNEL(T, TYPE, BM, BN, BK, STAGES, KEEP, MIN_GROUPS)                  \
+  extern "C" __global__ void __launch_bounds__(BM / 64 * 128, MIN_GROUPS)                     \
+      gemm_wgmma_##T##_##BM##x##BN##x##BK##_s##STAGES##_k##KEEP(                              \
+          int M, int N, int K, float alpha, const uint16_t* A, int a_off, int lda,            \
+          const uint16_t* B, int b_off, int ldb, float beta, void* C, int c_off, int ldc,     \
+          int a_group, int a_image, int b_group, int b_image, int c_group, int c_image,        \
+          int slices, int k_per_slice, int c_slice, int a_batch, int b_batch, int c_batch,    \
+          const float* bias, int bias_off, const float* row_scale, int row_scale_off,         \
+          int epilogue, int epilogue_batch, int trans_a, int trans_b, int c_type) {           \
+    gemm_wgmma<TYPE, BM, BN, BK, STAGES, KEEP>(                                                \
+        M, N, K, alpha, A, a_off, lda, B, b_off, ldb, beta, C, c_off, ldc, a_group, a_image,  \
+        b_group, b_image, c_group, c_image, slices, k_per_slice, c_slice, a_batch, b_batch,   \
+        c_batch, bias, bias_off, row_scale, row_scale_off, epilogue, epilogue_batch, trans_a, \
+        trans_b, c_type);                                                                     \
   }
 
-// 48 KiB of __local memory (what NVIDIA's OpenCL lets a kernel have): 3
-// stages of 128 x 128 tiles, 4 of 64 x 128, 2 of 128 x 256.
-DLC_GEMM_WGMMA_KERNEL(gemm_wgmma_f16_128x128, 1, 128, 128, 3, 2)
-DLC_GEMM_WGMMA_KERNEL(gemm_wgmma_f16_64x128, 1, 64, 128, 4, 3)
-DLC_GEMM_WGMMA_KERNEL(gemm_wgmma_f16_128x256, 1, 128, 256, 2, 1)
-DLC_GEMM_WGMMA_KERNEL(gemm_wgmma_bf16_128x128, 2, 128, 128, 3, 2)
-DLC_GEMM_WGMMA_KERNEL(gemm_wgmma_bf16_64x128, 2, 64, 128, 4, 3)
-DLC_GEMM_WGMMA_KERNEL(gemm_wgmma_bf16_128x256, 2, 128, 256, 2, 1)
+// 48 KiB of __local memory each (what NVIDIA's OpenCL lets a kernel have):
+// the two fastest of the shapes timed on an H200 (docs/benchmarks.md, "The
+// wgmma form"): 128 x 256 tiles 16 deep in 4 stages, one group of products
+// in flight, and 128 x 128 tiles 16 deep in 6 stages.
+#define DLC_GEMM_WGMMA_KERNELS(T, TYPE)               \
+  DLC_GEMM_WGMMA_KERNEL(T, TYPE, 128, 256, 16, 4, 1, 1) \
+  DLC_GEMM_WGMMA_KERNEL(T, TYPE, 128, 128, 16, 6, 0, 2)
+DLC_GEMM_WGMMA_KERNELS(f16, 1)
+DLC_GEMM_WGMMA_KERNELS(bf16, 2)

@@ -23,8 +23,8 @@ namespace dlcaffe {
 std::string GemmConfig::Name() const {
   std::ostringstream s;
   if (form == GemmForm::kWgmma)
-    s << "wgmma " << mr << "x" << nr
-      << (k_slices ? " slices" + std::to_string(k_slices) : "")
+    s << "wgmma " << mr << "x" << nr << "x" << tk << " stages" << stages << " in-flight"
+      << in_flight << (k_slices ? " slices" + std::to_string(k_slices) : "")
       << (!k_slices && groups_per_unit ? " split" + std::to_string(groups_per_unit) : "");
   else if (use_local)
     s << "local wg" << wg_m << "x" << wg_n << " mr" << mr << " nr" << nr << " vw" << vw
@@ -190,10 +190,13 @@ GemmConfig OpenClRuleConfig(const Context& ctx, const GemmArgs& args);
 }  // namespace
 
 GemmConfig RuleGemmConfig(const Context& ctx, const GemmArgs& args) {
-  // Hopper's wgmma form wherever it takes the product and the tile is not
-  // mostly padding (M <= 32 keeps the 16-row tiles of the OpenCL kernel).
-  if (args.M > 32 && WgmmaAvailable(ctx, args.math)) {
-    GemmConfig c = WgmmaConfig(args.M <= 64 ? 64 : 128, 128);
+  // Hopper's wgmma form, where the run option asks for it (it is slower than
+  // mma.sync so far: core/gemm_wgmma.hpp), it takes the product and the
+  // tile is not mostly padding: 128 x 256 tiles for large products, else
+  // 128 x 128.
+  if (ctx.options().matrix_wgmma && args.M > 64 && WgmmaAvailable(ctx, args.math)) {
+    GemmConfig c = args.M >= 1024 && args.N >= 2048 ? WgmmaConfig(128, 256, 16, 4, 1)
+                                                    : WgmmaConfig(128, 128, 16, 6, 0);
     if (args.K >= 32768) c = DeepSplit(c);
     if (WgmmaRuns(ctx, c, args)) return c;
   }
@@ -265,7 +268,7 @@ std::vector<GemmConfig> GemmConfigFamily() {
   family.push_back(GpuLongProductConfig(64));
   for (const GemmConfig& c : GpuTuningVariants()) family.push_back(c);
   for (const GemmConfig& c : WgmmaConfigs()) family.push_back(c);
-  family.push_back(DeepSplit(WgmmaConfig(128, 128)));
+  family.push_back(DeepSplit(WgmmaConfig(128, 128, 16, 6, 0)));
   return family;
 }
 

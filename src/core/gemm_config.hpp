@@ -55,6 +55,9 @@ struct GemmConfig {
   // the operands allow it (f16, bf16 and tf32); 1: never (tiles staged
   // through registers).
   int stages = 0;
+  // The wgmma form: groups of products a warpgroup keeps in flight past
+  // its k step (0 or 1; src/cl/gemm_wgmma.cu, KEEP).
+  int in_flight = 0;
 
   // Whether this configuration handles these transposes.
   bool Supports(Transpose trans_a, Transpose trans_b) const;

@@ -20,18 +20,18 @@ std::set<cl_device_id>& DisabledDevices() {
   return *devices;
 }
 
-// The kernel's name in gemm_wgmma.ptx.
-std::string KernelName(MmaForm form, const GemmConfig& c) {
-  return std::string("gemm_wgmma_") + (form == MmaForm::kF16 ? "f16_" : "bf16_") +
-         std::to_string(c.mr) + "x" + std::to_string(c.nr);
-}
-
 // Work-items of a work-group: a warpgroup of 128 per 64 rows.
 int Threads(const GemmConfig& c) { return c.mr / 64 * 128; }
 
 }  // namespace
 
-GemmConfig WgmmaConfig(int tile_m, int tile_n) {
+std::string WgmmaKernelName(StorageType type, const GemmConfig& c) {
+  return std::string("gemm_wgmma_") + (type == StorageType::kFloat16 ? "f16_" : "bf16_") +
+         std::to_string(c.mr) + "x" + std::to_string(c.nr) + "x" + std::to_string(c.tk) + "_s" +
+         std::to_string(c.stages) + "_k" + std::to_string(c.in_flight);
+}
+
+GemmConfig WgmmaConfig(int tile_m, int tile_n, int depth, int stages, int in_flight) {
   GemmConfig c;
   c.form = GemmForm::kWgmma;
   c.use_local = true;
@@ -39,17 +39,18 @@ GemmConfig WgmmaConfig(int tile_m, int tile_n) {
   c.mr = tile_m;
   c.nr = tile_n;
   c.vw = 1;
-  c.tk = 32;  // BK in gemm_wgmma.cu
+  c.tk = depth;
+  c.stages = stages;
+  c.in_flight = in_flight;
   c.vector_loads = false;
   return c;
 }
 
 std::vector<GemmConfig> WgmmaConfigs() {
-  return {WgmmaConfig(128, 128), WgmmaConfig(64, 128), WgmmaConfig(128, 256)};
+  return {WgmmaConfig(128, 256, 16, 4, 1), WgmmaConfig(128, 128, 16, 6, 0)};
 }
 
 bool WgmmaAvailable(const Context& ctx, MatrixMath math) {
-  if (!ctx.options().matrix_wgmma) return false;
   const MmaForm form = MmaFormFor(ctx, math);
   if (form != MmaForm::kF16 && form != MmaForm::kBF16) return false;
   if (NvidiaComputeCapability(ctx.info()) != 90) return false;
@@ -83,7 +84,7 @@ bool LaunchWgmma(Context& ctx, const GemmConfig& c, const GemmArgs& g, const Gem
   const MmaForm form = MmaFormFor(ctx, g.math);
   cl_kernel kernel = nullptr;
   try {
-    kernel = ctx.Kernel("gemm_wgmma.ptx", "", KernelName(form, c));
+    kernel = ctx.Kernel("gemm_wgmma.ptx", "", WgmmaKernelName(MmaInputType(form), c));
   } catch (const Error& e) {
     std::lock_guard<std::mutex> lock(disabled_mutex);
     if (DisabledDevices().insert(ctx.info().device_id).second)

@@ -19,14 +19,20 @@
 
 namespace dlcaffe {
 
-// The form's configurations: 128 x 128 tiles (two warpgroups, 3 stages),
-// 64 x 128 (one, 4 stages) and 128 x 256 (two, 2 stages).
+// The form's configurations (the kernels of gemm_wgmma.ptx): tiles of
+// tile_m x tile_n (a warpgroup per 64 rows), depth k per stage, `stages`
+// stages in 48 KiB, `in_flight` groups of products kept in flight.
 std::vector<GemmConfig> WgmmaConfigs();
-GemmConfig WgmmaConfig(int tile_m, int tile_n);
+GemmConfig WgmmaConfig(int tile_m, int tile_n, int depth, int stages, int in_flight);
+// The name of configuration `config`'s kernel in gemm_wgmma.ptx for inputs
+// of `type` (float16 or bfloat16).
+std::string WgmmaKernelName(StorageType type, const GemmConfig& config);
 
-// Whether products in `math` may run in the wgmma form on this device (the
-// run options matrix_engine and matrix_wgmma on, the form not turned off
-// after a failed build).
+// Whether products in `math` may run in the wgmma form on this device
+// (compute capability 9.0, the run option matrix_engine on, the form not
+// turned off after a failed load). The rule takes it only under the run
+// option matrix_wgmma; a tuned or given wgmma configuration wherever this
+// holds.
 bool WgmmaAvailable(const Context& ctx, MatrixMath math);
 // Whether the operands are as the kernel assumes (the header), stored in
 // `own` (the instruction's type).

@@ -138,8 +138,9 @@ const std::vector<SwitchEntry>& Entries() {
                       "stages where their operands allow it (off: through registers)",
                       &RunOptions::matrix_pipeline));
     e.push_back(OnOff("matrix_wgmma", "DLCAFFE_MATRIX_WGMMA",
-                      "16-bit products on Hopper's tensor cores run warpgroup (wgmma) "
-                      "kernels where their operands allow it (off: mma.sync)",
+                      "the GEMM rule sends 16-bit products on Hopper's tensor cores to the "
+                      "warpgroup (wgmma) kernels where their operands allow it (off, the "
+                      "default: mma.sync, faster on every shape measured)",
                       &RunOptions::matrix_wgmma));
     return e;
   }();
