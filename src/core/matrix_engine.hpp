@@ -9,6 +9,10 @@
 // that then fails to build the kernel turns that form off for the device,
 // with one warning, and the product runs the float kernels.
 //
+// Hopper's warpgroup instruction (wgmma) is a GEMM form of its own, a PTX
+// program rather than OpenCL C (core/gemm_wgmma.hpp); it takes the same
+// forms' math.
+//
 // Other engines would be added as further forms beside these, each with
 // its own kernel variant and its own test of what the device reports:
 // Intel's DPAS (cl_intel_subgroup_matrix_multiply_accumulate, sub-groups
