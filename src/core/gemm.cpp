@@ -1,6 +1,7 @@
-// GEMM dispatch: picks a configuration of the kernel family in src/cl/gemm.cl
-// for the device and shape, packs operands where the configuration wants it
-// (into scratch from the buffer pool) and enqueues the kernels.
+// GEMM dispatch: the configurations of every form and the one rule that picks
+// among them for the device and shape (core/gemm_config.hpp), then the checks
+// every product passes before its form's host file launches it
+// (core/gemm_launch.hpp: gemm_register.cpp, gemm_tiled.cpp, gemm_wgmma.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "core/gemm_config.hpp"
+#include "core/gemm_launch.hpp"
 #include "core/gemm_tuning.hpp"
 #include "core/gemm_wgmma.hpp"
 #include "core/matrix_engine.hpp"
@@ -137,16 +139,6 @@ GemmConfig GpuLongProductConfig(int M) {
 
 namespace {
 
-// The leading dimensions of a GemmArgs: as given, or those of packed
-// (unpadded) operands where it leaves them at -1.
-struct LeadingDims {
-  int a, b, c;
-  explicit LeadingDims(const GemmArgs& g)
-      : a(g.lda >= 0 ? g.lda : (g.trans_a == Transpose::kYes ? g.M : g.K)),
-        b(g.ldb >= 0 ? g.ldb : (g.trans_b == Transpose::kYes ? g.K : g.N)),
-        c(g.ldc >= 0 ? g.ldc : g.N) {}
-};
-
 // Register-tile heights the CPU shape picks from (each is one program build).
 const int kRegisterRows[] = {8, 10};
 
@@ -274,166 +266,6 @@ std::vector<GemmConfig> GemmConfigFamily() {
 
 namespace {
 
-// The -D option giving operand X ("A", "B", "C") storage type `type` (none
-// for float: the kernel's default).
-std::string TypeDefine(const char* operand, StorageType type) {
-  return StorageOption(std::string(operand) + "_TYPE", type);
-}
-
-// The kernel's -D options; `grouped` flags which of A, B, C (bits 1, 2, 4)
-// the GPU shape reads or writes image-grouped; an active `window` makes B
-// implicit.
-std::string Defines(const Context& ctx, const GemmConfig& c, bool trans_a,
-                    bool trans_b, const std::string& types, int grouped = 0,
-                    const ConvolutionWindow& window = ConvolutionWindow(),
-                    VectorLoads vector_loads = VectorLoads()) {
-  std::ostringstream s;
-  s << "-DMR=" << c.mr << " -DNR=" << c.nr << " -DVW=" << c.vw
-    << " -DUSE_LOCAL=" << (c.use_local ? 1 : 0) << " -DTRANS_A=" << (trans_a ? 1 : 0)
-    << " -DTRANS_B=" << (trans_b ? 1 : 0);
-  if (c.use_local) s << " -DWG_M=" << c.wg_m << " -DWG_N=" << c.wg_n << " -DTK=" << c.tk;
-  if (grouped & 1) s << " -DGROUP_A=1";
-  if (grouped & 2) s << " -DGROUP_B=1";
-  if (grouped & 4) s << " -DGROUP_C=1";
-  if (window.active())
-    s << " -DWIN_H=" << window.height << " -DWIN_W=" << window.width
-      << " -DWIN_KH=" << window.kernel_h << " -DWIN_KW=" << window.kernel_w
-      << " -DWIN_PH=" << window.pad_h << " -DWIN_PW=" << window.pad_w
-      << " -DWIN_SH=" << window.stride_h << " -DWIN_SW=" << window.stride_w
-      << " -DWIN_DH=" << window.dilation_h << " -DWIN_DW=" << window.dilation_w
-      << " -DWIN_OH=" << window.out_h << " -DWIN_OW=" << window.out_w;
-  // The GPU shape on a CPU (tests): unrolling cost 3 s per PoCL build.
-  if (c.use_local && ctx.cpu_shaped_kernels()) s << " -DUNROLL_HINTS=0";
-  if (c.dot_form) s << " -DDOT_FORM=1";
-  if (vector_loads.a) s << " -DVEC_LOAD_A=1";
-  if (vector_loads.b) s << " -DVEC_LOAD_B=1";
-  s << types;
-  return s.str();
-}
-
-int CeilDiv(int a, int b) { return (a + b - 1) / b; }
-
-// WARPS_M of the tensor-core form of GPU-shaped `c` (gemm.cl, MMA): the
-// cut of its tile into warps that reads the fewest values from __local
-// memory per k step (8 per 16-row block, 4 per 8-column block: 64 x 32 per
-// warp in the 128 x 128 tile); 0 where the tile does not cut into whole
-// warps of 16 x 8 blocks or its depth is not a multiple of the
-// instruction's k.
-}  // namespace
-
-int MmaWarpsM(const GemmConfig& c, MmaForm form) {
-  if (form == MmaForm::kNone || !c.use_local) return 0;
-  const int threads = c.wg_m * c.wg_n, tm = c.wg_m * c.mr, tn = c.wg_n * c.nr;
-  if (threads % 32 || c.tk % (form == MmaForm::kTF32 ? 8 : 16)) return 0;
-  const int warps = threads / 32;
-  int best = 0, fewest = 0;
-  for (int wm = 1; wm <= warps; ++wm) {
-    const int wn = warps / wm;
-    if (warps % wm || tm % (16 * wm) || tn % (8 * wn)) continue;
-    const int reads = 8 * (tm / wm / 16) + 4 * (tn / wn / 8);
-    if (!best || reads < fewest) {
-      best = wm;
-      fewest = reads;
-    }
-  }
-  return best;
-}
-
-int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g) {
-  if (!c.use_local || c.stages == 1 || g.b_window.active() || !ctx.options().matrix_pipeline)
-    return 0;
-  const MmaForm form = MmaFormFor(ctx, g.math);
-  if (form == MmaForm::kNone) return 0;
-  // The operands stored in the instruction's own type (tf32: float).
-  const StorageType own = MmaInputType(form);
-  if (g.a_type != own || g.b_type != own) return 0;
-  const int warps_m = MmaWarpsM(c, form);
-  if (!warps_m || !MmaPipelineEnabled(ctx, form)) return 0;
-  // The kernel's tiles: lines of a power of two 16-byte chunks (the
-  // swizzle), warps of pairs of 8-column blocks (ldmatrix.x4).
-  const int bytes = static_cast<int>(StorageBytes(own)), chunk = MmaPipelineChunk(own);
-  const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
-  const int tm = c.wg_m * c.mr, tn = c.wg_n * c.nr, warps = c.wg_m * c.wg_n / 32;
-  const auto power_of_two = [](int x) { return x > 0 && (x & (x - 1)) == 0; };
-  if (tm % 16 || tn % 16 || (tn / (warps / warps_m) / 8) % 2 ||
-      !power_of_two((ta ? tm : c.tk) / chunk) || !power_of_two((tb ? c.tk : tn) / chunk))
-    return 0;
-  // Whole 16-byte chunks on 16-byte boundaries, never across an image.
-  const LeadingDims ld(g);
-  const auto chunked = [&](size_t ld_values, size_t offset, size_t batch_stride, int group,
-                           int image) {
-    return ld_values % chunk == 0 && offset % chunk == 0 &&
-           (g.batch <= 1 || batch_stride % chunk == 0) &&
-           (group == 0 || (group % chunk == 0 && image % chunk == 0));
-  };
-  if (!chunked(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image) ||
-      !chunked(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image) ||
-      (ta ? g.M : g.K) % chunk || (tb ? g.K : g.N) % chunk)
-    return 0;
-  const size_t stage_bytes = size_t(bytes) * (tm + tn) * c.tk;
-  const int fit = static_cast<int>(
-      std::min<uint64_t>(4, ctx.info().local_mem_bytes / std::max<size_t>(1, stage_bytes)));
-  const int stages = c.stages > 1 ? std::min(c.stages, fit) : fit;
-  return stages >= 2 ? stages : 0;
-}
-
-namespace {
-
-// The GPU-shaped kernel, on the tensor cores in the form `math` allows
-// where the device and the tile permit, through `stages` cp.async stages
-// where that is not 0 (MmaPipelineStages), built from `pipelined_defines`;
-// else from `staged_defines` (which keep the vector fetches the register-
-// staged kernels use and the pipeline does not). A form that does not build
-// is turned off for the device, and the float kernel built instead; a
-// pipeline that does not build, likewise, for the form's register-staged
-// kernel.
-cl_kernel TiledKernel(Context& ctx, const GemmConfig& c, MatrixMath math,
-                      const std::string& staged_defines, const std::string& pipelined_defines,
-                      int stages) {
-  const MmaForm form = MmaFormFor(ctx, math);
-  const int warps_m = form == MmaForm::kNone ? 0 : MmaWarpsM(c, form);
-  if (warps_m) {
-    const std::string mma = " -DMMA=" + std::to_string(static_cast<int>(form)) +
-                            " -DWARPS_M=" + std::to_string(warps_m);
-    if (stages) {
-      try {
-        return ctx.Kernel("gemm.cl",
-                          pipelined_defines + mma + " -DMMA_STAGES=" + std::to_string(stages),
-                          "gemm_tiled");
-      } catch (const Error& e) {
-        DisableMmaPipeline(ctx, form, FirstBuildLogLine(e.what()));
-      }
-    }
-    try {
-      return ctx.Kernel("gemm.cl", staged_defines + mma, "gemm_tiled");
-    } catch (const Error& e) {
-      DisableMmaForm(ctx, form, FirstBuildLogLine(e.what()));
-    }
-  }
-  return ctx.Kernel("gemm.cl", staged_defines, "gemm_tiled");
-}
-
-const int kPackRun = 16;  // PACK_RUN in gemm.cl
-
-// Copies the rows x K matrix X (element (r, k) at X[r*ld + k] if k_contiguous,
-// else X[k*ld + r]) into zero-padded panels [ceil(rows/width)][K][width].
-BufferPtr PackPanels(Context& ctx, int rows, int K, int width, cl_mem X, StorageType x_type,
-                     int x_off, int ld, bool k_contiguous) {
-  const int panels = CeilDiv(rows, width);
-  BufferPtr packed = ctx.Allocate(sizeof(float) * size_t(panels) * width * K);
-  const NDRange global = k_contiguous ? NDRange(CeilDiv(K, kPackRun), panels * width)
-                                      : NDRange(RoundUp(K, kPackRun), panels);
-  const NDRange local = k_contiguous ? NDRange(1, width) : NDRange(kPackRun, 1);
-  // The panels are float whatever X holds (the kernel reads X as A_TYPE).
-  ctx.Launch(ctx.Kernel("gemm.cl", TypeDefine("A", x_type), "gemm_pack_panels"), global, local,
-             rows, K, width, X, x_off, ld, k_contiguous ? 1 : 0, packed->mem());
-  return packed;
-}
-
-}  // namespace
-
-namespace {
-
 // One past the highest offset a grouped (or plain, group == 0) axis of
 // `count` indices reaches.
 size_t AxisExtent(int count, int group, int image) {
@@ -475,31 +307,6 @@ int SplitKSlices(int compute_units, const GemmConfig& c, int M, int N, int K, in
     if (fill(slices) > fill(best) + 0.01) best = slices;
   }
   return static_cast<int>(best);
-}
-
-VectorLoads UsesVectorLoads(const GemmConfig& c, const GemmArgs& g) {
-  VectorLoads v;
-  if (!c.use_local || !c.vector_loads) return v;
-  // Vector fetches need every row of the operand, in every product of the
-  // batch, to start on a 4-element boundary, image groups whose four
-  // consecutive indices never straddle two images, and tiles that split into
-  // whole 4-vectors per work-item (VEC_LOAD_A/B in gemm.cl). An implicit B
-  // (convolution windows) has no rows to fetch.
-  const LeadingDims ld(g);
-  const auto aligned = [&](size_t ld_floats, size_t offset, size_t batch_stride, int group,
-                           int image) {
-    return ld_floats % 4 == 0 && offset % 4 == 0 && (g.batch <= 1 || batch_stride % 4 == 0) &&
-           (group == 0 || (group % 4 == 0 && image % 4 == 0));
-  };
-  const int tile_m = c.wg_m * c.mr, tile_n = c.wg_n * c.nr, threads = c.wg_m * c.wg_n;
-  const bool k_splits = c.tk % 4 == 0;
-  // Any storage type: a 16-bit operand's 4-vectors are 8 bytes, on 8-byte
-  // boundaries by the same rule in elements.
-  v.a = k_splits && tile_m % 4 == 0 && (tile_m * c.tk) % (4 * threads) == 0 &&
-        aligned(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image);
-  v.b = k_splits && tile_n % 4 == 0 && (tile_n * c.tk) % (4 * threads) == 0 &&
-        !g.b_window.active() && aligned(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image);
-  return v;
 }
 
 GemmExtents OperandExtents(const GemmArgs& g) {
@@ -587,164 +394,29 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   DLC_REQUIRE(extents.a <= kIndexLimit && extents.b <= kIndexLimit && extents.c <= kIndexLimit,
               "Gemm: a matrix reaches past 2^31 floats (M=" << M << " N=" << N << " K=" << K
                                                              << ")");
-  const int a_off = static_cast<int>(g.a_offset), b_off = static_cast<int>(g.b_offset),
-            c_off = static_cast<int>(g.c_offset);
-  // EPILOGUE_* in gemm.cl; unused buffer arguments get C.
-  const int epilogue = (g.bias ? 1 : 0) | (g.relu ? 2 : 0) | (g.row_scale ? 4 : 0);
-  cl_mem bias = g.bias ? g.bias : g.C, row_scale = g.row_scale ? g.row_scale : g.C;
-  const int bias_off = static_cast<int>(g.bias_offset),
-            row_scale_off = static_cast<int>(g.row_scale_offset);
-
-  const std::string types =
-      TypeDefine("A", g.a_type) + TypeDefine("B", g.b_type) + TypeDefine("C", g.c_type);
   if (K == 0 || g.alpha == 0.f) {
+    // C = beta * C (+ the epilogue): no product to run.
+    cl_mem bias = g.bias ? g.bias : g.C;
     ctx.Launch(ctx.Kernel("gemm.cl", TypeDefine("C", g.c_type), "gemm_scale_c"),
                NDRange(RoundUp(N, 8), RoundUp(M, 8)), NDRange(8, 8), M, N, g.beta, g.C,
-               c_off, ldc, g.c_group, g.c_image, bias, bias_off, epilogue);
+               static_cast<int>(g.c_offset), ldc, g.c_group, g.c_image, bias,
+               static_cast<int>(g.bias_offset), EpilogueFlags(g));
     return;
   }
-
-  if (c.use_local) {
-    const int tile_m = c.wg_m * c.mr, tile_n = c.wg_n * c.nr;
-    const int slices = SplitKSlices(ctx.info().compute_units, c, M, N, K, g.batch);
-    const int k_per_slice = RoundUp(CeilDiv(K, slices), c.tk);
-    const int used_slices = CeilDiv(K, k_per_slice);
-    const NDRange global(CeilDiv(N, tile_n) * c.wg_n, CeilDiv(M, tile_m) * c.wg_m,
-                         size_t(used_slices) * g.batch);
-    const NDRange local(c.wg_n, c.wg_m, 1);
-    // Split-K writes its slices plainly; the reduction groups C.
-    const int grouped_operands = (g.a_group ? 1 : 0) | (g.b_group ? 2 : 0) |
-                                 (g.c_group && used_slices == 1 ? 4 : 0);
-    // An implicit B's images are b_image floats apart.
-    const int b_image = window ? g.b_window.image_floats : g.b_image;
-    const int a_batch = static_cast<int>(g.a_batch_stride),
-              b_batch = static_cast<int>(g.b_batch_stride),
-              epilogue_batch = static_cast<int>(g.epilogue_batch_stride);
-    const size_t slice_floats = size_t(M) * N;
-    DLC_REQUIRE(used_slices == 1 || slice_floats * used_slices * g.batch <= kIndexLimit,
-                "Gemm: split-K scratch past 2^31 floats");
-    if (c.form == GemmForm::kWgmma) {
-      GemmLaunch product;
-      product.k_per_slice = K;
-      product.C = g.C;
-      product.c_off = c_off;
-      product.ldc = ldc;
-      product.c_group = g.c_group;
-      product.c_image = g.c_image;
-      product.c_batch = static_cast<int>(g.c_batch_stride);
-      product.c_type = g.c_type;
-      product.alpha = g.alpha;
-      product.beta = g.beta;
-      product.epilogue = epilogue;
-      if (used_slices == 1) {
-        if (LaunchWgmma(ctx, c, g, product)) return;
-      } else {
-        // The slices' plain products into float scratch, summed as below.
-        BufferPtr partial = ctx.Allocate(sizeof(float) * slice_floats * used_slices * g.batch);
-        GemmLaunch slices;
-        slices.slices = used_slices;
-        slices.k_per_slice = k_per_slice;
-        slices.C = partial->mem();
-        slices.ldc = N;
-        slices.c_slice = M * N;
-        slices.c_batch = used_slices * M * N;
-        if (LaunchWgmma(ctx, c, g, slices)) {
-          ctx.Launch(ctx.Kernel("gemm.cl", TypeDefine("C", g.c_type), "gemm_reduce_slices"),
-                     NDRange(RoundUp(N, 32), RoundUp(M, 8), g.batch), NDRange(32, 8, 1), M, N,
-                     used_slices, partial->mem(), g.alpha, g.beta, g.C, c_off, ldc,
-                     g.c_group, g.c_image, static_cast<int>(g.c_batch_stride), bias, bias_off,
-                     row_scale, row_scale_off, epilogue, epilogue_batch);
-          return;
-        }
-      }
-      // The form did not load (now off for the device): the OpenCL rule's.
-      GemmWithConfig(ctx, g, OpenClRuleConfig(ctx, g));
+  // The form's own launch. A wgmma program that does not load turns the
+  // form off for the device (core/gemm_wgmma.hpp): the OpenCL rule's
+  // configuration runs instead.
+  switch (c.form) {
+    case GemmForm::kWgmma:
+      if (!RunTiles(ctx, c, g, LaunchWgmma)) GemmWithConfig(ctx, g, OpenClRuleConfig(ctx, g));
       return;
-    }
-    // Split-K's slices are float partial sums; the reduction writes C.
-    const std::string kernel_types =
-        used_slices == 1 ? types : TypeDefine("A", g.a_type) + TypeDefine("B", g.b_type);
-    const int stages = MmaPipelineStages(ctx, c, g);
-    const auto defines = [&](VectorLoads vector_loads) {
-      return Defines(ctx, c, ta, tb, kernel_types, grouped_operands, g.b_window, vector_loads);
-    };
-    cl_kernel kernel =
-        TiledKernel(ctx, c, g.math, defines(UsesVectorLoads(c, g)),
-                    stages ? defines(VectorLoads()) : std::string(), stages);
-    if (used_slices == 1) {
-      ctx.Launch(kernel, global, local, M, N, K, g.alpha, g.A, a_off, lda, g.B, b_off, ldb,
-                 g.beta, g.C, c_off, ldc, g.a_group, g.a_image, g.b_group, b_image,
-                 g.c_group, g.c_image, 1, K, 0, a_batch, b_batch,
-                 static_cast<int>(g.c_batch_stride), bias, bias_off, row_scale, row_scale_off,
-                 epilogue, epilogue_batch);
+    case GemmForm::kOpenCL:
+      if (c.use_local)
+        RunTiles(ctx, c, g, LaunchTiledTiles);
+      else
+        RunRegisterGemm(ctx, c, g);
       return;
-    }
-    // Each slice's plain product into scratch (per product of the batch,
-    // its slices consecutive), then one pass sums them into C.
-    BufferPtr partial = ctx.Allocate(sizeof(float) * slice_floats * used_slices * g.batch);
-    ctx.Launch(kernel, global, local, M, N, K, 1.f, g.A, a_off, lda, g.B, b_off, ldb, 0.f,
-               partial->mem(), 0, N, g.a_group, g.a_image, g.b_group, b_image, 0, 0,
-               used_slices, k_per_slice, M * N, a_batch, b_batch, used_slices * M * N, bias,
-               bias_off, row_scale, row_scale_off, 0, 0);
-    ctx.Launch(ctx.Kernel("gemm.cl", TypeDefine("C", g.c_type), "gemm_reduce_slices"),
-               NDRange(RoundUp(N, 32), RoundUp(M, 8), g.batch), NDRange(32, 8, 1), M, N,
-               used_slices, partial->mem(), g.alpha, g.beta, g.C, c_off, ldc, g.c_group,
-               g.c_image, static_cast<int>(g.c_batch_stride), bias, bias_off, row_scale,
-               row_scale_off, epilogue, epilogue_batch);
-    return;
   }
-
-  DLC_REQUIRE(c.Supports(g.trans_a, g.trans_b),
-              "Gemm: configuration '" << c.Name() << "' cannot compute op(A) = "
-                                      << (ta ? "A^T" : "A") << ", op(B) = "
-                                      << (tb ? "B^T" : "B"));
-  if (c.dot_form) {
-    ctx.Launch(ctx.Kernel("gemm.cl", Defines(ctx, c, ta, tb, types), "gemm_tiled"),
-               NDRange(CeilDiv(M, c.mr), CeilDiv(N, c.nr)), NDRange(1, 1), M, N, K, g.alpha,
-               g.A, a_off, lda, g.B, b_off, ldb, g.beta, g.C, c_off, ldc, bias, bias_off,
-               row_scale, row_scale_off, epilogue);
-    return;
-  }
-
-  // Register-tile shape: operands are read in place where their layout
-  // allows, else from packed panels (kept alive until the kernel is queued;
-  // the in-order queue runs it before the pool hands the memory out again).
-  const int mr = c.mr, nr = c.nr;
-  cl_mem A = g.A, B = g.B;
-  StorageType a_type = g.a_type, b_type = g.b_type;
-  int a_off_k = a_off, lda_k = lda, a_block = ta ? mr : mr * lda;
-  bool trans_a_k = ta;
-  BufferPtr a_packed, b_packed;
-  if (c.pack_a) {
-    // A panel [K][MR] is a transposed A with lda = MR.
-    a_packed = PackPanels(ctx, M, K, mr, g.A, g.a_type, a_off, lda, !ta);
-    A = a_packed->mem();
-    a_type = StorageType::kFloat32;
-    a_off_k = 0;
-    lda_k = mr;
-    a_block = K * mr;
-    trans_a_k = true;
-  }
-  int b_off_k = b_off, ldb_k = ldb, b_block = nr, b_cols = N;
-  if (c.pack_b || tb || N < nr) {
-    // The kernel needs NR contiguous columns per k: a transposed B has none,
-    // a B narrower than NR too few.
-    b_packed = PackPanels(ctx, N, K, nr, g.B, g.b_type, b_off, ldb, tb);
-    B = b_packed->mem();
-    b_type = StorageType::kFloat32;
-    b_off_k = 0;
-    ldb_k = nr;
-    b_block = K * nr;
-    b_cols = CeilDiv(N, nr) * nr;
-  }
-  ctx.Launch(ctx.Kernel("gemm.cl",
-                        Defines(ctx, c, trans_a_k, false,
-                                TypeDefine("A", a_type) + TypeDefine("B", b_type) +
-                                    TypeDefine("C", g.c_type)),
-                        "gemm_tiled"),
-             NDRange(CeilDiv(M, mr), CeilDiv(N, nr)), NDRange(1, 1), M, N, K, g.alpha, A,
-             a_off_k, lda_k, a_block, B, b_off_k, ldb_k, b_block, b_cols, g.beta, g.C,
-             c_off, ldc, bias, bias_off, row_scale, row_scale_off, epilogue);
 }
 
 void Gemm(Context& ctx, const GemmArgs& args) {

@@ -62,8 +62,8 @@ bool WgmmaOperandsFit(const GemmArgs& g, StorageType own) {
   if (g.b_window.active() || g.a_type != own || g.b_type != own) return false;
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
   const size_t chunk = 8;  // 16-bit values per 16-byte chunk
-  const size_t lda = g.lda >= 0 ? g.lda : (ta ? g.M : g.K),
-               ldb = g.ldb >= 0 ? g.ldb : (tb ? g.K : g.N);
+  const LeadingDims ld(g);
+  const size_t lda = ld.a, ldb = ld.b;
   const auto chunked = [&](size_t ld, size_t offset, size_t batch_stride, int group,
                            int image) {
     return ld % chunk == 0 && offset % chunk == 0 &&
@@ -80,7 +80,7 @@ bool WgmmaRuns(const Context& ctx, const GemmConfig& c, const GemmArgs& g) {
          WgmmaOperandsFit(g, MmaInputType(MmaFormFor(ctx, g.math)));
 }
 
-bool LaunchWgmma(Context& ctx, const GemmConfig& c, const GemmArgs& g, const GemmLaunch& l) {
+bool LaunchWgmma(Context& ctx, const GemmConfig& c, const GemmArgs& g, const GemmTarget& l) {
   const MmaForm form = MmaFormFor(ctx, g.math);
   cl_kernel kernel = nullptr;
   try {
@@ -94,8 +94,8 @@ bool LaunchWgmma(Context& ctx, const GemmConfig& c, const GemmArgs& g, const Gem
     return false;
   }
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
-  const int lda = g.lda >= 0 ? g.lda : (ta ? g.M : g.K),
-            ldb = g.ldb >= 0 ? g.ldb : (tb ? g.K : g.N);
+  const LeadingDims ld(g);
+  const int lda = ld.a, ldb = ld.b;
   const int tiles_m = (g.M + c.mr - 1) / c.mr, tiles_n = (g.N + c.nr - 1) / c.nr;
   const int b_image = g.b_image;
   cl_mem bias = g.bias ? g.bias : g.C, row_scale = g.row_scale ? g.row_scale : g.C;
@@ -107,7 +107,7 @@ bool LaunchWgmma(Context& ctx, const GemmConfig& c, const GemmArgs& g, const Gem
              static_cast<int>(g.a_batch_stride), static_cast<int>(g.b_batch_stride), l.c_batch,
              bias, static_cast<int>(g.bias_offset), row_scale,
              static_cast<int>(g.row_scale_offset), l.epilogue,
-             static_cast<int>(g.epilogue_batch_stride), ta ? 1 : 0, tb ? 1 : 0,
+             l.partial() ? 0 : static_cast<int>(g.epilogue_batch_stride), ta ? 1 : 0, tb ? 1 : 0,
              static_cast<int>(l.c_type));
   return true;
 }

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "gemm_config.hpp"
+#include "gemm_launch.hpp"
 
 namespace dlcaffe {
 
@@ -41,19 +41,10 @@ bool WgmmaOperandsFit(const GemmArgs& args, StorageType own);
 // and WgmmaOperandsFit).
 bool WgmmaRuns(const Context& ctx, const GemmConfig& config, const GemmArgs& args);
 
-// Runs the product (or, with slices > 1, its k slices into `partial`, as
-// gemm.cl's gemm_tiled does) under `config`, for which WgmmaRuns holds.
-// False where the program did not build: the form is then off for the
-// device (one warning) and the caller runs another form.
-struct GemmLaunch {
-  int slices = 1, k_per_slice = 0;
-  cl_mem C = nullptr;  // C, or the split-K scratch
-  int c_off = 0, ldc = 0, c_group = 0, c_image = 0, c_slice = 0, c_batch = 0;
-  StorageType c_type = StorageType::kFloat32;
-  float alpha = 1.f, beta = 0.f;
-  int epilogue = 0;  // gemm.cl's EPILOGUE_* flags
-};
+// The form's tile kernel (core/gemm_launch.hpp, TileLauncher) under `config`,
+// for which WgmmaRuns holds. False where the program did not load: the form
+// is then off for the device (one warning) and the caller runs another form.
 bool LaunchWgmma(Context& ctx, const GemmConfig& config, const GemmArgs& args,
-                 const GemmLaunch& launch);
+                 const GemmTarget& target);
 
 }  // namespace dlcaffe
