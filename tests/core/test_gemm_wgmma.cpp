@@ -17,7 +17,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <regex>
 #include <string>
 #include <vector>
@@ -30,6 +29,7 @@
 #include "dlcaffe/math.hpp"
 #include "dlcaffe/program_cache.hpp"
 #include "dlcaffe/run_options.hpp"
+#include "util/random_values.hpp"
 #include "util/storage_values.hpp"
 #include "util/test_context.hpp"
 #include "util/test_depth.hpp"
@@ -143,14 +143,6 @@ TEST(GemmWgmma, RuleTakesTheFormOnlyWhenAskedAndWhereTheDeviceRunsIt) {
   }
 }
 
-std::vector<float> Random(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
 struct Product {
   GemmArgs g;  // shapes, layout, grouping, epilogue flags (buffers bound by Check)
   int images = 1;  // for grouped B and C: the images the N columns span
@@ -188,11 +180,11 @@ void Check(const Product& p, const GemmConfig& config, MatrixMath math, StorageT
                                     : g.b_offset + g.b_batch_stride * (batch - 1) + size_t(tb ? g.N : g.K) * ldb;
   const size_t c_size = p.g.c_group ? size_t(p.images) * g.c_image
                                     : g.c_offset + g.c_batch_stride * (batch - 1) + size_t(g.M) * ldc;
-  const std::vector<float> a = RoundedTo(Random(a_size, 3), own),
-                           b = RoundedTo(Random(b_size, 5), own),
-                           c0 = RoundedTo(Random(c_size, 7), c_type),
-                           bias = Random(size_t(g.M) * batch, 9),
-                           scale = Random(size_t(g.M) * batch, 11);
+  const std::vector<float> a = RoundedTo(RandomValues(a_size, 3), own),
+                           b = RoundedTo(RandomValues(b_size, 5), own),
+                           c0 = RoundedTo(RandomValues(c_size, 7), c_type),
+                           bias = RandomValues(size_t(g.M) * batch, 9),
+                           scale = RandomValues(size_t(g.M) * batch, 11);
   BufferPtr da = UploadAs(ctx, a, own), db = UploadAs(ctx, b, own),
             dc = UploadAs(ctx, c0, c_type), dbias = UploadAs(ctx, bias, F::kFloat32),
             dscale = UploadAs(ctx, scale, F::kFloat32);
