@@ -52,7 +52,8 @@ class ProgramCache {
   // "name [options]" of a kernel this cache returned ("?" for others).
   std::string Label(cl_kernel kernel);
 
-  // Text of a kernel source file, with the shared header prepended: from
+  // Text of a kernel source file, with the shared header prepended and each
+  // line `#include "name.cl"` replaced by that file's text: from
   // `source_dir` where it has the file, else the built-in copy.
   static std::string SourceText(const std::string& source, const std::string& source_dir = "");
 

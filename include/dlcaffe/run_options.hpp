@@ -73,7 +73,7 @@ struct RunOptions {
   bool matrix_engine = true;
   // DLCAFFE_MATRIX_PIPELINE=1|on|0|off: products on NVIDIA's tensor cores
   // stream their tiles into __local memory through cp.async stages where
-  // their operands allow it (src/cl/gemm.cl, MMA_STAGES); off stages them
+  // their operands allow it (src/cl/gemm_tiled.cl, MMA_STAGES); off stages them
   // through registers (the kernel before the pipeline), for comparing.
   bool matrix_pipeline = true;
   // DLCAFFE_MATRIX_WGMMA=1|on|0|off: the GEMM rule sends 16-bit products

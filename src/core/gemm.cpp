@@ -176,7 +176,8 @@ GemmConfig ChooseGemmConfig(const Context& ctx, const GemmArgs& args) {
 
 namespace {
 
-// The rule's choice among the OpenCL C kernels of gemm.cl.
+// The rule's choice among the OpenCL C kernels (gemm_register.cl,
+// gemm_tiled.cl).
 GemmConfig OpenClRuleConfig(const Context& ctx, const GemmArgs& args);
 
 }  // namespace

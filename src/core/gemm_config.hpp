@@ -1,6 +1,7 @@
-// The shapes of the GEMM kernel family in src/cl/gemm.cl and the choice among
-// them. Internal to the library; tests and benchmarks include it to run every
-// configuration on whatever device they have.
+// The shapes of the GEMM's kernels (src/cl/gemm_register.cl, gemm_tiled.cl,
+// gemm_wgmma.cu) and the choice among them. Internal to the library; tests
+// and benchmarks include it to run every configuration on whatever device
+// they have.
 #pragma once
 #include <string>
 #include <vector>
@@ -11,9 +12,10 @@
 
 namespace dlcaffe {
 
-// How a configuration's kernel is made: the OpenCL C family of
-// src/cl/gemm.cl (every device; on NVIDIA's tensor cores through mma.sync
-// where the math allows), or the wgmma form's PTX (core/gemm_wgmma.hpp).
+// How a configuration's kernel is made: OpenCL C, src/cl/gemm_register.cl
+// and gemm_tiled.cl (every device; on NVIDIA's tensor cores through
+// mma.sync where the math allows), or the wgmma form's PTX
+// (core/gemm_wgmma.hpp).
 enum class GemmForm { kOpenCL = 0, kWgmma = 1 };
 
 struct GemmConfig {
@@ -116,12 +118,12 @@ VectorLoads UsesVectorLoads(const GemmConfig& config, const GemmArgs& args);
 // run them all).
 std::vector<GemmConfig> GemmConfigFamily();
 
-// WARPS_M of the tensor-core form `form` of GPU-shaped `config` (gemm.cl,
+// WARPS_M of the tensor-core form `form` of GPU-shaped `config` (gemm_tiled.cl,
 // MMA): how its warps cut the tile; 0 where it cannot take that form (the
 // product then runs the float kernel) or form is none.
 int MmaWarpsM(const GemmConfig& config, MmaForm form);
 // The cp.async stages GPU-shaped `config` streams the product of `args` through
-// on the tensor cores (gemm.cl, MMA_STAGES), 0 where it does not: both
+// on the tensor cores (gemm_tiled.cl, MMA_STAGES), 0 where it does not: both
 // operands stored in the form's own type (f16, bf16; float for tf32), every
 // row, offset, batch stride and image group a whole number of 16-byte
 // chunks, so each operand's contiguous axis, B a stored matrix, and at

@@ -1,4 +1,4 @@
-// The CPU shapes of gemm.cl's kernel family as a GEMM form: one work-item
+// The CPU shapes (src/cl/gemm_register.cl) as a GEMM form: one work-item
 // per register tile running the whole k loop (operands read in place, or
 // packed into panels first), and the dot form for C = A B^T. Batches run
 // product by product; grouped operands and convolution windows are the GPU
@@ -49,7 +49,7 @@ void RunRegisterGemm(Context& ctx, const GemmConfig& c, const GemmArgs& g) {
                                       << (ta ? "A^T" : "A") << ", op(B) = "
                                       << (tb ? "B^T" : "B"));
   if (c.dot_form) {
-    ctx.Launch(ctx.Kernel("gemm.cl", GemmDefines(ctx, c, ta, tb, types), "gemm_tiled"),
+    ctx.Launch(ctx.Kernel("gemm_register.cl", GemmDefines(ctx, c, ta, tb, types), "gemm_tiled"),
                NDRange(CeilDiv(M, c.mr), CeilDiv(N, c.nr)), NDRange(1, 1), M, N, K, g.alpha,
                g.A, a_off, lda, g.B, b_off, ldb, g.beta, g.C, c_off, ldc, bias, bias_off,
                row_scale, row_scale_off, epilogue);
@@ -87,7 +87,7 @@ void RunRegisterGemm(Context& ctx, const GemmConfig& c, const GemmArgs& g) {
     b_block = K * nr;
     b_cols = CeilDiv(N, nr) * nr;
   }
-  ctx.Launch(ctx.Kernel("gemm.cl",
+  ctx.Launch(ctx.Kernel("gemm_register.cl",
                         GemmDefines(ctx, c, trans_a_k, false,
                                 TypeDefine("A", a_type) + TypeDefine("B", b_type) +
                                     TypeDefine("C", g.c_type)),

@@ -1,4 +1,4 @@
-// The GPU shape of gemm.cl's kernel family as a GEMM form: work-groups of
+// The GPU shape (src/cl/gemm_tiled.cl) as a GEMM form: work-groups of
 // tiles staged in __local memory, the products on the float units or, where
 // the math and the device allow, on NVIDIA's tensor cores through mma.sync
 // (with the cp.async pipeline where the operands allow it). It takes every
@@ -14,7 +14,7 @@
 
 namespace dlcaffe {
 
-// WARPS_M of the tensor-core form of GPU-shaped `c` (gemm.cl, MMA): the
+// WARPS_M of the tensor-core form of GPU-shaped `c` (gemm_tiled.cl, MMA): the
 // cut of its tile into warps that reads the fewest values from __local
 // memory per k step (8 per 16-row block, 4 per 8-column block: 64 x 32 per
 // warp in the 128 x 128 tile); 0 where the tile does not cut into whole
@@ -96,7 +96,7 @@ cl_kernel TiledKernel(Context& ctx, const GemmConfig& c, MatrixMath math,
                             " -DWARPS_M=" + std::to_string(warps_m);
     if (stages) {
       try {
-        return ctx.Kernel("gemm.cl",
+        return ctx.Kernel("gemm_tiled.cl",
                           pipelined_defines + mma + " -DMMA_STAGES=" + std::to_string(stages),
                           "gemm_tiled");
       } catch (const Error& e) {
@@ -104,12 +104,12 @@ cl_kernel TiledKernel(Context& ctx, const GemmConfig& c, MatrixMath math,
       }
     }
     try {
-      return ctx.Kernel("gemm.cl", staged_defines + mma, "gemm_tiled");
+      return ctx.Kernel("gemm_tiled.cl", staged_defines + mma, "gemm_tiled");
     } catch (const Error& e) {
       DisableMmaForm(ctx, form, FirstBuildLogLine(e.what()));
     }
   }
-  return ctx.Kernel("gemm.cl", staged_defines, "gemm_tiled");
+  return ctx.Kernel("gemm_tiled.cl", staged_defines, "gemm_tiled");
 }
 
 }  // namespace
@@ -120,7 +120,7 @@ VectorLoads UsesVectorLoads(const GemmConfig& c, const GemmArgs& g) {
   // Vector fetches need every row of the operand, in every product of the
   // batch, to start on a 4-element boundary, image groups whose four
   // consecutive indices never straddle two images, and tiles that split into
-  // whole 4-vectors per work-item (VEC_LOAD_A/B in gemm.cl). An implicit B
+  // whole 4-vectors per work-item (VEC_LOAD_A/B in gemm_tiled.cl). An implicit B
   // (convolution windows) has no rows to fetch.
   const LeadingDims ld(g);
   const auto aligned = [&](size_t ld_floats, size_t offset, size_t batch_stride, int group,

@@ -10,7 +10,7 @@
 // stored matrix (no convolution windows). What it keeps of the GEMM: every
 // layout, batches, split-K, image-grouped A, B and C, C in any storage type,
 // and the epilogue (bias, row scale, ReLU, beta). Anything else runs the
-// kernels of src/cl/gemm.cl. Internal to the library.
+// OpenCL C kernels (gemm_tiled.cl). Internal to the library.
 #pragma once
 #include <string>
 #include <vector>

@@ -3,7 +3,7 @@
 //
 // Today that is NVIDIA's tensor cores, reached from OpenCL C through inline
 // PTX: mma.sync with f16, bf16 or tf32 inputs and float sums, issued by the
-// GPU-shaped GEMM kernel (src/cl/gemm.cl, MMA). A device qualifies when it
+// GPU-shaped GEMM kernel (src/cl/gemm_tiled.cl, MMA). A device qualifies when it
 // reports compute capability 8.0 or more (cl_nv_device_attribute_query:
 // m16n8k16 with f16 or bf16 and m16n8k8 with tf32 need sm_80); a driver
 // that then fails to build the kernel turns that form off for the device,
@@ -49,7 +49,7 @@ MmaForm MmaFormFor(const Context& ctx, MatrixMath math);
 // warning names it and the compiler's first line).
 void DisableMmaForm(const Context& ctx, MmaForm form, const std::string& why);
 
-// The form's cp.async pipeline (gemm.cl, MMA_STAGES: sm_80's cp.async and
+// The form's cp.async pipeline (gemm_tiled.cl, MMA_STAGES: sm_80's cp.async and
 // ldmatrix), on wherever the form is, until a build of it fails: then off
 // for the device (one warning), and the form's products keep the
 // register-staged tiles.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -71,9 +72,42 @@ void RegisterKernelSource(const std::string& name, const std::string& text) {
   CHECK(inserted.first->second == text) << "two kernel sources named " << name;
 }
 
+namespace {
+
+// `text` with each line `#include "name.cl"` replaced by that source's own
+// text (its includes too; a file already in `included` by nothing). The
+// OpenCL compiler gets one text and finds no files: a form's kernel source
+// shares its family's definitions this way (gemm_tiled.cl includes gemm.cl).
+std::string WithIncludes(const std::string& text, const std::string& source_dir,
+                         std::set<std::string>* included) {
+  static const std::string kDirective = "#include \"";
+  if (text.find(kDirective) == std::string::npos) return text;
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    const size_t close = line.rfind('"');
+    if (line.compare(0, kDirective.size(), kDirective) == 0 && close > kDirective.size()) {
+      const std::string name = line.substr(kDirective.size(), close - kDirective.size());
+      if (included->insert(name).second)
+        out += WithIncludes(RawSource(name, source_dir), source_dir, included) + "\n";
+    } else {
+      out += line + "\n";
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string ProgramCache::SourceText(const std::string& source, const std::string& source_dir) {
   if (source == "common.cl") return RawSource(source, source_dir);
-  return RawSource("common.cl", source_dir) + "\n" + RawSource(source, source_dir);
+  std::set<std::string> included = {source};
+  return RawSource("common.cl", source_dir) + "\n" +
+         WithIncludes(RawSource(source, source_dir), source_dir, &included);
 }
 
 ProgramCache::ProgramCache(cl_context context, cl_device_id device,

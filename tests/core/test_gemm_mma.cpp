@@ -557,7 +557,7 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
   const std::string source = dir + "/gemm_full.cl";
   {
     std::ofstream out(source);
-    out << ProgramCache::SourceText("gemm.cl", SourceDir() + "/src/cl");
+    out << ProgramCache::SourceText("gemm_tiled.cl", SourceDir() + "/src/cl");
   }
   struct Shape {
     const char* defines;
