@@ -9,6 +9,20 @@
 
 namespace dlcaffe {
 
+bool OperandsInWholeChunks(const GemmArgs& g, int chunk) {
+  const LeadingDims ld(g);
+  const size_t c = static_cast<size_t>(chunk);
+  const auto chunked = [&](size_t ld_values, size_t offset, size_t batch_stride, int group,
+                           int image) {
+    return ld_values % c == 0 && offset % c == 0 && (g.batch <= 1 || batch_stride % c == 0) &&
+           (group == 0 || (group % chunk == 0 && image % chunk == 0));
+  };
+  const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
+  return chunked(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image) &&
+         chunked(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image) &&
+         (ta ? g.M : g.K) % chunk == 0 && (tb ? g.K : g.N) % chunk == 0;
+}
+
 int EpilogueFlags(const GemmArgs& g) {
   return (g.bias ? 1 : 0) | (g.relu ? 2 : 0) | (g.row_scale ? 4 : 0);
 }

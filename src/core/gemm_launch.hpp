@@ -23,6 +23,12 @@ struct LeadingDims {
 
 inline int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
+// Whether A and B can be streamed in whole chunks of `chunk` values (16
+// bytes, for cp.async): every row, offset, batch stride, image group and
+// image of both a whole number of chunks, and each operand's contiguous axis
+// too, so that a chunk is wholly inside the matrix or wholly outside.
+bool OperandsInWholeChunks(const GemmArgs& g, int chunk);
+
 // gemm.cl's epilogue flags (EPILOGUE_*) for this product.
 int EpilogueFlags(const GemmArgs& g);
 

@@ -58,17 +58,7 @@ int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g
       !power_of_two((ta ? tm : c.tk) / chunk) || !power_of_two((tb ? c.tk : tn) / chunk))
     return 0;
   // Whole 16-byte chunks on 16-byte boundaries, never across an image.
-  const LeadingDims ld(g);
-  const auto chunked = [&](size_t ld_values, size_t offset, size_t batch_stride, int group,
-                           int image) {
-    return ld_values % chunk == 0 && offset % chunk == 0 &&
-           (g.batch <= 1 || batch_stride % chunk == 0) &&
-           (group == 0 || (group % chunk == 0 && image % chunk == 0));
-  };
-  if (!chunked(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image) ||
-      !chunked(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image) ||
-      (ta ? g.M : g.K) % chunk || (tb ? g.K : g.N) % chunk)
-    return 0;
+  if (!OperandsInWholeChunks(g, chunk)) return 0;
   const size_t stage_bytes = size_t(bytes) * (tm + tn) * c.tk;
   const int fit = static_cast<int>(
       std::min<uint64_t>(4, ctx.info().local_mem_bytes / std::max<size_t>(1, stage_bytes)));

@@ -59,20 +59,9 @@ bool WgmmaAvailable(const Context& ctx, MatrixMath math) {
 }
 
 bool WgmmaOperandsFit(const GemmArgs& g, StorageType own) {
-  if (g.b_window.active() || g.a_type != own || g.b_type != own) return false;
-  const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
-  const size_t chunk = 8;  // 16-bit values per 16-byte chunk
-  const LeadingDims ld(g);
-  const size_t lda = ld.a, ldb = ld.b;
-  const auto chunked = [&](size_t ld, size_t offset, size_t batch_stride, int group,
-                           int image) {
-    return ld % chunk == 0 && offset % chunk == 0 &&
-           (g.batch <= 1 || batch_stride % chunk == 0) &&
-           (group == 0 || (group % chunk == 0 && image % chunk == 0));
-  };
-  return chunked(lda, g.a_offset, g.a_batch_stride, g.a_group, g.a_image) &&
-         chunked(ldb, g.b_offset, g.b_batch_stride, g.b_group, g.b_image) &&
-         (ta ? g.M : g.K) % chunk == 0 && (tb ? g.K : g.N) % chunk == 0;
+  // 16-bit values, 8 to a 16-byte chunk.
+  return !g.b_window.active() && g.a_type == own && g.b_type == own &&
+         OperandsInWholeChunks(g, 8);
 }
 
 bool WgmmaRuns(const Context& ctx, const GemmConfig& c, const GemmArgs& g) {

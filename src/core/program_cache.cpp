@@ -207,26 +207,41 @@ bool ProgramCache::IsPtxSource(const std::string& source) {
   return source.size() > 4 && source.compare(source.size() - 4, 4, ".ptx") == 0;
 }
 
-cl_program ProgramCache::BuildFromPtx(const std::string& text, const std::string& options,
-                                      const std::string& source) {
-  const unsigned char* data = reinterpret_cast<const unsigned char*>(text.data());
-  size_t length = text.size();
+namespace {
+
+// A program from a device binary (the disk cache's entries; NVIDIA's PTX),
+// built with `options`; null with the reason in *why where the driver
+// refuses it.
+cl_program ProgramFromBinary(cl_context context, cl_device_id device, const std::string& bytes,
+                             const std::string& options, std::string* why) {
+  const unsigned char* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  size_t length = bytes.size();
   cl_int status = CL_SUCCESS, err = CL_SUCCESS;
   cl_program program =
-      clCreateProgramWithBinary(context_, 1, &device_, &length, &data, &status, &err);
+      clCreateProgramWithBinary(context, 1, &device, &length, &data, &status, &err);
   if (err != CL_SUCCESS || status != CL_SUCCESS) {
     if (program) clReleaseProgram(program);
-    DLC_FAIL("OpenCL program " << source << " was refused as a binary ("
-                               << ClErrorName(err != CL_SUCCESS ? err : status)
-                               << "). Build log:\n(the device takes no PTX binaries)");
+    *why = std::string("refused as a binary (") +
+           ClErrorName(err != CL_SUCCESS ? err : status) + ")";
+    return nullptr;
   }
-  err = clBuildProgram(program, 1, &device_, options.c_str(), nullptr, nullptr);
+  err = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
   if (err != CL_SUCCESS) {
-    std::string log = BuildLog(program, device_);
+    *why = std::string("failed to build (") + ClErrorName(err) + "). Build log:\n" +
+           BuildLog(program, device);
     clReleaseProgram(program);
-    DLC_FAIL("OpenCL program " << source << " failed to build (" << ClErrorName(err)
-                               << "). Build log:\n" << log);
+    return nullptr;
   }
+  return program;
+}
+
+}  // namespace
+
+cl_program ProgramCache::BuildFromPtx(const std::string& text, const std::string& options,
+                                      const std::string& source) {
+  std::string why;
+  cl_program program = ProgramFromBinary(context_, device_, text, options, &why);
+  DLC_REQUIRE(program, "OpenCL program " << source << " " << why);
   ++programs_built_;
   return program;
 }
@@ -235,21 +250,12 @@ cl_program ProgramCache::LoadBinary(const std::string& path, const std::string& 
   std::string bytes;
   if (!ReadCacheEntry(path, "kernel", &bytes)) return nullptr;
   if (bytes.empty()) return nullptr;
-  const unsigned char* data = reinterpret_cast<const unsigned char*>(bytes.data());
-  size_t length = bytes.size();
-  cl_int status = CL_SUCCESS, err = CL_SUCCESS;
-  cl_program program = clCreateProgramWithBinary(context_, 1, &device_, &length,
-                                                 &data, &status, &err);
-  if (err != CL_SUCCESS || status != CL_SUCCESS) {
-    if (program) clReleaseProgram(program);
+  std::string why;
+  cl_program program = ProgramFromBinary(context_, device_, bytes, options, &why);
+  if (!program) {
+    // Stale or foreign binary: rebuilt from source.
     LOG(WARNING) << "kernel cache: the driver refused " << path << " ("
-                 << ClErrorName(err != CL_SUCCESS ? err : status) << "); it is rebuilt";
-    return nullptr;  // stale or foreign binary: rebuild from source
-  }
-  if (clBuildProgram(program, 1, &device_, options.c_str(), nullptr, nullptr) !=
-      CL_SUCCESS) {
-    clReleaseProgram(program);
-    LOG(WARNING) << "kernel cache: the driver refused " << path << "; it is rebuilt";
+                 << why.substr(0, why.find('\n')) << "); it is rebuilt";
     return nullptr;
   }
   ++programs_loaded_;
