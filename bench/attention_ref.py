@@ -1,5 +1,6 @@
-"""PyTorch's reference for bench/attention_bench.sh: causal
-F.scaled_dot_product_attention in FP32 (TF32 off) on the GPU; prints one
+"""PyTorch's reference for bench/attention_bench.sh:
+F.scaled_dot_product_attention on the GPU, causal or not, with tensors in
+the mode's dtype (float32 with TF32 off or on, bfloat16, float16); prints one
 line like the script's: T, forward ms, forward+backward ms, the allocator's
 peak above the inputs, outputs and gradients (MiB), and the kernel PyTorch
 chose."""
@@ -27,19 +28,25 @@ def main():
     parser.add_argument("--head_dim", type=int, default=64)
     parser.add_argument("--length", type=int, default=1024)
     parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--causal", type=int, default=1)
+    parser.add_argument("--mode", default="float32",
+                        choices=["float32", "tf32", "bfloat16", "float16"])
     args = parser.parse_args()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = args.mode == "tf32"
+    torch.backends.cudnn.allow_tf32 = args.mode == "tf32"
+    dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(args.mode, torch.float32)
+    causal = bool(args.causal)
     shape = (args.batch, args.heads, args.length, args.head_dim)
-    q, k, v = (torch.randn(shape, device="cuda", requires_grad=True) for _ in range(3))
-    grad = torch.randn(shape, device="cuda")
+    q, k, v = (torch.randn(shape, device="cuda", dtype=dtype, requires_grad=True)
+               for _ in range(3))
+    grad = torch.randn(shape, device="cuda", dtype=dtype)
 
     def forward():
         with torch.no_grad():
-            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     def forward_backward():
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         q.grad = k.grad = v.grad = None
         out.backward(grad)
 
@@ -53,9 +60,9 @@ def main():
     base = torch.cuda.memory_allocated()
     forward_backward()
     torch.cuda.synchronize()
-    extra = (torch.cuda.max_memory_allocated() - base - 4 * q.numel() * 4) / 2**20
-    print("%-6d %12.3f %12.3f %14.2f   pytorch %s sdpa, fp32" % (args.length, fwd, both,
-                                                              max(0.0, extra), torch.__version__))
+    extra = (torch.cuda.max_memory_allocated() - base - 4 * q.numel() * q.element_size()) / 2**20
+    print("%-6d %12.3f %12.3f %14.2f   pytorch %s sdpa, %s" % (
+        args.length, fwd, both, max(0.0, extra), torch.__version__, args.mode))
 
 
 if __name__ == "__main__":

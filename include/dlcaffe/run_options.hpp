@@ -83,6 +83,12 @@ struct RunOptions {
   // shape timed (docs/benchmarks.md, "The wgmma form"); `dlcaffe tune`
   // weighs it either way.
   bool matrix_wgmma = false;
+  // DLCAFFE_MATRIX_EMULATE=1|on|0|off: the fused attention's tensor-core
+  // kernels (src/cl/attention_mma.cl) run wherever their math allows them,
+  // with NVIDIA's warp instructions (mma.sync, ldmatrix, shfl) written out
+  // in OpenCL C: slow, for checking those kernels on devices without tensor
+  // cores (the tests on PoCL). Off by default.
+  bool matrix_emulate = false;
 
   // The defaults, overridden by every DLCAFFE_* variable that is set (one
   // that earlier versions read and this one does not is an error naming

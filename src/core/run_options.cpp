@@ -142,6 +142,11 @@ const std::vector<SwitchEntry>& Entries() {
                       "warpgroup (wgmma) kernels where their operands allow it (off, the "
                       "default: mma.sync, faster on every shape measured)",
                       &RunOptions::matrix_wgmma));
+    e.push_back(OnOff("matrix_emulate", "DLCAFFE_MATRIX_EMULATE",
+                      "the fused attention's tensor-core kernels run with the warp "
+                      "instructions written out in OpenCL C, on any device (slow: for "
+                      "checking them where there are no tensor cores)",
+                      &RunOptions::matrix_emulate));
     return e;
   }();
   return entries;

@@ -19,12 +19,24 @@
 // Tiles: a work-group of query (or key) rows, the keys (or queries) of a tile
 // in __local memory; the tile's length follows the device's local memory, the
 // group's size its work-group limit.
+//
+// On NVIDIA's tensor cores (src/cl/attention_mma.cl): where the pass's math
+// (forward_math, backward_math; by default the storage type's) is FLOAT16
+// or BFLOAT16, Q, K, V are stored in that type, the head sizes are
+// multiples of 16 up to 128 and the device has the matrix engine, the four
+// products of each tile run as mma.sync with float sums -- the
+// probabilities and dS rounded to the 16-bit type as the A operand of the
+// next product, as the GEMMs round their inputs. Float math keeps the float
+// kernels (attention.cl) in any storage type.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "core/layer_math.hpp"
+#include "core/matrix_engine.hpp"
 #include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
+#include "dlcaffe/logging.hpp"
 
 namespace dlcaffe {
 
@@ -116,8 +128,8 @@ class AttentionLayer : public Layer {
     const cl_mem k_data = cached ? k_cache_.data() : bottom[1]->data();
     const cl_mem v_data = cached ? v_cache_.data() : bottom[2]->data();
     const Mask mask = MaskOf(bottom);
-    ctx_->Launch(ctx_->Kernel("attention.cl", Options(), "attention_forward"),
-                 NDRange(RoundUp(T_, Rows()), size_t(batch_) * H_), NDRange(Rows(), 1), T_, S_,
+    const Kernels kernels = KernelsFor(ForwardMatrixMath(param_, storage_, ctx_->options()));
+    ctx_->Launch(kernels.Get("forward"), kernels.Rows(T_), kernels.Group(), T_, S_,
                  H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, k_data, k.b, k.h,
                  k.t, v_data, v.b, v.h, v.t, mask.data, mask.present, mask.b, mask.h,
                  top[0]->data(), o.b, o.h, o.t, lse_.data());
@@ -141,9 +153,9 @@ class AttentionLayer : public Layer {
     const int rows = batch_ * H_ * T_;
     ctx_->Launch1D(ctx_->Kernel("attention.cl", Options(), "attention_backward_delta"), rows, T_,
                    H_, rows, top[0]->data(), o.b, o.h, o.t, top[0]->diff(), delta_.data());
+    const Kernels kernels = KernelsFor(BackwardMatrixMath(param_, storage_, ctx_->options()));
     if (want_dq)
-      ctx_->Launch(ctx_->Kernel("attention.cl", Options(), "attention_backward_dq"),
-                   NDRange(RoundUp(T_, Rows()), size_t(batch_) * H_), NDRange(Rows(), 1), T_, S_,
+      ctx_->Launch(kernels.Get("backward_dq"), kernels.Rows(T_), kernels.Group(), T_, S_,
                    H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
                    k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.present,
                    mask.b, mask.h, top[0]->diff(), o.b, o.h, o.t, lse_.data(), delta_.data(),
@@ -152,8 +164,7 @@ class AttentionLayer : public Layer {
       // An unwanted gradient's pointer still has to name a buffer.
       const cl_mem dk = want_dk ? bottom[1]->diff() : delta_.data();
       const cl_mem dv = want_dv ? bottom[2]->diff() : delta_.data();
-      ctx_->Launch(ctx_->Kernel("attention.cl", Options(), "attention_backward_dkv"),
-                   NDRange(RoundUp(S_, Rows()), size_t(batch_) * H_), NDRange(Rows(), 1), T_, S_,
+      ctx_->Launch(kernels.Get("backward_dkv"), kernels.Rows(S_), kernels.Group(), T_, S_,
                    H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
                    k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.present,
                    mask.b, mask.h, top[0]->diff(), o.b, o.h, o.t, lse_.data(), delta_.data(), dk,
@@ -209,6 +220,63 @@ class AttentionLayer : public Layer {
                    bottom[2]->data(), v_cache_.data());
     cached_ = decode_.position + T_;
   }
+
+  // The kernels of one pass: the float ones (attention.cl, a work-item per
+  // row) or the tensor cores' (attention_mma.cl, a warp per 16 rows).
+  struct Kernels {
+    Context* ctx;
+    std::string source, options;
+    size_t rows_per_group, threads;
+    cl_kernel Get(const std::string& name) const {
+      const std::string prefix = source == "attention.cl" ? "attention_" : "attention_mma_";
+      return ctx->Kernel(source, options, prefix + name);
+    }
+    NDRange Rows(int rows) const {
+      const size_t groups = (size_t(rows) + rows_per_group - 1) / rows_per_group;
+      return NDRange(groups * threads, batch_heads);
+    }
+    NDRange Group() const { return NDRange(threads, 1); }
+    size_t batch_heads;
+  };
+
+  Kernels KernelsFor(MatrixMath math) {
+    const size_t batch_heads = size_t(batch_) * H_;
+    const MmaForm form = TensorCoreForm(math);
+    if (form != MmaForm::kNone) {
+      const std::string options = "-DDK=" + std::to_string(dk_) + " -DDV=" +
+                                  std::to_string(dv_) + " -DMMA=" +
+                                  std::to_string(static_cast<int>(form)) + " -DEMULATE_MMA=" +
+                                  (ctx_->options().matrix_emulate ? "1" : "0");
+      try {
+        ctx_->Kernel("attention_mma.cl", options, "attention_mma_forward");  // builds it
+        return {ctx_, "attention_mma.cl", options, kMmaRows, kMmaThreads, batch_heads};
+      } catch (const Error& e) {
+        LOG(WARNING) << Where() << "the tensor-core kernels did not build, so this layer runs "
+                                   "the float ones: " << e.what();
+        tensor_cores_failed_ = true;
+      }
+    }
+    return {ctx_, "attention.cl", Options(), Rows(), Rows(), batch_heads};
+  }
+
+  // The tensor-core form this layer's products in `math` run in, kNone for
+  // the float kernels (see the file's comment for when).
+  MmaForm TensorCoreForm(MatrixMath math) const {
+    if (tensor_cores_failed_ || dk_ % 16 || dv_ % 16 || dk_ > 128 || dv_ > 128) return MmaForm::kNone;
+    const MmaForm wanted = math == MatrixMath::kFloat16    ? MmaForm::kF16
+                           : math == MatrixMath::kBFloat16 ? MmaForm::kBF16
+                                                           : MmaForm::kNone;
+    if (wanted == MmaForm::kNone || storage_ != MmaInputType(wanted)) return MmaForm::kNone;
+    const DeviceInfo& info = ctx_->info();
+    const uint64_t tiles = uint64_t(kMmaRows) * (dk_ + 8 + dv_ + 8) * 2 + 2 * kMmaRows * 4;
+    if (info.max_work_group_size < kMmaThreads || info.local_mem_bytes < tiles + 4096)
+      return MmaForm::kNone;
+    if (ctx_->options().matrix_emulate) return wanted;
+    return MmaFormFor(*ctx_, math) == wanted ? wanted : MmaForm::kNone;
+  }
+
+  // attention_mma.cl's work-group: 4 warps, 16 rows each.
+  static constexpr size_t kMmaThreads = 128, kMmaRows = 64;
 
   // Registers hold a row of each head size: beyond this the kernels spill.
   static constexpr int kMaxHeadSize = 256;
@@ -278,6 +346,7 @@ class AttentionLayer : public Layer {
   DecodeState decode_;
   Blob k_cache_{*ctx_}, v_cache_{*ctx_};  // incremental decoding's keys and values
   int cached_ = 0;                       // positions the caches hold
+  bool tensor_cores_failed_ = false;     // attention_mma.cl did not build here
 };
 
 REGISTER_LAYER_CLASS(Attention);

@@ -38,6 +38,7 @@
 
 #include "../../src/core/gemm_config.hpp"
 #include "../../src/core/matrix_engine.hpp"
+#include "util/clang_ptx.hpp"
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/half_conversion.hpp"
 #include "dlcaffe/math.hpp"
@@ -546,12 +547,7 @@ TEST(GemmMma, FormsFollowTheDevice) {
 // float kernel's, which PoCL builds.) In CI each shape compiles in every
 // other form, rotating, so that each form meets several shapes.
 TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
-  std::string clang;
-  for (const char* name : {"clang", "clang-14", "clang-15", "clang-16"})
-    if (std::system((std::string("command -v ") + name + " > /dev/null 2>&1").c_str()) == 0) {
-      clang = name;
-      break;
-    }
+  const std::string clang = FindClang();
   ASSERT_NE(clang, "") << "clang is not on the PATH: scripts/install_deps.sh installs it";
   const std::string dir = TempDir();
   const std::string source = dir + "/gemm_full.cl";
