@@ -1,5 +1,6 @@
 // bench/bench_nets.sh as the README shows it, at a tiny size: it runs, and
-// its tables have a row for every net and mode and each net's best modes.
+// its tables have a row for every net and mode and each net's best modes;
+// bench/attention_bench.sh gives its row in each mode, causal or not.
 // (Speed is never judged here: benchmarks are for the GPU host.) PyTorch is
 // the CPU reference in the same command, in the modes PyTorch's CPU build
 // runs (float32, and tf32, which on a CPU is float32 too; its CPU autocast
@@ -53,6 +54,26 @@ TEST(BenchScripts, BenchNetsRefusesAnUnknownMode) {
                                   BuildDir() + "/tools/dlcaffe bash bench/bench_nets.sh 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("unknown mode 'int8'"), std::string::npos) << r.output;
+}
+
+// attention_bench.sh without PyTorch's reference (SDPA needs CUDA): a row
+// of figures per length, in a 16-bit mode and in float32, causal and not.
+TEST(BenchScripts, AttentionBenchGivesItsRowInEachMode) {
+  for (const auto& [mode, causal] : {std::pair{"bfloat16", "0"}, std::pair{"float32", "1"}}) {
+    const ToolResult r = RunCommand("cd " + SourceDir() + " && B=1 H=2 D=16 ITERS=1 MODE=" + mode +
+                                    " CAUSAL=" + causal + " DLCAFFE=" + BuildDir() +
+                                    "/tools/dlcaffe bash bench/attention_bench.sh 40 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(std::string("causal ") + causal + ", mode " + mode),
+              std::string::npos)
+        << r.output;
+    const std::regex row(R"(\n40 +\d+\.\d{3} +\d+\.\d{3} +\d+\.\d\d +dlcaffe)");
+    EXPECT_TRUE(std::regex_search(r.output, row)) << "no row for T 40:\n" << r.output;
+  }
+  const ToolResult refused = RunCommand("cd " + SourceDir() + " && MODE=int8 DLCAFFE=" +
+                                        BuildDir() + "/tools/dlcaffe bash bench/attention_bench.sh 2>&1");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("unknown mode 'int8'"), std::string::npos) << refused.output;
 }
 
 }  // namespace
