@@ -156,7 +156,10 @@ __kernel void attention_backward_delta(
 }
 
 // dQ[t] = scale * sum_s p[t,s] (dO[t] . V[s] - delta[t]) K[s], a work-item
-// per query row, keys and values in tiles as forward.
+// per query row, keys and values in tiles as forward. With want_ds, each
+// dS[t,s] = p[t,s] (dO[t] . V[s] - delta[t]) a query sees -- the gradient of
+// an additive mask at (b, h, t, s) -- goes to ds_out[((b H + h) T + t) S +
+// s] (the rest stays as the host filled it: 0).
 __kernel void attention_backward_dq(
     int T, int S, int H, float scale, int causal,
     __global const DATA_ELEM* q, int q_sb, int q_sh, int q_st,
@@ -165,7 +168,7 @@ __kernel void attention_backward_dq(
     __global const float* mask, int has_mask, int mask_sb, int mask_sh,
     __global const DATA_ELEM* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
-    __global DATA_ELEM* dq) {
+    __global DATA_ELEM* dq, int want_dq, __global float* ds_out, int want_ds) {
   __local float4 k_tile[KEYS * DKP / 4];
   __local float4 v_tile[KEYS * DVP / 4];
   const int lid = get_local_id(0);
@@ -197,13 +200,31 @@ __kernel void attention_backward_dq(
         const float score = dot + MaskAt(mask, has_mask, mask_sb, mask_sh, S, b, h, t, s0 + j);
         const float ds = exp(score - row_lse) * (dp - row_delta);
         AddScaledTileRow(grad, ds, k_tile + j * (DKP / 4), DKP);
+        if (want_ds) ds_out[((size_t)bh * T + t) * S + s0 + j] = ds;
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (!valid) return;
+  if (!valid || !want_dq) return;
   const int o = RowOffset(b, h, t, q_sb, q_sh, q_st);
   for (int d = 0; d < DK; ++d) DATA_STORE(dq, o + d, grad[d] * scale);
+}
+
+// The gradient of a mask of shape (mask_b, mask_h, T, S) -- mask_b 1 or B,
+// mask_h 1 or H, a (T, S) mask being (1, 1, T, S) -- from every (b, h)'s dS
+// (attention_backward_dq's ds_out): the sum over the axes the mask is
+// broadcast along, in one fixed order.
+__kernel void attention_mask_gradient(int count, int B, int H, int T, int S, int mask_b,
+                                      int mask_h, __global const float* ds,
+                                      __global float* dmask) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int ts = i % (T * S), mh = (i / (T * S)) % mask_h, mb = i / (T * S * mask_h);
+  float sum = 0.f;
+  for (int b = mask_b == 1 ? 0 : mb; b < (mask_b == 1 ? B : mb + 1); ++b)
+    for (int h = mask_h == 1 ? 0 : mh; h < (mask_h == 1 ? H : mh + 1); ++h)
+      sum += ds[(size_t)(b * H + h) * T * S + ts];
+  dmask[i] = sum;
 }
 
 // dV[s] = sum_t p[t,s] dO[t] and dK[s] = scale * sum_t p[t,s] (dO[t] . V[s] -

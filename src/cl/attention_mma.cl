@@ -397,7 +397,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
 }
 
 // dQ = scale * dS K with dS = P o (dO V^T - delta), a group per 64 query
-// rows, keys and values streamed as forward.
+// rows, keys and values streamed as forward; with want_ds dS itself, the
+// gradient of an additive mask, as attention.cl's attention_backward_dq.
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma_backward_dq(
     int T, int S, int H, float scale, int causal,
     __global const ushort* q, int q_sb, int q_sh, int q_st,
@@ -406,7 +407,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     __global const float* mask, int has_mask, int mask_sb, int mask_sh,
     __global const ushort* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
-    __global ushort* dq) {
+    __global ushort* dq, int want_dq, __global float* ds_out, int want_ds) {
   __local uint4 k_tile_[TILE * DKS / 8];  // Q's rows first
   __local ushort* k_tile = (__local ushort*)k_tile_;
   __local uint4 v_tile_[TILE * DVS / 8];  // dO's rows first
@@ -454,12 +455,13 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
                        row_lse[e >> 1])
                  : 0.f;
         p[j][e] = prob * (dp[j][e] - row_delta[e >> 1]);  // dS
+        if (want_ds && row < T && col < S) ds_out[((size_t)bh * T + row) * S + col] = p[j][e];
       }
     ACCUMULATE_PRODUCT(grad, p, k_tile, DKS, DK);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 #define SCALE_ALL(r) scale
-  STORE_BLOCK(grad, DK, dq, b, h, q0 + warp * 16, T, q_sb, q_sh, q_st, SCALE_ALL);
+  if (want_dq) STORE_BLOCK(grad, DK, dq, b, h, q0 + warp * 16, T, q_sb, q_sh, q_st, SCALE_ALL);
 }
 
 // dV = P^T dO and dK = scale * dS^T Q, a group per 64 key rows, queries (Q,

@@ -6,7 +6,11 @@
 // Bottoms Q, K, V and an optional additive mask; the layouts are in
 // caffe.proto's AttentionParameter: (B, H, T, D) tensors, or with num_heads
 // the heads side by side in (B, T, H*D). causal lets query t see keys
-// s <= t + S - T. The mask takes no gradient (it is an input, as labels).
+// s <= t + S - T. A mask that needs a gradient (a trained bias, such as
+// swin's relative positions) gets dS = P o (dO V^T - delta) summed over the
+// axes it is broadcast along (deterministically: every (b, h)'s dS to a
+// scratch buffer, then one sum per mask element); force_backward alone does
+// not ask for it (an input mask is data, as labels).
 // Q, K, V, the output and their gradients may be stored in 16 bits (mixed
 // precision, with the key/value cache in the same type); the mask stays
 // float32, and the kernels compute in float.
@@ -142,7 +146,8 @@ class AttentionLayer : public Layer {
     if (top[0]->count() == 0) return;
     const bool want_dq = propagate_down[0], want_dk = propagate_down[1],
                want_dv = propagate_down[2];
-    if (!want_dq && !want_dk && !want_dv) return;
+    const bool want_dmask = bottom.size() == 4 && propagate_down.size() == 4 && propagate_down[3];
+    if (!want_dq && !want_dk && !want_dv && !want_dmask) return;
     if (S_ == 0) {  // no keys: the output is 0 whatever Q is
       if (want_dq) bottom[0]->SetDiff(0.f);
       return;
@@ -154,12 +159,32 @@ class AttentionLayer : public Layer {
     ctx_->Launch1D(ctx_->Kernel("attention.cl", Options(), "attention_backward_delta"), rows, T_,
                    H_, rows, top[0]->data(), o.b, o.h, o.t, top[0]->diff(), delta_.data());
     const Kernels kernels = KernelsFor(BackwardMatrixMath(param_, storage_, ctx_->options()));
-    if (want_dq)
+    // dS for the mask: straight into its gradient where it has every (b, h)
+    // plane, else into the scratch buffer, summed below.
+    Blob* const mask_blob = want_dmask ? bottom[3] : nullptr;
+    const bool mask_whole = want_dmask && mask_blob->count() == batch_ * H_ * T_ * S_;
+    cl_mem ds_out = delta_.data();  // named, not written, without want_dmask
+    if (want_dmask) {
+      if (!mask_whole) ds_scratch_.Reshape({batch_ * H_ * T_ * S_});
+      Blob& ds = mask_whole ? *mask_blob : ds_scratch_;
+      ds.SetDiff(0.f);  // the dS of keys a query does not see
+      ds_out = ds.diff();
+    }
+    if (want_dq || want_dmask)
       ctx_->Launch(kernels.Get("backward_dq"), kernels.Rows(T_), kernels.Group(), T_, S_,
                    H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
                    k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.present,
                    mask.b, mask.h, top[0]->diff(), o.b, o.h, o.t, lse_.data(), delta_.data(),
-                   bottom[0]->diff());
+                   want_dq ? bottom[0]->diff() : delta_.data(), int(want_dq), ds_out,
+                   int(want_dmask));
+    if (want_dmask && !mask_whole) {
+      const int mask_b = mask_blob->num_axes() == 4 ? mask_blob->shape(0) : 1;
+      const int mask_h = mask_blob->num_axes() == 4 ? mask_blob->shape(1) : 1;
+      const int count = mask_blob->count();
+      ctx_->Launch1D(ctx_->Kernel("attention.cl", Options(), "attention_mask_gradient"), count,
+                     count, batch_, H_, T_, S_, mask_b, mask_h, ds_scratch_.diff(),
+                     mask_blob->diff());
+    }
     if (want_dk || want_dv) {
       // An unwanted gradient's pointer still has to name a buffer.
       const cl_mem dk = want_dk ? bottom[1]->diff() : delta_.data();
@@ -341,6 +366,7 @@ class AttentionLayer : public Layer {
   int batch_ = 0, H_ = 0, T_ = 0, S_ = 0, dk_ = 0, dv_ = 0;
   float scale_ = 1.f;
   StorageType storage_ = StorageType::kFloat32;  // Q's, K's, V's and the output's
+  Blob ds_scratch_{*ctx_};  // dS of every (b, h), for a broadcast mask's gradient (diff)
   Blob lse_{*ctx_};    // per query row: the log of its softmax's denominator
   Blob delta_{*ctx_};  // per query row: dO . O, for backward
   DecodeState decode_;

@@ -13,7 +13,8 @@
 // unit roundoff) times the sum of the magnitudes of its terms, and u times
 // its own magnitude; the test allows twice that. A misplaced fragment, a
 // wrong row of the online softmax or a key past the causal bound gives
-// errors of the values' own size.
+// errors of the values' own size. A (T, S) mask's gradient, dS summed over
+// the batch and heads, is checked the same way.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,6 +50,7 @@ struct Tensors {
 
 struct Gradients {
   std::vector<float> out, dq, dk, dv;
+  std::vector<float> dmask;  // (T, S), where the case has a mask
 };
 
 int At(const Case& c, int b, int h, int t, int d, int rows, int D) {
@@ -129,14 +131,17 @@ Gradients RunLayer(const Case& c, StorageType type, const Tensors& x) {
   v.WriteData(ToLayer(c, x.v, c.S, c.dv));
   layer->Forward(bottom, {&out});
   out.WriteDiff(ToLayer(c, x.dout, c.T, c.dv));
-  layer->Backward({&out}, {true, true, true, false}, bottom);
+  layer->Backward({&out}, {true, true, true, c.mask}, bottom);
   return {FromLayer(c, out.ReadData(), c.T, c.dv), FromLayer(c, q.ReadDiff(), c.T, c.dk),
-          FromLayer(c, k.ReadDiff(), c.S, c.dk), FromLayer(c, v.ReadDiff(), c.S, c.dv)};
+          FromLayer(c, k.ReadDiff(), c.S, c.dk), FromLayer(c, v.ReadDiff(), c.S, c.dv),
+          c.mask ? mask.ReadDiff() : std::vector<float>()};
 }
 
 // The sums in double, and for each element the sum of its terms'
 // magnitudes over the values the kernels round (P for out and dV, dS for dQ
-// and dK). Backward reads the output as the layer stored it.
+// and dK). Backward reads the output as the layer stored it. The mask's
+// gradient (dS summed over batch and heads) is never rounded to 16 bits:
+// its magnitude is that of the float sums behind dS, P (|dO| |V| + |dO| |O|).
 struct Expected {
   Gradients value, magnitude;
 };
@@ -148,6 +153,7 @@ Expected Reference(const Case& c, const Tensors& x, const std::vector<float>& st
     g->dq.assign(x.q.size(), 0.f);
     g->dk.assign(x.k.size(), 0.f);
     g->dv.assign(x.v.size(), 0.f);
+    g->dmask.assign(c.mask ? x.mask.size() : 0, 0.f);
   }
   const double scale = 1.0 / std::sqrt(double(c.dk));
   std::vector<double> p(c.S), ds(c.S);
@@ -169,15 +175,26 @@ Expected Reference(const Case& c, const Tensors& x, const std::vector<float>& st
           sum += p[s];
         }
         for (int s = 0; s < c.S; ++s) p[s] = sum > 0 ? p[s] / sum : 0;
-        double delta = 0;
-        for (int d = 0; d < c.dv; ++d)
-          delta += double(x.dout[At(c, b, h, t, d, c.T, c.dv)]) *
-                   stored_out[At(c, b, h, t, d, c.T, c.dv)];
+        double delta = 0, delta_magnitude = 0;
+        for (int d = 0; d < c.dv; ++d) {
+          const double term = double(x.dout[At(c, b, h, t, d, c.T, c.dv)]) *
+                              stored_out[At(c, b, h, t, d, c.T, c.dv)];
+          delta += term;
+          delta_magnitude += std::fabs(term);
+        }
         for (int s = 0; s < c.S; ++s) {
-          double dp = 0;
-          for (int d = 0; d < c.dv; ++d)
-            dp += double(x.dout[At(c, b, h, t, d, c.T, c.dv)]) * x.v[At(c, b, h, s, d, c.S, c.dv)];
+          double dp = 0, dp_magnitude = 0;
+          for (int d = 0; d < c.dv; ++d) {
+            const double term =
+                double(x.dout[At(c, b, h, t, d, c.T, c.dv)]) * x.v[At(c, b, h, s, d, c.S, c.dv)];
+            dp += term;
+            dp_magnitude += std::fabs(term);
+          }
           ds[s] = p[s] * (dp - delta);
+          if (c.mask) {
+            e.value.dmask[t * c.S + s] += ds[s];
+            e.magnitude.dmask[t * c.S + s] += p[s] * (dp_magnitude + delta_magnitude);
+          }
         }
         for (int d = 0; d < c.dv; ++d) {
           const int o = At(c, b, h, t, d, c.T, c.dv);
@@ -294,6 +311,9 @@ TEST(AttentionTensorCores, MatchesDoubleSumsWithinTheRoundings) {
       ExpectWithin(got.dq, want.value.dq, want.magnitude.dq, u, "dq");
       ExpectWithin(got.dk, want.value.dk, want.magnitude.dk, u, "dk");
       ExpectWithin(got.dv, want.value.dv, want.magnitude.dv, u, "dv");
+      if (c.mask)  // float sums: u of float with room for the sums' length
+        ExpectWithin(got.dmask, want.value.dmask, want.magnitude.dmask, std::ldexp(1.0, -16),
+                     "dmask");
     }
     ++type_index;
   }
