@@ -72,10 +72,12 @@ inline void LoadRow(float* row, __global const DATA_ELEM* x, int offset, int D, 
   for (int d = 0; d < DP; ++d) row[d] = valid && d < D ? DATA_LOAD(x, offset + d) * scale : 0.f;
 }
 
-// The additive mask at (b, h, t, s), 0 without one.
-inline float MaskAt(__global const float* mask, int has_mask, int mask_sb, int mask_sh, int S,
+// The additive mask at (b, h, t, s), 0 without one (mask_batches 0). A mask
+// of mask_batches batch items gives batch item b its item b % mask_batches
+// (1: one for all; B: its own; swin's windows: the window's).
+inline float MaskAt(__global const float* mask, int mask_batches, int mask_sb, int mask_sh, int S,
                     int b, int h, int t, int s) {
-  return has_mask ? mask[b * mask_sb + h * mask_sh + t * S + s] : 0.f;
+  return mask_batches ? mask[(b % mask_batches) * mask_sb + h * mask_sh + t * S + s] : 0.f;
 }
 
 __kernel void attention_forward(
@@ -83,7 +85,7 @@ __kernel void attention_forward(
     __global const DATA_ELEM* q, int q_sb, int q_sh, int q_st,
     __global const DATA_ELEM* k, int k_sb, int k_sh, int k_st,
     __global const DATA_ELEM* v, int v_sb, int v_sh, int v_st,
-    __global const float* mask, int has_mask, int mask_sb, int mask_sh,
+    __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
     __global DATA_ELEM* out, int o_sb, int o_sh, int o_st,
     __global float* lse) {
   __local float4 k_tile[KEYS * DKP / 4];
@@ -115,7 +117,7 @@ __kernel void attention_forward(
       float tile_max = -INFINITY;
       for (int j = 0; j < visible; ++j) {
         scores[j] = DotTileRow(qv, k_tile + j * (DKP / 4), DKP) +
-                    MaskAt(mask, has_mask, mask_sb, mask_sh, S, b, h, t, s0 + j);
+                    MaskAt(mask, mask_batches, mask_sb, mask_sh, S, b, h, t, s0 + j);
         tile_max = fmax(tile_max, scores[j]);
       }
       const float m_new = fmax(m, tile_max);
@@ -165,7 +167,7 @@ __kernel void attention_backward_dq(
     __global const DATA_ELEM* q, int q_sb, int q_sh, int q_st,
     __global const DATA_ELEM* k, int k_sb, int k_sh, int k_st,
     __global const DATA_ELEM* v, int v_sb, int v_sh, int v_st,
-    __global const float* mask, int has_mask, int mask_sb, int mask_sh,
+    __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
     __global const DATA_ELEM* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global DATA_ELEM* dq, int want_dq, __global float* ds_out, int want_ds) {
@@ -197,7 +199,7 @@ __kernel void attention_backward_dq(
       for (int j = 0; j < visible; ++j) {
         const float dot = DotTileRow(qv, k_tile + j * (DKP / 4), DKP);
         const float dp = DotTileRow(dov, v_tile + j * (DVP / 4), DVP);
-        const float score = dot + MaskAt(mask, has_mask, mask_sb, mask_sh, S, b, h, t, s0 + j);
+        const float score = dot + MaskAt(mask, mask_batches, mask_sb, mask_sh, S, b, h, t, s0 + j);
         const float ds = exp(score - row_lse) * (dp - row_delta);
         AddScaledTileRow(grad, ds, k_tile + j * (DKP / 4), DKP);
         if (want_ds) ds_out[((size_t)bh * T + t) * S + s0 + j] = ds;
@@ -210,10 +212,11 @@ __kernel void attention_backward_dq(
   for (int d = 0; d < DK; ++d) DATA_STORE(dq, o + d, grad[d] * scale);
 }
 
-// The gradient of a mask of shape (mask_b, mask_h, T, S) -- mask_b 1 or B,
-// mask_h 1 or H, a (T, S) mask being (1, 1, T, S) -- from every (b, h)'s dS
-// (attention_backward_dq's ds_out): the sum over the axes the mask is
-// broadcast along, in one fixed order.
+// The gradient of a mask of shape (mask_b, mask_h, T, S) -- mask_b dividing
+// B (batch item b reads item b % mask_b), mask_h 1 or H, a (T, S) mask being
+// (1, 1, T, S) -- from every (b, h)'s dS (attention_backward_dq's ds_out):
+// the sum over the items and heads that read each element, in one fixed
+// order.
 __kernel void attention_mask_gradient(int count, int B, int H, int T, int S, int mask_b,
                                       int mask_h, __global const float* ds,
                                       __global float* dmask) {
@@ -221,8 +224,8 @@ __kernel void attention_mask_gradient(int count, int B, int H, int T, int S, int
   if (i >= count) return;
   const int ts = i % (T * S), mh = (i / (T * S)) % mask_h, mb = i / (T * S * mask_h);
   float sum = 0.f;
-  for (int b = mask_b == 1 ? 0 : mb; b < (mask_b == 1 ? B : mb + 1); ++b)
-    for (int h = mask_h == 1 ? 0 : mh; h < (mask_h == 1 ? H : mh + 1); ++h)
+  for (int b = mb; b < B; b += mask_b)
+    for (int h = mh; h < H; h += mask_h)
       sum += ds[(size_t)(b * H + h) * T * S + ts];
   dmask[i] = sum;
 }
@@ -235,7 +238,7 @@ __kernel void attention_backward_dkv(
     __global const DATA_ELEM* q, int q_sb, int q_sh, int q_st,
     __global const DATA_ELEM* k, int k_sb, int k_sh, int k_st,
     __global const DATA_ELEM* v, int v_sb, int v_sh, int v_st,
-    __global const float* mask, int has_mask, int mask_sb, int mask_sh,
+    __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
     __global const DATA_ELEM* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global DATA_ELEM* dk, __global DATA_ELEM* dv, int want_dk, int want_dv) {
@@ -274,7 +277,7 @@ __kernel void attention_backward_dkv(
         const int t = t0 + i;
         const float dot = DotTileRow(kv, q_tile + i * (DKP / 4), DKP);
         const float dp = DotTileRow(vv, do_tile + i * (DVP / 4), DVP);
-        const float score = dot + MaskAt(mask, has_mask, mask_sb, mask_sh, S, b, h, t, s);
+        const float score = dot + MaskAt(mask, mask_batches, mask_sb, mask_sh, S, b, h, t, s);
         const float p = exp(score - lse_tile[i]);
         const float ds = p * (dp - delta_tile[i]);
         AddScaledTileRow(grad_v, p, do_tile + i * (DVP / 4), DVP);

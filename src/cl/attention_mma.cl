@@ -237,11 +237,13 @@ inline void load_tile(__local ushort* tile, __global const ushort* x, const int 
   }
 }
 
-// The additive mask at (b, h, t, s), 0 without one.
-inline float mask_at(__global const float* mask, const int has_mask, const int mask_sb,
+// The additive mask at (b, h, t, s), 0 without one (mask_batches 0). A mask
+// of mask_batches batch items gives batch item b its item b % mask_batches
+// (1: one for all; B: its own; swin's windows: the window's).
+inline float mask_at(__global const float* mask, const int mask_batches, const int mask_sb,
                      const int mask_sh, const int S, const int b, const int h, const int t,
                      const int s) {
-  return has_mask ? mask[b * mask_sb + h * mask_sh + t * S + s] : 0.f;
+  return mask_batches ? mask[(b % mask_batches) * mask_sb + h * mask_sh + t * S + s] : 0.f;
 }
 
 // Stores a warp's 16 x D float block (sums of 8-column blocks), times
@@ -315,7 +317,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     __global const ushort* q, int q_sb, int q_sh, int q_st,
     __global const ushort* k, int k_sb, int k_sh, int k_st,
     __global const ushort* v, int v_sb, int v_sh, int v_st,
-    __global const float* mask, int has_mask, int mask_sb, int mask_sh,
+    __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
     __global ushort* out, int o_sb, int o_sh, int o_st,
     __global float* lse) {
   __local uint4 k_tile_[TILE * DKS / 8];  // Q's rows first, then each tile of keys
@@ -356,7 +358,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
         const int row = e < 2 ? row_a : row_b, col = s0 + 8 * j + 2 * c + (e & 1);
         const bool seen = col < S && (!causal || col <= row + shift) && row < T;
         s[j][e] = seen ? s[j][e] * scale +
-                             mask_at(mask, has_mask, mask_sb, mask_sh, S, b, h, row, col)
+                             mask_at(mask, mask_batches, mask_sb, mask_sh, S, b, h, row, col)
                        : -INFINITY;
         tile_max[e >> 1] = fmax(tile_max[e >> 1], s[j][e]);
       }
@@ -404,7 +406,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     __global const ushort* q, int q_sb, int q_sh, int q_st,
     __global const ushort* k, int k_sb, int k_sh, int k_st,
     __global const ushort* v, int v_sb, int v_sh, int v_st,
-    __global const float* mask, int has_mask, int mask_sb, int mask_sh,
+    __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
     __global const ushort* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global ushort* dq, int want_dq, __global float* ds_out, int want_ds) {
@@ -451,7 +453,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
         const bool seen = col < S && (!causal || col <= row + shift) && row < T;
         const float prob =
             seen ? exp(p[j][e] * scale +
-                       mask_at(mask, has_mask, mask_sb, mask_sh, S, b, h, row, col) -
+                       mask_at(mask, mask_batches, mask_sb, mask_sh, S, b, h, row, col) -
                        row_lse[e >> 1])
                  : 0.f;
         p[j][e] = prob * (dp[j][e] - row_delta[e >> 1]);  // dS
@@ -471,7 +473,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     __global const ushort* q, int q_sb, int q_sh, int q_st,
     __global const ushort* k, int k_sb, int k_sh, int k_st,
     __global const ushort* v, int v_sb, int v_sh, int v_st,
-    __global const float* mask, int has_mask, int mask_sb, int mask_sh,
+    __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
     __global const ushort* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global ushort* dk, __global ushort* dv, int want_dk, int want_dv) {
@@ -522,7 +524,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
         const int key = e < 2 ? key_a : key_b, i = 8 * j + 2 * c + (e & 1), t = t0 + i;
         const bool seen = t < T && key < S && (!causal || key <= t + shift);
         const float prob =
-            seen ? exp(p[j][e] * scale + mask_at(mask, has_mask, mask_sb, mask_sh, S, b, h, t, key) -
+            seen ? exp(p[j][e] * scale + mask_at(mask, mask_batches, mask_sb, mask_sh, S, b, h, t, key) -
                        lse_tile[i])
                  : 0.f;
         p[j][e] = prob;

@@ -9,8 +9,7 @@
 // s <= t + S - T. A mask that needs a gradient (a trained bias, such as
 // swin's relative positions) gets dS = P o (dO V^T - delta) summed over the
 // axes it is broadcast along (deterministically: every (b, h)'s dS to a
-// scratch buffer, then one sum per mask element); force_backward alone does
-// not ask for it (an input mask is data, as labels).
+// scratch buffer, then one sum per mask element), as does force_backward.
 // Q, K, V, the output and their gradients may be stored in 16 bits (mixed
 // precision, with the key/value cache in the same type); the mask stays
 // float32, and the kernels compute in float.
@@ -53,7 +52,6 @@ class AttentionLayer : public Layer {
   int MinBottomBlobs() const override { return 3; }
   int MaxBottomBlobs() const override { return 4; }
   int ExactNumTopBlobs() const override { return 1; }
-  bool AllowForceBackward(int bottom_index) const override { return bottom_index < 3; }
 
   void SetDecodeState(const DecodeState& state) override {
     if (!state.incremental || state.capacity != decode_.capacity) cached_ = 0;
@@ -135,7 +133,7 @@ class AttentionLayer : public Layer {
     const Kernels kernels = KernelsFor(ForwardMatrixMath(param_, storage_, ctx_->options()));
     ctx_->Launch(kernels.Get("forward"), kernels.Rows(T_), kernels.Group(), T_, S_,
                  H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, k_data, k.b, k.h,
-                 k.t, v_data, v.b, v.h, v.t, mask.data, mask.present, mask.b, mask.h,
+                 k.t, v_data, v.b, v.h, v.t, mask.data, mask.batches, mask.b, mask.h,
                  top[0]->data(), o.b, o.h, o.t, lse_.data());
   }
 
@@ -173,7 +171,7 @@ class AttentionLayer : public Layer {
     if (want_dq || want_dmask)
       ctx_->Launch(kernels.Get("backward_dq"), kernels.Rows(T_), kernels.Group(), T_, S_,
                    H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
-                   k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.present,
+                   k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.batches,
                    mask.b, mask.h, top[0]->diff(), o.b, o.h, o.t, lse_.data(), delta_.data(),
                    want_dq ? bottom[0]->diff() : delta_.data(), int(want_dq), ds_out,
                    int(want_dmask));
@@ -191,7 +189,7 @@ class AttentionLayer : public Layer {
       const cl_mem dv = want_dv ? bottom[2]->diff() : delta_.data();
       ctx_->Launch(kernels.Get("backward_dkv"), kernels.Rows(S_), kernels.Group(), T_, S_,
                    H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
-                   k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.present,
+                   k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.batches,
                    mask.b, mask.h, top[0]->diff(), o.b, o.h, o.t, lse_.data(), delta_.data(), dk,
                    dv, int(want_dk), int(want_dv));
     }
@@ -311,7 +309,7 @@ class AttentionLayer : public Layer {
   };
   struct Mask {
     cl_mem data;
-    int present, b, h;
+    int batches, b, h;  // batches: the mask's batch items, 0 without a mask
   };
 
   // Where (b, h, t, 0) of a tensor of `rows` rows of head size `d` lies.
@@ -324,20 +322,21 @@ class AttentionLayer : public Layer {
     const int axes = mask.num_axes();
     const bool fits =
         axes >= 2 && mask.shape(-2) == T_ && mask.shape(-1) == S_ &&
-        (axes == 2 || (axes == 4 && (mask.shape(0) == 1 || mask.shape(0) == batch_) &&
+        (axes == 2 || (axes == 4 && mask.shape(0) > 0 && batch_ % mask.shape(0) == 0 &&
                        (mask.shape(1) == 1 || mask.shape(1) == H_)));
     DLC_REQUIRE(fits, Where() << "the mask " << mask.shape_string() << " must be (T, S) = ("
-                              << T_ << ", " << S_ << ") or (B or 1, H or 1, T, S) with B "
-                              << batch_ << ", H " << H_);
+                              << T_ << ", " << S_ << ") or (W, H or 1, T, S) with W dividing B "
+                              << batch_ << " (1, B, or windows: item b reads item b % W), H "
+                              << H_);
   }
 
+  // The kernels' mask arguments: its batch items (0: no mask), strides.
   Mask MaskOf(const std::vector<Blob*>& bottom) const {
     if (bottom.size() < 4) return {bottom[0]->data(), 0, 0, 0};
     const Blob& mask = *bottom[3];
     if (mask.num_axes() == 2) return {mask.data(), 1, 0, 0};
     const int plane = T_ * S_;
-    return {mask.data(), 1, mask.shape(0) == 1 ? 0 : mask.shape(1) * plane,
-            mask.shape(1) == 1 ? 0 : plane};
+    return {mask.data(), mask.shape(0), mask.shape(1) * plane, mask.shape(1) == 1 ? 0 : plane};
   }
 
   // Rows per work-group: 64 where the device allows.

@@ -9,7 +9,9 @@
 // of k3 = (B*H, S, d) instead) becomes one Attention layer (src/layers/attention.cpp) of scale
 // a * b * c: a stored mask that is the causal pattern becomes causal: true,
 // any other additive mask a Parameter layer feeding the Attention's fourth
-// bottom. The T x S scores are never stored again.
+// bottom; swin's relative-position bias (trained or folded), with its
+// shifted windows' mask, becomes a (1 or W, H, T, S) mask bottom made from
+// it (SkipWindowBias). The T x S scores are never stored again.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -195,6 +197,133 @@ int ReshapedTransposeOfK(const caffe::NetParameter& net, const BlobUses& uses,
   return r;
 }
 
+// Swin's attention bias (torchvision's ShiftedWindowAttention, as both
+// exporters write it): scores + a relative-position bias of (H, T, S) -- a
+// Bias layer over axes 1 to 3 whose second bottom is the bias (a training
+// import: gathered from the trained table) or whose blob is (folded, as a
+// plain import writes it) -- then, in shifted blocks, the windows' mask:
+// Reshape to (B / W, W, H, T, S), a BinaryOp ADD of a stored (1, W, 1, T, S)
+// operand, Reshape back to (B, H, T, S).
+struct WindowBias {
+  bool present = false;
+  int bias = -1;  // the Bias layer
+  int H = 0, T = 0, S = 0;
+  int windows = 0;                 // W; 0 without the windows' mask
+  int window_add = -1;             // the BinaryOp adding it
+  std::vector<int> slots;          // the layers it replaces, in the net's order
+};
+
+// Walks up from the softmax's input through swin's bias; returns the blob
+// above it (the scores), or `blob` where it is not there.
+std::string SkipWindowBias(const caffe::NetParameter& net, const BlobUses& uses,
+                           const BlobSet& keep, const std::string& blob, WindowBias* bias,
+                           std::set<int>* removed) {
+  std::string above = blob;
+  std::vector<int> taken;
+  std::vector<int64_t> scores_shape;  // (B, H, T, S), where the windows' Reshape says
+  const int r4 = uses.Producer(blob);
+  if (r4 >= 0 && Internal(uses, keep, blob) && net.layer(r4).type() == "Reshape") {
+    const std::vector<int64_t> bhts = KnownShape(net, uses, blob);
+    const std::string& added = net.layer(r4).bottom(0);
+    const int a = uses.Producer(added);
+    if (bhts.size() == 4 && a >= 0 && Internal(uses, keep, added)) {
+      const caffe::LayerParameter& add = net.layer(a);
+      const auto& op = add.binary_op_param();
+      const auto& dims = op.operand_shape();
+      const bool stored_window_mask =
+          add.type() == "BinaryOp" && add.bottom_size() == 1 && add.blobs_size() == 1 &&
+          op.operation() == caffe::BinaryOpParameter::ADD && !op.operand_first() &&
+          (add.param_size() == 0 || !add.param(0).has_name()) && dims.dim_size() == 5 &&
+          dims.dim(0) == 1 && dims.dim(2) == 1 && dims.dim(3) == bhts[2] &&
+          dims.dim(4) == bhts[3] && add.blobs(0).data_size() == dims.dim(1) * bhts[2] * bhts[3];
+      const std::string& windowed = add.bottom(0);
+      const int r5 = uses.Producer(windowed);
+      if (stored_window_mask && r5 >= 0 && Internal(uses, keep, windowed) &&
+          net.layer(r5).type() == "Reshape" &&
+          KnownShape(net, uses, windowed) ==
+              std::vector<int64_t>{bhts[0] / dims.dim(1), dims.dim(1), bhts[1], bhts[2], bhts[3]} &&
+          bhts[0] % dims.dim(1) == 0) {
+        bias->windows = static_cast<int>(dims.dim(1));
+        bias->window_add = a;
+        taken = {r5, a, r4};
+        scores_shape = bhts;
+        above = net.layer(r5).bottom(0);
+      }
+    }
+  }
+  const int b = uses.Producer(above);
+  if (b < 0 || !Internal(uses, keep, above)) return blob;
+  const caffe::LayerParameter& l = net.layer(b);
+  if (l.type() != "Bias" || l.bias_param().axis() != 1 || l.bias_param().num_axes() != 3)
+    return blob;
+  std::vector<int64_t> hts;
+  if (l.bottom_size() == 2 && l.bottom(1) != l.bottom(0)) {
+    hts = KnownShape(net, uses, l.bottom(1));
+  } else if (l.bottom_size() == 1 && l.blobs_size() == 1 && l.param_size() == 1) {
+    hts.assign(l.blobs(0).shape().dim().begin(), l.blobs(0).shape().dim().end());
+  }
+  if (hts.size() != 3) return blob;
+  if (!scores_shape.empty() && std::vector<int64_t>(scores_shape.begin() + 1, scores_shape.end()) != hts)
+    return blob;
+  bias->present = true;
+  bias->bias = b;
+  bias->H = static_cast<int>(hts[0]), bias->T = static_cast<int>(hts[1]),
+  bias->S = static_cast<int>(hts[2]);
+  taken.insert(taken.begin(), b);
+  bias->slots = taken;
+  removed->insert(taken.begin(), taken.end());
+  return l.bottom(0);
+}
+
+// The layers that make swin's bias (and windows' mask) an Attention mask of
+// (1, H, T, S), or (W, H, T, S) with the windows': the bias reshaped (or its
+// blob as a Parameter layer, keeping its name and ParamSpec, so that an
+// imported parameter stays where RelocateParameters finds it), tiled W
+// times, plus the stored windows' mask. Gradients flow back through them
+// to the bias.
+std::vector<caffe::LayerParameter> WindowBiasLayers(const caffe::NetParameter& net,
+                                                    const WindowBias& bias) {
+  const caffe::LayerParameter& l = net.layer(bias.bias);
+  std::vector<caffe::LayerParameter> made(1);
+  caffe::LayerParameter& source = made[0];
+  caffe::BlobShape one_item;
+  for (int d : {1, bias.H, bias.T, bias.S}) one_item.add_dim(d);
+  if (l.bottom_size() == 2) {
+    source.set_name(l.name() + "/mask");
+    source.set_type("Reshape");
+    source.add_bottom(l.bottom(1));
+    *source.mutable_reshape_param()->mutable_shape() = one_item;
+  } else {
+    source.set_name(l.name());
+    source.set_type("Parameter");
+    *source.mutable_parameter_param()->mutable_shape() = one_item;
+    *source.add_blobs() = l.blobs(0);
+    *source.mutable_blobs(0)->mutable_shape() = one_item;
+    *source.add_param() = l.param(0);
+  }
+  source.add_top(l.name() + "/mask");
+  if (bias.windows) {
+    caffe::LayerParameter tile;
+    tile.set_name(l.name() + "/windows");
+    tile.set_type("Tile");
+    tile.add_bottom(source.top(0));
+    tile.add_top(tile.name());
+    tile.mutable_tile_param()->set_axis(0);
+    tile.mutable_tile_param()->set_tiles(bias.windows);
+    caffe::LayerParameter add = net.layer(bias.window_add);  // the stored mask, its spec
+    add.set_name(l.name() + "/window_mask");
+    add.set_bottom(0, tile.top(0));
+    add.set_top(0, add.name());
+    caffe::BlobShape windows;
+    for (int d : {bias.windows, 1, bias.T, bias.S}) windows.add_dim(d);
+    *add.mutable_binary_op_param()->mutable_operand_shape() = windows;
+    if (add.blobs(0).has_shape()) *add.mutable_blobs(0)->mutable_shape() = windows;
+    made.push_back(tile);
+    made.push_back(add);
+  }
+  return made;
+}
+
 // The causal pattern, queries as the last T of S positions: 0 where
 // s <= t + S - T, masked elsewhere.
 bool IsCausal(const Mask& mask) {
@@ -227,6 +356,9 @@ int FuseAttention(caffe::NetParameter* net, const BlobSet& keep) {
     float scale = 1.f;
     std::string scores = SkipMask(*net, uses, keep, softmax.bottom(0), &mask, &removed, &ok);
     if (!ok) continue;
+    WindowBias window_bias;
+    if (!mask.present)
+      scores = SkipWindowBias(*net, uses, keep, scores, &window_bias, &removed);
     scores = SkipScalars(*net, uses, keep, scores, &scale, &removed);
     // scores = MatMul(q', kt')
     const int m1 = uses.Producer(scores);
@@ -308,6 +440,15 @@ int FuseAttention(caffe::NetParameter* net, const BlobSet& keep) {
       attention.add_bottom(parameter.name());
       net->mutable_layer(sm)->Swap(&parameter);
       removed.erase(sm);
+    } else if (window_bias.present) {
+      // The new layers take the places of the ones they replace (in order,
+      // above the Attention layer).
+      std::vector<caffe::LayerParameter> made = WindowBiasLayers(*net, window_bias);
+      attention.add_bottom(made.back().top(0));
+      for (size_t i = 0; i < made.size(); ++i) {
+        net->mutable_layer(window_bias.slots[i])->Swap(&made[i]);
+        removed.erase(window_bias.slots[i]);
+      }
     }
     net->mutable_layer(m2)->Swap(&attention);
     RemoveLayers(net, removed);

@@ -14,7 +14,9 @@ namespace test {
 
 namespace {
 
-enum class MaskKind { kNone, kPlane, kPerBatch };
+// kWindows: (2, H, T, S) for a batch of 2 windows per image, as swin's
+// shifted windows: batch item b adds mask item b % 2.
+enum class MaskKind { kNone, kPlane, kPerBatch, kWindows };
 
 struct Case {
   int B, H, T, S, dk, dv;
@@ -27,8 +29,10 @@ std::string Describe(const Case& c) {
   return "B" + std::to_string(c.B) + " H" + std::to_string(c.H) + " T" + std::to_string(c.T) +
          " S" + std::to_string(c.S) + " Dk" + std::to_string(c.dk) + " Dv" +
          std::to_string(c.dv) + (c.causal ? " causal" : "") +
-         (c.mask == MaskKind::kPlane ? " mask (T,S)"
-                                     : c.mask == MaskKind::kPerBatch ? " mask (B,1,T,S)" : "") +
+         (c.mask == MaskKind::kPlane      ? " mask (T,S)"
+          : c.mask == MaskKind::kPerBatch ? " mask (B,1,T,S)"
+          : c.mask == MaskKind::kWindows  ? " mask (2,H,T,S)"
+                                          : "") +
          (c.heads_in_last_axis ? " (B,T,H*D)" : " (B,H,T,D)");
 }
 
@@ -54,6 +58,7 @@ std::string LayerText(const Case& c) {
 void FillMask(const Case& c, Blob* mask) {
   if (c.mask == MaskKind::kPlane) mask->Reshape({c.T, c.S});
   if (c.mask == MaskKind::kPerBatch) mask->Reshape({c.B, 1, c.T, c.S});
+  if (c.mask == MaskKind::kWindows) mask->Reshape({2, c.H, c.T, c.S});
   FillUniform(mask, -1.f, 1.f, 99);
   std::vector<float> values = mask->ReadData();
   for (size_t i = 0; i < values.size(); ++i)
@@ -81,6 +86,8 @@ std::vector<double> Reference(const Case& c, const std::vector<float>& q,
           double m = 0;
           if (c.mask == MaskKind::kPlane) m = mask[size_t(t) * c.S + s];
           if (c.mask == MaskKind::kPerBatch) m = mask[(size_t(b) * c.T + t) * c.S + s];
+          if (c.mask == MaskKind::kWindows)
+            m = mask[((size_t(b % 2) * c.H + h) * c.T + t) * c.S + s];
           scores[s] = dot * scale + m;
           top = std::max(top, scores[s]);
         }
@@ -143,7 +150,8 @@ TEST_P(AttentionTest, GradientMatchesNumeric) {
   GradientCheckOptions options;
   options.max_checks_per_blob = 120;
   // A mask bottom takes its gradient too (a trained bias): summed over the
-  // batch and heads for (T, S), over the heads for (B, 1, T, S).
+  // batch and heads for (T, S), over the heads for (B, 1, T, S), over the
+  // images for (2, H, T, S).
   std::vector<int> checked = {0, 1, 2};
   if (c.mask != MaskKind::kNone) checked.push_back(3);
   CheckGradient(*layer, in.bottom, {&in.top}, checked, options);
@@ -162,6 +170,8 @@ INSTANTIATE_TEST_SUITE_P(
         // More rows than a work-group and more keys than a tile.
         Case{1, 1, 70, 70, 4, 4, true, MaskKind::kNone, false},
         Case{1, 2, 67, 45, 3, 5, false, MaskKind::kPlane, true},
+        // Swin's windows: a (2, H, T, S) mask over a batch of 4.
+        Case{4, 2, 6, 6, 5, 4, false, MaskKind::kWindows, false},
         // Causal with T > S: the first queries see no key and give 0.
         Case{1, 1, 5, 3, 4, 4, true, MaskKind::kNone, false}));
 
@@ -267,6 +277,12 @@ TEST(Attention, ShapesThatDoNotFitAreNamed) {
   const std::string mask_error =
       ErrorOf([&] { masked->SetUp({&q, &k2, &v, &mask}, {&top}); });
   EXPECT_NE(mask_error.find("the mask 4 7"), std::string::npos) << mask_error;
+  // Mask items that do not divide the batch (2) into windows.
+  Blob windows(TestContext(), {3, 1, 4, 6});
+  auto windowed = MakeLayer("name: 'att' type: 'Attention'");
+  const std::string windows_error =
+      ErrorOf([&] { windowed->SetUp({&q, &k2, &v, &windows}, {&top}); });
+  EXPECT_NE(windows_error.find("W dividing B 2"), std::string::npos) << windows_error;
 }
 
 }  // namespace test

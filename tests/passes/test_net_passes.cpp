@@ -203,6 +203,90 @@ TEST(FusionPasses, AttentionWithACausalMaskedFillBecomesCausal) {
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-5f) << i;
 }
 
+// Swin's window attention as the importer writes it: batch 4 of 2 windows,
+// 2 heads, 5 positions; scores + a (2, 5, 5) relative-position bias (a
+// trained Parameter reshaped, or a folded Bias blob), then the shifted
+// windows' stored (1, 2, 1, 5, 5) mask between Reshapes to (2, 2, 2, 5, 5)
+// and back.
+std::string WindowAttention(bool trained_bias) {
+  std::string bias_values, window_values;
+  for (int i = 0; i < 50; ++i) bias_values += " data: " + std::to_string(0.05f * (i % 7) - 0.1f);
+  for (int i = 0; i < 50; ++i) window_values += i % 6 == 2 ? " data: -100" : " data: 0";
+  const std::string bias =
+      trained_bias
+          ? "layer { name: 'table' type: 'Parameter' top: 'table' param { name: 'rel_bias' } "
+            "parameter_param { shape { dim: 1 dim: 2 dim: 5 dim: 5 } } blobs { shape { dim: 1 "
+            "dim: 2 dim: 5 dim: 5 }" + bias_values + " } }"
+            "layer { name: 'block' type: 'Reshape' bottom: 'table' top: 'block' reshape_param { "
+            "shape { dim: 2 dim: 5 dim: 5 } } }"
+            "layer { name: 'rel' type: 'Bias' bottom: 's' bottom: 'block' top: 'sb' bias_param { "
+            "axis: 1 num_axes: 3 } }"
+          : "layer { name: 'rel' type: 'Bias' bottom: 's' top: 'sb' param { lr_mult: 0 } "
+            "bias_param { axis: 1 num_axes: 3 } blobs { shape { dim: 2 dim: 5 dim: 5 }" +
+                bias_values + " } }";
+  return R"(
+    force_backward: true
+    layer { name: 'in' type: 'Input' top: 'q' top: 'k' top: 'v'
+            input_param { shape { dim: 4 dim: 2 dim: 5 dim: 4 } shape { dim: 4 dim: 2 dim: 5 dim: 4 }
+                          shape { dim: 4 dim: 2 dim: 5 dim: 3 } } }
+    layer { name: 'qs' type: 'Power' bottom: 'q' top: 'qs' power_param { scale: 0.5 } }
+    layer { name: 'kt' type: 'Permute' bottom: 'k' top: 'kt' permute_param { order: 0 order: 1 order: 3 order: 2 } }
+    layer { name: 'qk' type: 'MatMul' bottom: 'qs' bottom: 'kt' top: 's' }
+  )" + bias + R"(
+    layer { name: 'r5' type: 'Reshape' bottom: 'sb' top: 'r5' reshape_param { shape { dim: 2 dim: 2 dim: 2 dim: 5 dim: 5 } } }
+    layer { name: 'wm' type: 'BinaryOp' bottom: 'r5' top: 'wm' param { lr_mult: 0 decay_mult: 0 }
+            binary_op_param { operation: ADD operand_shape { dim: 1 dim: 2 dim: 1 dim: 5 dim: 5 } }
+            blobs { shape { dim: 1 dim: 2 dim: 1 dim: 5 dim: 5 })" + window_values + R"( } }
+    layer { name: 'r4' type: 'Reshape' bottom: 'wm' top: 'r4' reshape_param { shape { dim: 4 dim: 2 dim: 5 dim: 5 } } }
+    layer { name: 'softmax' type: 'Softmax' bottom: 'r4' top: 'p' softmax_param { axis: 3 } }
+    layer { name: 'pv' type: 'MatMul' bottom: 'p' bottom: 'v' top: 'o' })";
+}
+
+// The output, and the bias table's gradient where it trains, for a fixed
+// output gradient.
+std::pair<std::vector<float>, std::vector<float>> ForwardBackward(const caffe::NetParameter& param,
+                                                                  bool trained) {
+  dlcaffe::Net net(param, TestContext());
+  for (const char* input : {"q", "k", "v"}) FillGaussian(net.blob_by_name(input).get(), 0.f, 1.f, 5);
+  net.Forward();
+  Blob gradient(TestContext(), {net.blob_by_name("o")->count()});
+  FillGaussian(&gradient, 0.f, 1.f, 6);
+  net.blob_by_name("o")->WriteDiff(gradient.ReadData());
+  net.Backward();
+  return {net.blob_by_name("o")->ReadData(),
+          trained ? net.layer_by_name("table")->blobs()[0]->ReadDiff() : std::vector<float>()};
+}
+
+TEST(FusionPasses, SwinsWindowBiasBecomesTheAttentionsMaskWithItsGradient) {
+  for (const bool trained : {true, false}) {
+    SCOPED_TRACE(trained ? "trained bias" : "folded bias");
+    const caffe::NetParameter unfused = Net(WindowAttention(trained));
+    caffe::NetParameter fused = unfused;
+    EXPECT_EQ(RunFusionPasses(&fused, {"q", "k", "v", "o"}),
+              std::vector<std::string>{"Attention"});
+    const caffe::LayerParameter& attention = Layer(fused, "pv");
+    EXPECT_EQ(attention.type(), "Attention");
+    ASSERT_EQ(attention.bottom_size(), 4);
+    // The bias as one batch item, tiled over the 2 windows, plus their mask.
+    EXPECT_EQ(Layer(fused, "rel/windows").type(), "Tile");
+    EXPECT_EQ(Layer(fused, "rel/windows").tile_param().tiles(), 2);
+    EXPECT_EQ(Layer(fused, "rel/window_mask").binary_op_param().operand_shape().dim(0), 2);
+    EXPECT_EQ(attention.bottom(3), "rel/window_mask");
+    for (const auto& l : fused.layer()) {
+      EXPECT_NE(l.type(), "Softmax");
+      EXPECT_NE(l.name(), "r4");
+    }
+    const auto [expected_out, expected_grad] = ForwardBackward(unfused, trained);
+    const auto [out, grad] = ForwardBackward(fused, trained);
+    ASSERT_EQ(out.size(), expected_out.size());
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected_out[i], 1e-5f) << i;
+    ASSERT_EQ(grad.size(), expected_grad.size());
+    EXPECT_EQ(grad.size(), trained ? 50u : 0u);
+    for (size_t i = 0; i < grad.size(); ++i) EXPECT_NEAR(grad[i], expected_grad[i], 1e-5f) << i;
+    if (trained) EXPECT_NE(expected_grad, std::vector<float>(50, 0.f));
+  }
+}
+
 TEST(FusionPasses, AttentionScoresThatAreAnOutputStay) {
   caffe::NetParameter net = Net(AttentionPattern("", "s"));
   EXPECT_TRUE(RunFusionPasses(&net, {"q", "k", "v", "o", "p"}).empty());
