@@ -223,19 +223,54 @@ inline int row_offset(const int b, const int h, const int t, const int sb, const
 }
 
 // Rows [r0, r0 + n) of a 16-bit tensor (head size D) into a tile of TILE
-// rows (row length D + 8), 16 bytes per load; rows past n are zero.
-inline void load_tile(__local ushort* tile, __global const ushort* x, const int b, const int h,
-                      const int r0, const int n, const int sb, const int sh, const int st,
-                      const int D, const int lid) {
+// rows (row length D + 8), 16-byte chunks, rows past n zero: with the
+// instructions, cp.async copies straight into __local memory (no registers)
+// and the copies complete at wait_fetches; emulated, at once.
+inline void fetch_tile(__local ushort* tile, __global const ushort* x, const int b, const int h,
+                       const int r0, const int n, const int sb, const int sh, const int st,
+                       const int D, const int lid) {
   const int chunks = D / 8;
   for (int i = lid; i < TILE * chunks; i += THREADS) {
     const int row = i / chunks, chunk = i % chunks;
-    const uint4 v = row < n ? *(__global const uint4*)(x + row_offset(b, h, r0 + row, sb, sh, st) +
-                                                        chunk * 8)
-                            : (uint4)(0u);
-    *(__local uint4*)(tile + row * (D + 8) + chunk * 8) = v;
+    // A row past n reads nothing (cp.async's source size 0 fills zeros) but
+    // still names an address inside the tensor.
+    __global const ushort* src = x + row_offset(b, h, r0 + (row < n ? row : 0), sb, sh, st) +
+                                 chunk * 8;
+    __local ushort* dst = tile + row * (D + 8) + chunk * 8;
+#if EMULATE_MMA
+    *(__local uint4*)dst = row < n ? *(__global const uint4*)src : (uint4)(0u);
+#else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :
+                 : "r"(shared_address(dst)), "l"(src), "r"(row < n ? 16 : 0)
+                 : "memory");
+#endif
   }
 }
+// Closes this work-item's group of fetches (cp.async.commit_group).
+inline void commit_fetches(void) {
+#if !EMULATE_MMA
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Waits until at most `n` of this work-item's groups are in flight; a
+// barrier then makes every work-item's fetches visible to the group.
+#if EMULATE_MMA
+#define WAIT_FETCHES(n)
+#else
+#define WAIT_FETCHES_(n) asm volatile("cp.async.wait_group " #n ";" ::: "memory")
+#define WAIT_FETCHES(n) WAIT_FETCHES_(n)
+#endif
+
+// STAGES 2: the next tile is fetched into the other half of the tiles while
+// this one's products run (the host chooses it where two stages fit the
+// device's __local memory), else 1.
+#ifndef STAGES
+#define STAGES 1
+#endif
+#if STAGES != 1 && STAGES != 2
+#error "STAGES is 1 or 2"
+#endif
 
 // The additive mask at (b, h, t, s), 0 without one (mask_batches 0). A mask
 // of mask_batches batch items gives batch item b its item b % mask_batches
@@ -310,6 +345,38 @@ inline float mask_at(__global const float* mask, const int mask_batches, const i
 #define LOCAL_EXCHANGE
 #endif
 
+// Tile i's fetches done and visible, tile i + 1's started (STAGES 2) --
+// `fetch(tile, stage)` starts one tile's fetches; every work-item calls it.
+#if STAGES == 2
+#define BEGIN_TILE(i, tiles, fetch)   \
+  do {                                \
+    if ((i) == 0) fetch(0, 0);        \
+    if ((i) + 1 < (tiles)) {          \
+      fetch((i) + 1, ((i) + 1) & 1);  \
+      WAIT_FETCHES(1);                \
+    } else {                          \
+      WAIT_FETCHES(0);                \
+    }                                 \
+    barrier(CLK_LOCAL_MEM_FENCE);     \
+  } while (0)
+#else
+#define BEGIN_TILE(i, tiles, fetch) \
+  do {                              \
+    fetch((i), 0);                  \
+    WAIT_FETCHES(0);                \
+    barrier(CLK_LOCAL_MEM_FENCE);   \
+  } while (0)
+#endif
+
+// The keys and values of tile `tile` into stage `stage`.
+#define FETCH_KV(tile, stage)                                                                \
+  do {                                                                                       \
+    const int s0_ = (tile) * TILE, n_ = min(TILE, S - s0_);                                  \
+    fetch_tile(k_tiles + (stage) * TILE * DKS, k, b, h, s0_, n_, k_sb, k_sh, k_st, DK, lid); \
+    fetch_tile(v_tiles + (stage) * TILE * DVS, v, b, h, s0_, n_, v_sb, v_sh, v_st, DV, lid); \
+    commit_fetches();                                                                        \
+  } while (0)
+
 // Forward: out = softmax(Q K^T * scale + mask) V and each query row's
 // log-sum-exp (attention.cl's lse).
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma_forward(
@@ -320,10 +387,10 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
     __global ushort* out, int o_sb, int o_sh, int o_st,
     __global float* lse) {
-  __local uint4 k_tile_[TILE * DKS / 8];  // Q's rows first, then each tile of keys
-  __local ushort* k_tile = (__local ushort*)k_tile_;
-  __local uint4 v_tile_[TILE * DVS / 8];
-  __local ushort* v_tile = (__local ushort*)v_tile_;
+  __local uint4 k_tiles_[STAGES * TILE * DKS / 8];  // Q's rows first, then the keys
+  __local uint4 v_tiles_[STAGES * TILE * DVS / 8];
+  __local ushort* k_tiles = (__local ushort*)k_tiles_;
+  __local ushort* v_tiles = (__local ushort*)v_tiles_;
   LOCAL_EXCHANGE
   const int lid = get_local_id(0), lane = lid & 31, warp = lid >> 5;
   const int g = lane >> 2, c = lane & 3;
@@ -333,9 +400,11 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
   const int shift = S - T;  // query t sees keys s <= t + shift when causal
 
   uint qf[DK / 16][4];
-  load_tile(k_tile, q, b, h, q0, min(BLOCK, T - q0), q_sb, q_sh, q_st, DK, lid);
+  fetch_tile(k_tiles, q, b, h, q0, min(BLOCK, T - q0), q_sb, q_sh, q_st, DK, lid);
+  commit_fetches();
+  WAIT_FETCHES(0);
   barrier(CLK_LOCAL_MEM_FENCE);
-  LOAD_FRAGMENTS(qf, k_tile, DKS, DK, warp * 16);
+  LOAD_FRAGMENTS(qf, k_tiles, DKS, DK, warp * 16);
   barrier(CLK_LOCAL_MEM_FENCE);
 
   float acc[DV / 8][4];
@@ -345,11 +414,12 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
 
   const int group_last = min(T - 1, q0 + BLOCK - 1);
   const int s_end = causal ? clamp(group_last + shift + 1, 0, S) : S;
-  for (int s0 = 0; s0 < s_end; s0 += TILE) {
-    const int n = min(TILE, S - s0);
-    load_tile(k_tile, k, b, h, s0, n, k_sb, k_sh, k_st, DK, lid);
-    load_tile(v_tile, v, b, h, s0, n, v_sb, v_sh, v_st, DV, lid);
-    barrier(CLK_LOCAL_MEM_FENCE);
+  const int tiles = (s_end + TILE - 1) / TILE;
+  for (int i = 0; i < tiles; ++i) {
+    const int s0 = i * TILE;
+    BEGIN_TILE(i, tiles, FETCH_KV);
+    __local ushort* k_tile = k_tiles + (i % STAGES) * TILE * DKS;
+    __local ushort* v_tile = v_tiles + (i % STAGES) * TILE * DVS;
     float s[TILE / 8][4];
     SCORES(s, qf, k_tile, DKS, DK);
     float tile_max[2] = {-INFINITY, -INFINITY};
@@ -410,10 +480,10 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     __global const ushort* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global ushort* dq, int want_dq, __global float* ds_out, int want_ds) {
-  __local uint4 k_tile_[TILE * DKS / 8];  // Q's rows first
-  __local ushort* k_tile = (__local ushort*)k_tile_;
-  __local uint4 v_tile_[TILE * DVS / 8];  // dO's rows first
-  __local ushort* v_tile = (__local ushort*)v_tile_;
+  __local uint4 k_tiles_[STAGES * TILE * DKS / 8];  // Q's rows first
+  __local uint4 v_tiles_[STAGES * TILE * DVS / 8];  // dO's rows first
+  __local ushort* k_tiles = (__local ushort*)k_tiles_;
+  __local ushort* v_tiles = (__local ushort*)v_tiles_;
   LOCAL_EXCHANGE
   const int lid = get_local_id(0), lane = lid & 31, warp = lid >> 5;
   const int g = lane >> 2, c = lane & 3;
@@ -423,11 +493,13 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
   const int shift = S - T;
 
   uint qf[DK / 16][4], dof[DV / 16][4];
-  load_tile(k_tile, q, b, h, q0, min(BLOCK, T - q0), q_sb, q_sh, q_st, DK, lid);
-  load_tile(v_tile, dout, b, h, q0, min(BLOCK, T - q0), o_sb, o_sh, o_st, DV, lid);
+  fetch_tile(k_tiles, q, b, h, q0, min(BLOCK, T - q0), q_sb, q_sh, q_st, DK, lid);
+  fetch_tile(v_tiles, dout, b, h, q0, min(BLOCK, T - q0), o_sb, o_sh, o_st, DV, lid);
+  commit_fetches();
+  WAIT_FETCHES(0);
   barrier(CLK_LOCAL_MEM_FENCE);
-  LOAD_FRAGMENTS(qf, k_tile, DKS, DK, warp * 16);
-  LOAD_FRAGMENTS(dof, v_tile, DVS, DV, warp * 16);
+  LOAD_FRAGMENTS(qf, k_tiles, DKS, DK, warp * 16);
+  LOAD_FRAGMENTS(dof, v_tiles, DVS, DV, warp * 16);
   barrier(CLK_LOCAL_MEM_FENCE);
   const float row_lse[2] = {row_a < T ? lse[bh * T + row_a] : INFINITY,
                             row_b < T ? lse[bh * T + row_b] : INFINITY};
@@ -439,11 +511,12 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     UNROLL for (int e = 0; e < 4; ++e) grad[j][e] = 0.f;
   const int group_last = min(T - 1, q0 + BLOCK - 1);
   const int s_end = causal ? clamp(group_last + shift + 1, 0, S) : S;
-  for (int s0 = 0; s0 < s_end; s0 += TILE) {
-    const int n = min(TILE, S - s0);
-    load_tile(k_tile, k, b, h, s0, n, k_sb, k_sh, k_st, DK, lid);
-    load_tile(v_tile, v, b, h, s0, n, v_sb, v_sh, v_st, DV, lid);
-    barrier(CLK_LOCAL_MEM_FENCE);
+  const int tiles = (s_end + TILE - 1) / TILE;
+  for (int i = 0; i < tiles; ++i) {
+    const int s0 = i * TILE;
+    BEGIN_TILE(i, tiles, FETCH_KV);
+    __local ushort* k_tile = k_tiles + (i % STAGES) * TILE * DKS;
+    __local ushort* v_tile = v_tiles + (i % STAGES) * TILE * DVS;
     float p[TILE / 8][4], dp[TILE / 8][4];
     SCORES(p, qf, k_tile, DKS, DK);
     SCORES(dp, dof, v_tile, DVS, DV);  // dO V^T: V's rows are its columns, as K's
@@ -477,11 +550,11 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     __global const ushort* dout, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global ushort* dk, __global ushort* dv, int want_dk, int want_dv) {
-  __local uint4 q_tile_[TILE * DKS / 8];   // K's rows first
-  __local ushort* q_tile = (__local ushort*)q_tile_;
-  __local uint4 do_tile_[TILE * DVS / 8];  // V's rows first
-  __local ushort* do_tile = (__local ushort*)do_tile_;
-  __local float lse_tile[TILE], delta_tile[TILE];
+  __local uint4 q_tiles_[STAGES * TILE * DKS / 8];   // K's rows first
+  __local uint4 do_tiles_[STAGES * TILE * DVS / 8];  // V's rows first
+  __local ushort* q_tiles = (__local ushort*)q_tiles_;
+  __local ushort* do_tiles = (__local ushort*)do_tiles_;
+  __local float lse_tiles[STAGES * TILE], delta_tiles[STAGES * TILE];
   LOCAL_EXCHANGE
   const int lid = get_local_id(0), lane = lid & 31, warp = lid >> 5;
   const int g = lane >> 2, c = lane & 3;
@@ -491,11 +564,13 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
   const int shift = S - T;
 
   uint kf[DK / 16][4], vf[DV / 16][4];
-  load_tile(q_tile, k, b, h, k0, min(BLOCK, S - k0), k_sb, k_sh, k_st, DK, lid);
-  load_tile(do_tile, v, b, h, k0, min(BLOCK, S - k0), v_sb, v_sh, v_st, DV, lid);
+  fetch_tile(q_tiles, k, b, h, k0, min(BLOCK, S - k0), k_sb, k_sh, k_st, DK, lid);
+  fetch_tile(do_tiles, v, b, h, k0, min(BLOCK, S - k0), v_sb, v_sh, v_st, DV, lid);
+  commit_fetches();
+  WAIT_FETCHES(0);
   barrier(CLK_LOCAL_MEM_FENCE);
-  LOAD_FRAGMENTS(kf, q_tile, DKS, DK, warp * 16);
-  LOAD_FRAGMENTS(vf, do_tile, DVS, DV, warp * 16);
+  LOAD_FRAGMENTS(kf, q_tiles, DKS, DK, warp * 16);
+  LOAD_FRAGMENTS(vf, do_tiles, DVS, DV, warp * 16);
   barrier(CLK_LOCAL_MEM_FENCE);
 
   float grad_k[DK / 8][4], grad_v[DV / 8][4];
@@ -505,15 +580,27 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     UNROLL for (int e = 0; e < 4; ++e) grad_v[j][e] = 0.f;
   // Causal: key s is seen by the queries t >= s - shift.
   const int t_begin = causal ? clamp(k0 - shift, 0, T) : 0;
-  for (int t0 = t_begin - t_begin % TILE; t0 < T; t0 += TILE) {
-    const int n = min(TILE, T - t0);
-    load_tile(q_tile, q, b, h, t0, n, q_sb, q_sh, q_st, DK, lid);
-    load_tile(do_tile, dout, b, h, t0, n, o_sb, o_sh, o_st, DV, lid);
-    for (int i = lid; i < TILE; i += THREADS) {
-      lse_tile[i] = i < n ? lse[bh * T + t0 + i] : INFINITY;
-      delta_tile[i] = i < n ? delta[bh * T + t0 + i] : 0.f;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+  // Query tiles from the first that sees the group's first key.
+  const int first_tile = t_begin / TILE, tiles = (T + TILE - 1) / TILE - first_tile;
+#define FETCH_QUERIES(tile, stage)                                                            \
+  do {                                                                                        \
+    const int t0_ = (first_tile + (tile)) * TILE, n_ = min(TILE, T - t0_);                    \
+    fetch_tile(q_tiles + (stage) * TILE * DKS, q, b, h, t0_, n_, q_sb, q_sh, q_st, DK, lid);  \
+    fetch_tile(do_tiles + (stage) * TILE * DVS, dout, b, h, t0_, n_, o_sb, o_sh, o_st, DV,    \
+               lid);                                                                          \
+    commit_fetches();                                                                         \
+    for (int r_ = lid; r_ < TILE; r_ += THREADS) {                                            \
+      lse_tiles[(stage) * TILE + r_] = r_ < n_ ? lse[bh * T + t0_ + r_] : INFINITY;           \
+      delta_tiles[(stage) * TILE + r_] = r_ < n_ ? delta[bh * T + t0_ + r_] : 0.f;            \
+    }                                                                                         \
+  } while (0)
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int t0 = (first_tile + tile) * TILE;
+    BEGIN_TILE(tile, tiles, FETCH_QUERIES);
+    __local ushort* q_tile = q_tiles + (tile % STAGES) * TILE * DKS;
+    __local ushort* do_tile = do_tiles + (tile % STAGES) * TILE * DVS;
+    __local float* lse_tile = lse_tiles + (tile % STAGES) * TILE;
+    __local float* delta_tile = delta_tiles + (tile % STAGES) * TILE;
     // Transposed scores: rows are this warp's keys, columns the tile's queries.
     float p[TILE / 8][4], dp[TILE / 8][4];
     SCORES(p, kf, q_tile, DKS, DK);

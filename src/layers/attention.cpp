@@ -269,7 +269,8 @@ class AttentionLayer : public Layer {
       const std::string options = "-DDK=" + std::to_string(dk_) + " -DDV=" +
                                   std::to_string(dv_) + " -DMMA=" +
                                   std::to_string(static_cast<int>(form)) + " -DEMULATE_MMA=" +
-                                  (ctx_->options().matrix_emulate ? "1" : "0");
+                                  (ctx_->options().matrix_emulate ? "1" : "0") + " -DSTAGES=" +
+                                  std::to_string(MmaStages());
       try {
         ctx_->Kernel("attention_mma.cl", options, "attention_mma_forward");  // builds it
         return {ctx_, "attention_mma.cl", options, kMmaRows, kMmaThreads, batch_heads};
@@ -291,12 +292,22 @@ class AttentionLayer : public Layer {
                                                            : MmaForm::kNone;
     if (wanted == MmaForm::kNone || storage_ != MmaInputType(wanted)) return MmaForm::kNone;
     const DeviceInfo& info = ctx_->info();
-    const uint64_t tiles = uint64_t(kMmaRows) * (dk_ + 8 + dv_ + 8) * 2 + 2 * kMmaRows * 4;
-    if (info.max_work_group_size < kMmaThreads || info.local_mem_bytes < tiles + 4096)
+    if (info.max_work_group_size < kMmaThreads || info.local_mem_bytes < MmaLocalBytes(1))
       return MmaForm::kNone;
     if (ctx_->options().matrix_emulate) return wanted;
     return MmaFormFor(*ctx_, math) == wanted ? wanted : MmaForm::kNone;
   }
+
+  // attention_mma.cl's __local memory in `stages` stages: the tiles (rows
+  // padded by 8 values), the log-sum-exps and deltas, the emulation's
+  // exchange area.
+  uint64_t MmaLocalBytes(int stages) const {
+    return uint64_t(stages) * kMmaRows * ((dk_ + 8 + dv_ + 8) * 2 + 2 * 4) + 4 * 32 * 6 * 4;
+  }
+  // Two stages (the next tile fetched during this one's products) where
+  // they fit the device's __local memory: head sizes up to 64 on NVIDIA's
+  // 48 KiB.
+  int MmaStages() const { return MmaLocalBytes(2) <= ctx_->info().local_mem_bytes ? 2 : 1; }
 
   // attention_mma.cl's work-group: 4 warps, 16 rows each.
   static constexpr size_t kMmaThreads = 128, kMmaRows = 64;

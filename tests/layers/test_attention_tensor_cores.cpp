@@ -368,8 +368,9 @@ TEST(AttentionTensorCores, FloatMathAndOddHeadSizesKeepTheFloatKernels) {
 }
 
 // The instructions' form (no emulation) is built only by NVIDIA's driver:
-// clang compiles it to PTX here, in both types, at the smallest and largest
-// head size, and each kernel's products are all there: per 64-row tile,
+// clang compiles it to PTX here, in both types, at the smallest head size
+// in two stages and the largest in one, and each kernel's products are all
+// there: per 64-row tile,
 // Q K^T and P V forward (Dk / 2 and Dv / 2 mma), three products for dQ
 // and four for dK and dV.
 TEST(AttentionTensorCores, TheInstructionFormCompilesToPtx) {
@@ -377,11 +378,13 @@ TEST(AttentionTensorCores, TheInstructionFormCompilesToPtx) {
   const std::string source = ProgramCache::SourceText("attention_mma.cl", SourceDir() + "/src/cl");
   for (const int mma : {1, 2})
     for (const int d : {16, 128}) {
+      const int stages = d == 16 ? 2 : 1;  // as the host picks them on NVIDIA's 48 KiB
       SCOPED_TRACE("MMA " + std::to_string(mma) + ", head size " + std::to_string(d));
       std::string log;
       const std::string ptx = CompileToPtx(
           source, "-DMMA=" + std::to_string(mma) + " -DDK=" + std::to_string(d) + " -DDV=" +
-                      std::to_string(d) + " -DDATA_TYPE=" + std::to_string(mma),
+                      std::to_string(d) + " -DDATA_TYPE=" + std::to_string(mma) +
+                      " -DSTAGES=" + std::to_string(stages),
           &log);
       ASSERT_NE(ptx, "") << log;
       const std::string instruction = mma == 1
@@ -390,6 +393,9 @@ TEST(AttentionTensorCores, TheInstructionFormCompilesToPtx) {
       EXPECT_EQ(Occurrences(ptx, instruction), size_t(d + 3 * d / 2 + 2 * d));
       EXPECT_GT(Occurrences(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 0u);
       EXPECT_GT(Occurrences(ptx, "shfl.sync.bfly.b32"), 0u);
+      EXPECT_GT(Occurrences(ptx, "cp.async.cg.shared.global"), 0u);
+      EXPECT_GT(Occurrences(ptx, stages == 2 ? "cp.async.wait_group 1" : "cp.async.wait_group 0"),
+                0u);
     }
 }
 
