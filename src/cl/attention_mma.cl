@@ -101,7 +101,7 @@ inline void mma_16816(float d[4], const uint a[4], const uint b[2], EXCHANGE) {
 }
 
 // x from lane (lane ^ mask) of the warp.
-inline float shuffle_xor(const float x, const int mask, EXCHANGE) {
+inline float lane_xor(const float x, const int mask, EXCHANGE) {
   exchange[lane] = as_uint(x);
   barrier(CLK_LOCAL_MEM_FENCE);
   const float y = as_float(exchange[lane ^ mask]);
@@ -148,50 +148,22 @@ inline void load_b_columns(uint b[2][2], __local const ushort* tile, const int s
 }
 #define FENCE_EXCHANGE() barrier(CLK_LOCAL_MEM_FENCE)
 
-#else  // the instructions themselves
+#else  // the instructions themselves (mma_sync.cl), the lane implicit
+#include "mma_sync.cl"
 #define EXCHANGE const int lane
 #define EXCHANGE_ARGS lane
 #define FENCE_EXCHANGE()
-#if MMA == 2
-#define MMA_16816 "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-#else
-#define MMA_16816 "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
-#endif
 
-inline uint pack_pair(const float lo, const float hi) {
-  uint r;
-#if MMA == 2
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
-
+inline uint pack_pair(const float lo, const float hi) { return mma_pair(lo, hi); }
 inline void mma_16816(float d[4], const uint a[4], const uint b[2], EXCHANGE) {
-  asm(MMA_16816 " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(d[0]), "f"(d[1]),
-        "f"(d[2]), "f"(d[3]));
+  mma_product(d, a, b);
 }
-
-inline float shuffle_xor(const float x, const int mask, EXCHANGE) {
-  float y;
-  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x), "r"(mask));
-  return y;
-}
-
-inline uint shared_address(__local const ushort* p) { return (uint)(size_t)p; }
-
+inline float lane_xor(const float x, const int mask, EXCHANGE) { return shuffle_xor(x, mask); }
 inline void ldmatrix_x4(uint r[4], __local const ushort* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(p)));
+  load_matrices(r, shared_address(p));
 }
 inline void ldmatrix_x4_trans(uint r[4], __local const ushort* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(p)));
+  load_matrices_transposed(r, shared_address(p));
 }
 
 // Lane l gives the address of line l % 8 of 8 x 8 matrix m = l / 8; register
@@ -240,17 +212,14 @@ inline void fetch_tile(__local ushort* tile, __global const ushort* x, const int
 #if EMULATE_MMA
     *(__local uint4*)dst = row < n ? *(__global const uint4*)src : (uint4)(0u);
 #else
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                 :
-                 : "r"(shared_address(dst)), "l"(src), "r"(row < n ? 16 : 0)
-                 : "memory");
+    copy_chunk_async(dst, src, row < n);
 #endif
   }
 }
 // Closes this work-item's group of fetches (cp.async.commit_group).
 inline void commit_fetches(void) {
 #if !EMULATE_MMA
-  asm volatile("cp.async.commit_group;" ::: "memory");
+  commit_copies();
 #endif
 }
 // Waits until at most `n` of this work-item's groups are in flight; a
@@ -258,8 +227,7 @@ inline void commit_fetches(void) {
 #if EMULATE_MMA
 #define WAIT_FETCHES(n)
 #else
-#define WAIT_FETCHES_(n) asm volatile("cp.async.wait_group " #n ";" ::: "memory")
-#define WAIT_FETCHES(n) WAIT_FETCHES_(n)
+#define WAIT_FETCHES(n) WAIT_COPIES(n)
 #endif
 
 // STAGES 2: the next tile is fetched into the other half of the tiles while
@@ -345,6 +313,23 @@ inline float mask_at(__global const float* mask, const int mask_batches, const i
 #define LOCAL_EXCHANGE
 #endif
 
+// Where a work-item is: its warp, its lane's fragment coordinates (g, c),
+// the (batch item, head) of the group; query t sees keys s <= t + shift
+// when causal.
+#define GROUP_COORDINATES                                             \
+  const int lid = get_local_id(0), lane = lid & 31, warp = lid >> 5; \
+  const int g = lane >> 2, c = lane & 3;                              \
+  const int bh = get_global_id(1), b = bh / H, h = bh % H;           \
+  const int shift = S - T
+
+// The fetches started so far done, and visible to the group.
+#define ALL_FETCHED()             \
+  do {                            \
+    commit_fetches();             \
+    WAIT_FETCHES(0);              \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+  } while (0)
+
 // Tile i's fetches done and visible, tile i + 1's started (STAGES 2) --
 // `fetch(tile, stage)` starts one tile's fetches; every work-item calls it.
 #if STAGES == 2
@@ -392,18 +377,13 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
   __local ushort* k_tiles = (__local ushort*)k_tiles_;
   __local ushort* v_tiles = (__local ushort*)v_tiles_;
   LOCAL_EXCHANGE
-  const int lid = get_local_id(0), lane = lid & 31, warp = lid >> 5;
-  const int g = lane >> 2, c = lane & 3;
-  const int bh = get_global_id(1), b = bh / H, h = bh % H;
+  GROUP_COORDINATES;
   const int q0 = get_group_id(0) * BLOCK;
   const int row_a = q0 + warp * 16 + g, row_b = row_a + 8;
-  const int shift = S - T;  // query t sees keys s <= t + shift when causal
 
   uint qf[DK / 16][4];
   fetch_tile(k_tiles, q, b, h, q0, min(BLOCK, T - q0), q_sb, q_sh, q_st, DK, lid);
-  commit_fetches();
-  WAIT_FETCHES(0);
-  barrier(CLK_LOCAL_MEM_FENCE);
+  ALL_FETCHED();
   LOAD_FRAGMENTS(qf, k_tiles, DKS, DK, warp * 16);
   barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -434,8 +414,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
       }
     float base[2], correction[2];
     UNROLL for (int r = 0; r < 2; ++r) {
-      tile_max[r] = fmax(tile_max[r], shuffle_xor(tile_max[r], 1, EXCHANGE_ARGS));
-      tile_max[r] = fmax(tile_max[r], shuffle_xor(tile_max[r], 2, EXCHANGE_ARGS));
+      tile_max[r] = fmax(tile_max[r], lane_xor(tile_max[r], 1, EXCHANGE_ARGS));
+      tile_max[r] = fmax(tile_max[r], lane_xor(tile_max[r], 2, EXCHANGE_ARGS));
       const float m_new = fmax(m[r], tile_max[r]);
       // Every score so far -inf: exponents against 0 give the zeros wanted.
       base[r] = m_new == -INFINITY ? 0.f : m_new;
@@ -455,8 +435,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
   }
   float inverse[2];
   UNROLL for (int r = 0; r < 2; ++r) {
-    l[r] += shuffle_xor(l[r], 1, EXCHANGE_ARGS);
-    l[r] += shuffle_xor(l[r], 2, EXCHANGE_ARGS);
+    l[r] += lane_xor(l[r], 1, EXCHANGE_ARGS);
+    l[r] += lane_xor(l[r], 2, EXCHANGE_ARGS);
     inverse[r] = l[r] > 0.f ? 1.f / l[r] : 0.f;
   }
 #define ROW_INVERSE(r) inverse[r]
@@ -485,19 +465,14 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
   __local ushort* k_tiles = (__local ushort*)k_tiles_;
   __local ushort* v_tiles = (__local ushort*)v_tiles_;
   LOCAL_EXCHANGE
-  const int lid = get_local_id(0), lane = lid & 31, warp = lid >> 5;
-  const int g = lane >> 2, c = lane & 3;
-  const int bh = get_global_id(1), b = bh / H, h = bh % H;
+  GROUP_COORDINATES;
   const int q0 = get_group_id(0) * BLOCK;
   const int row_a = q0 + warp * 16 + g, row_b = row_a + 8;
-  const int shift = S - T;
 
   uint qf[DK / 16][4], dof[DV / 16][4];
   fetch_tile(k_tiles, q, b, h, q0, min(BLOCK, T - q0), q_sb, q_sh, q_st, DK, lid);
   fetch_tile(v_tiles, dout, b, h, q0, min(BLOCK, T - q0), o_sb, o_sh, o_st, DV, lid);
-  commit_fetches();
-  WAIT_FETCHES(0);
-  barrier(CLK_LOCAL_MEM_FENCE);
+  ALL_FETCHED();
   LOAD_FRAGMENTS(qf, k_tiles, DKS, DK, warp * 16);
   LOAD_FRAGMENTS(dof, v_tiles, DVS, DV, warp * 16);
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -556,19 +531,14 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
   __local ushort* do_tiles = (__local ushort*)do_tiles_;
   __local float lse_tiles[STAGES * TILE], delta_tiles[STAGES * TILE];
   LOCAL_EXCHANGE
-  const int lid = get_local_id(0), lane = lid & 31, warp = lid >> 5;
-  const int g = lane >> 2, c = lane & 3;
-  const int bh = get_global_id(1), b = bh / H, h = bh % H;
+  GROUP_COORDINATES;
   const int k0 = get_group_id(0) * BLOCK;
   const int key_a = k0 + warp * 16 + g, key_b = key_a + 8;
-  const int shift = S - T;
 
   uint kf[DK / 16][4], vf[DV / 16][4];
   fetch_tile(q_tiles, k, b, h, k0, min(BLOCK, S - k0), k_sb, k_sh, k_st, DK, lid);
   fetch_tile(do_tiles, v, b, h, k0, min(BLOCK, S - k0), v_sb, v_sh, v_st, DV, lid);
-  commit_fetches();
-  WAIT_FETCHES(0);
-  barrier(CLK_LOCAL_MEM_FENCE);
+  ALL_FETCHED();
   LOAD_FRAGMENTS(kf, q_tiles, DKS, DK, warp * 16);
   LOAD_FRAGMENTS(vf, do_tiles, DVS, DV, warp * 16);
   barrier(CLK_LOCAL_MEM_FENCE);

@@ -98,38 +98,9 @@ inline int grouped(const int q, const int g, const int s) {
 #define WTN (TN / WARPS_N)
 #define MT (WTM / 16)
 #define NT (WTN / 8)
-#if MMA == 3
-#define MMA_K 8
-#define MMA_INSTRUCTION "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
-#elif MMA == 2
-#define MMA_K 16
-#define MMA_INSTRUCTION "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-#else
-#define MMA_K 16
-#define MMA_INSTRUCTION "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
-#endif
+#include "mma_sync.cl"
 #if THREADS % 32 || WARPS % WARPS_M || WTM % 16 || WTN % 8 || TK % MMA_K
 #error "MMA needs whole warps, 16 x 8 blocks per warp and TK a multiple of the instruction's k"
-#endif
-
-#if MMA == 3
-// x rounded to tf32 (to nearest, ties away: cvt.rna, as cuBLAS's TF32).
-inline uint mma_operand(const float x) {
-  uint r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
-}
-#else
-// Two values rounded to nearest even, the lower k in the low half.
-inline uint mma_pair(const float lo, const float hi) {
-  uint r;
-#if MMA == 2
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
 #endif
 
 #if MMA == 3
@@ -228,21 +199,6 @@ inline int swizzled_chunk(const int line, const int chunk, const int line_chunks
                           : chunk ^ ((line / (8 / line_chunks)) & (line_chunks - 1));
 }
 
-// The __local address as the PTX instructions take it (the shared window).
-inline uint shared_address(__local const uint4* p) { return (uint)(size_t)p; }
-
-// 16 bytes from src to dst, or 16 zero bytes where !valid (src then unread).
-inline void copy_chunk_async(__local uint4* dst, __global const void* src, const bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :
-               : "r"(shared_address(dst)), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-inline void commit_copies(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
-// Waits until at most MMA_STAGES - 2 of this work-item's groups of copies
-// are in flight.
-#define WAIT_COPIES_(n) asm volatile("cp.async.wait_group " #n ";" ::: "memory")
-#define WAIT_COPIES(n) WAIT_COPIES_(n)
 #if MMA_STAGES == 2
 #define STAGES_AHEAD 0
 #elif MMA_STAGES == 3
@@ -253,32 +209,11 @@ inline void commit_copies(void) { asm volatile("cp.async.commit_group;" ::: "mem
 #error "MMA_STAGES is 2, 3 or 4"
 #endif
 
-// Four 8x8 matrices of 16-bit values, lane l giving the address of line
-// l % 8 of matrix l / 8; register r of every lane gets matrix r's fragment
-// (row lane / 4, columns 2 (lane % 4), +1; .trans: the transposed matrix's).
-inline void load_matrices(uint r[4], const uint address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-}
 // One 32-bit word at a __local address.
 inline uint load_word(const uint address) {
   uint r;
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r) : "r"(address));
   return r;
-}
-inline void load_matrices_transposed(uint r[4], const uint address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-}
-// The product on registers only: free to be scheduled among the loads.
-inline void mma_product(float d[4], const uint a[4], const uint b[2]) {
-  asm(MMA_INSTRUCTION " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%10, %11, %12, %13};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(d[0]),
-        "f"(d[1]), "f"(d[2]), "f"(d[3]));
 }
 #endif  // MMA_STAGES
 
