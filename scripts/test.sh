@@ -5,7 +5,9 @@
 # once as the machine has cores. Then a second leg runs the layer, solver,
 # core (net, kernels, GEMM), import and pass tests on Intel's OpenCL CPU
 # runtime (when scripts/install_intel_opencl.sh could install it: x86_64;
-# test_gemm_mma is left out: it checks clang's PTX, not the device), and every fuzz
+# test_gemm_mma and test_attention_tensor_cores are left out: they check
+# clang's PTX and the tensor-core kernels' emulation, not the device; the
+# float attention kernels run there in test_attention), and every fuzz
 # target runs briefly over its corpus (scripts/fuzz.sh, Clang with ASan and
 # UBSan, FUZZ_SECONDS each: default 20, or 0 (skipped) when ctest arguments
 # such as -R pick tests; arguments go to the first leg only, and skip the
@@ -74,7 +76,7 @@ if [ $# -eq 0 ] && [ "${SECOND_LEG:-1}" != 0 ] && [ -f "$intel/complete" ]; then
     export OCL_ICD_VENDORS="$intel/vendors/intel-cpu.icd" DLCAFFE_DEVICE=ocl:0:0
     export LD_LIBRARY_PATH="$intel/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     run_leg "Intel's OpenCL CPU runtime" "$logs/intel.log" \
-      -L '^(layers|solvers|import|passes|core)$' -E '^test_gemm_mma$'
+      -L '^(layers|solvers|import|passes|core)$' -E '^(test_gemm_mma|test_attention_tensor_cores)$'
   ) || status=1
   end_phase "tests, Intel's CPU runtime"
 fi
