@@ -64,12 +64,15 @@ struct GemmArgs {
   int c_group = 0, c_image = 0;
   // Epilogue: row m of alpha * op(A) op(B) is scaled by
   // row_scale[row_scale_offset + m] (a per-channel affine folded into a
-  // convolution), then after beta: C[m][n] += bias[bias_offset + m], then
+  // convolution), then after beta: C[m][n] += bias[bias_offset + m] (a
+  // convolution's channels), or bias[bias_offset + n] where
+  // bias_per_column (a fully connected layer's outputs), then
   // C = max(C, 0) if relu.
   cl_mem row_scale = nullptr;
   size_t row_scale_offset = 0;
   cl_mem bias = nullptr;
   size_t bias_offset = 0;
+  bool bias_per_column = false;
   bool relu = false;
   // Batched form: `batch` independent products, matrix i of each operand at
   // its offset + i * its batch stride (floats), and product i's bias and row

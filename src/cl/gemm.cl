@@ -76,10 +76,17 @@
 #define C_STORE(p, i, v) STORAGE_STORE(C_TYPE, p, i, v)
 
 // Epilogue flags (a runtime argument): scale row m of the product by
-// row_scale[m], add bias[m], then clamp at 0.
+// row_scale[m], add bias[m] (a convolution's channels) or, under
+// COLUMN_BIAS instead, bias[n] (a fully connected layer's outputs), then
+// clamp at 0.
 #define EPILOGUE_BIAS 1
 #define EPILOGUE_RELU 2
 #define EPILOGUE_ROW_SCALE 4
+#define EPILOGUE_COLUMN_BIAS 8
+// The bias of element (m, n) where row m's is row_bias: under COLUMN_BIAS
+// read from the kernel's `bias` (offset bias_off).
+#define ELEMENT_BIAS(row_bias, n) \
+  ((epilogue & EPILOGUE_COLUMN_BIAS) ? bias[bias_off + (n)] : (row_bias))
 
 #ifdef MR
 
@@ -155,16 +162,18 @@ inline float finish(const float value, const float beta, __global const C_ELEM* 
 }
 
 // C[m, n..n+VW) = alpha * acc + beta * C + bias (then ReLU) for the columns
-// in [n_lo, n_hi).
+// in [n_lo, n_hi): the row's bias row_bias, or under COLUMN_BIAS each
+// column's from `bias` (already offset).
 inline void store_vector(__global C_ELEM* C, const int ldc, const int m, const int n,
                          const int n_lo, const int n_hi, const float alpha,
-                         const float beta, const floatV acc, const float bias,
-                         const int epilogue) {
+                         const float beta, const floatV acc, const float row_bias,
+                         __global const float* bias, const int epilogue) {
+  const int bias_off = 0;
   __global C_ELEM* c = C + m * ldc + n;
   if (n >= n_lo && n + VW <= n_hi) {
     floatV r = alpha * acc;
     if (beta != 0.f) r = fma((floatV)beta, C_VLOAD(0, c), r);
-    r += (floatV)bias;
+    r += (epilogue & EPILOGUE_COLUMN_BIAS) ? VLOAD(0, bias + n) : (floatV)row_bias;
     if (epilogue & EPILOGUE_RELU) r = fmax(r, (floatV)0.f);
     C_VSTORE(r, 0, c);
     return;
@@ -176,7 +185,8 @@ inline void store_vector(__global C_ELEM* C, const int ldc, const int m, const i
   VSTORE(acc, 0, values);
 #endif
   for (int v = max(0, n_lo - n); v < min(VW, n_hi - n); ++v)
-    C_STORE(c, v, finish(alpha * values[v], beta, c + v, bias, epilogue));
+    C_STORE(c, v,
+            finish(alpha * values[v], beta, c + v, ELEMENT_BIAS(row_bias, n + v), epilogue));
 }
 
 #endif  // MR
@@ -223,7 +233,7 @@ __kernel void gemm_pack_panels(const int rows, const int K, const int width,
   }
 }
 
-// C = beta * C + bias (then ReLU) over an M x N window, C possibly grouped
+// C = beta * C + bias (a row's or a column's; then ReLU) over an M x N window, C possibly grouped
 // (K == 0 or alpha == 0); beta == 0 never reads C.
 __kernel void gemm_scale_c(const int M, const int N, const float beta,
                            __global C_ELEM* C, const int c_off, const int ldc,
@@ -235,7 +245,7 @@ __kernel void gemm_scale_c(const int M, const int N, const float beta,
   const int col = c_group ? (n / c_group) * c_image + n % c_group : n;
   __global C_ELEM* c = C + c_off + m * ldc + col;
   float r = beta == 0.f ? 0.f : beta * C_LOAD(c, 0);
-  if (epilogue & EPILOGUE_BIAS) r += bias[bias_off + m];
+  r += ELEMENT_BIAS((epilogue & EPILOGUE_BIAS) ? bias[bias_off + m] : 0.f, n);
   C_STORE(c, 0, (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r);
 }
 
@@ -263,6 +273,6 @@ __kernel void gemm_reduce_slices(const int M, const int N, const int slices,
   const float row_alpha =
       (epilogue & EPILOGUE_ROW_SCALE) ? alpha * row_scale[row_scale_off + m] : alpha;
   float r = beta == 0.f ? row_alpha * sum : fma(beta, C_LOAD(c, 0), row_alpha * sum);
-  if (epilogue & EPILOGUE_BIAS) r += bias[bias_off + m];
+  r += ELEMENT_BIAS((epilogue & EPILOGUE_BIAS) ? bias[bias_off + m] : 0.f, n);
   C_STORE(c, 0, (epilogue & EPILOGUE_RELU) ? fmax(r, 0.f) : r);
 }

@@ -93,7 +93,8 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
         (epilogue & EPILOGUE_ROW_SCALE) ? alpha * row_scale[row_scale_off + m0 + i] : alpha;
     for (int j = 0; j < cols; ++j) {
       __global C_ELEM* c = C + (m0 + i) * ldc + n0 + j;
-      C_STORE(c, 0, finish(row_alpha * sums[i][j], beta, c, row_bias, epilogue));
+      C_STORE(c, 0,
+              finish(row_alpha * sums[i][j], beta, c, ELEMENT_BIAS(row_bias, n0 + j), epilogue));
     }
   }
 }
@@ -173,7 +174,7 @@ __kernel void gemm_tiled(const int M, const int N, const int K, const float alph
         (epilogue & EPILOGUE_ROW_SCALE) ? alpha * row_scale[row_scale_off + m0 + i] : alpha;
     for (int j = 0; j < NV; ++j)
       store_vector(C, ldc, m0 + i, n0 - shift + j * VW, n0, N, row_alpha, beta, result[i][j],
-                   row_bias, epilogue);
+                   row_bias, bias + bias_off, epilogue);
   }
 }
 

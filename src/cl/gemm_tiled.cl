@@ -802,8 +802,8 @@ LOCAL_UNROLL
 #else
           __global C_ELEM* c = C + m * ldc + n;
 #endif
-          C_STORE(c, 0,
-                  finish(row_alpha * acc[i][j][2 * upper + e], beta, c, row_bias, epilogue));
+          C_STORE(c, 0, finish(row_alpha * acc[i][j][2 * upper + e], beta, c,
+                               ELEMENT_BIAS(row_bias, n), epilogue));
         }
     }
 #else
@@ -828,10 +828,12 @@ LOCAL_UNROLL
 #endif
         for (int v = 0; v < VW && n + v < N; ++v) {
           __global C_ELEM* c = C + m * ldc + grouped(n + v, c_group, c_image);
-          C_STORE(c, 0, finish(row_alpha * values[v], beta, c, row_bias, epilogue));
+          C_STORE(c, 0,
+                  finish(row_alpha * values[v], beta, c, ELEMENT_BIAS(row_bias, n + v), epilogue));
         }
 #else
-        store_vector(C, ldc, m, n, 0, N, row_alpha, beta, acc[i][j], row_bias, epilogue);
+        store_vector(C, ldc, m, n, 0, N, row_alpha, beta, acc[i][j], row_bias, bias + bias_off,
+                     epilogue);
 #endif
       }
     }

@@ -160,8 +160,9 @@ GemmConfig WithTensorCoreDepth(const Context& ctx, const GemmArgs& args, GemmCon
   if (!MmaWarpsM(deep, form)) return c;
   const int units = ctx.info().compute_units;
   const int batch = std::max(1, args.batch);
-  return SplitKSlices(units, deep, args.M, args.N, args.K, batch) ==
-                 SplitKSlices(units, c, args.M, args.N, args.K, batch)
+  return SplitKSlices(units, deep, args.M, args.N, args.K, batch,
+                     StreamsTiles(ctx, deep, args)) ==
+                 SplitKSlices(units, c, args.M, args.N, args.K, batch, StreamsTiles(ctx, c, args))
              ? deep
              : c;
 }
@@ -282,7 +283,12 @@ size_t AxisExtent(int count, int group, int image) {
 // most 2^25 floats, and each slice at least 8 k-tiles deep (16 under the
 // wave rule, where the partial sums' traffic must stay small next to a
 // product that already nearly fills the device).
-int SplitKSlices(int compute_units, const GemmConfig& c, int M, int N, int K, int batch) {
+bool StreamsTiles(const Context& ctx, const GemmConfig& c, const GemmArgs& args) {
+  return c.form == GemmForm::kWgmma || MmaPipelineStages(ctx, c, args) > 0;
+}
+
+int SplitKSlices(int compute_units, const GemmConfig& c, int M, int N, int K, int batch,
+                 bool streamed_tiles) {
   if (c.k_slices > 0) return c.k_slices;
   const long long tiles =
       1LL * CeilDiv(M, c.wg_m * c.mr) * CeilDiv(N, c.wg_n * c.nr) * batch;
@@ -296,6 +302,12 @@ int SplitKSlices(int compute_units, const GemmConfig& c, int M, int N, int K, in
     if (tiles >= target) return 1;
     return static_cast<int>(std::min((target + tiles - 1) / tiles, most));
   }
+  // Streamed tensor-core tiles finish so soon that a slice's fixed costs
+  // (its float partial sums written, then read back by a second pass)
+  // outweigh the idle units of a last wave: on an H200, vit_b_16's 16-bit
+  // products of 108 to 450 tiles ran 0.95 to 1.7 times as fast whole
+  // (docs/benchmarks.md). They split only where over half the units idle.
+  if (streamed_tiles && tiles * 2 >= units) return 1;
   // The share of the last wave's places that work-groups fill, over all
   // waves: groups / (waves * units).
   const auto fill = [&](long long slices) {

@@ -104,7 +104,13 @@ GemmExtents OperandExtents(const GemmArgs& args);
 
 // How many k slices (split-K) the GPU-shaped `config` runs this product in
 // on a device of `compute_units` (GemmConfig::k_slices and groups_per_unit).
-int SplitKSlices(int compute_units, const GemmConfig& config, int M, int N, int K, int batch);
+// `streamed_tiles`: its tiles stream through the tensor cores (the cp.async
+// pipeline or wgmma: StreamsTiles), which splits fewer products.
+int SplitKSlices(int compute_units, const GemmConfig& config, int M, int N, int K, int batch,
+                 bool streamed_tiles = false);
+// Whether `config` runs this product's tiles through the tensor cores'
+// cp.async pipeline (MmaPipelineStages) or wgmma.
+bool StreamsTiles(const Context& ctx, const GemmConfig& config, const GemmArgs& args);
 
 // Which operands the GPU-shaped `config` fetches as 4-element vectors in the interior
 // tiles of this product (rows, offsets and image groups on 4-element

@@ -24,7 +24,7 @@ bool OperandsInWholeChunks(const GemmArgs& g, int chunk) {
 }
 
 int EpilogueFlags(const GemmArgs& g) {
-  return (g.bias ? 1 : 0) | (g.relu ? 2 : 0) | (g.row_scale ? 4 : 0);
+  return (g.bias ? (g.bias_per_column ? 8 : 1) : 0) | (g.relu ? 2 : 0) | (g.row_scale ? 4 : 0);
 }
 
 std::string TypeDefine(const char* operand, StorageType type) {
@@ -61,7 +61,8 @@ std::string GemmDefines(const Context& ctx, const GemmConfig& c, bool trans_a, b
 bool RunTiles(Context& ctx, const GemmConfig& c, const GemmArgs& g, TileLauncher launch) {
   const int M = g.M, N = g.N, K = g.K;
   const LeadingDims ld(g);
-  const int slices = SplitKSlices(ctx.info().compute_units, c, M, N, K, g.batch);
+  const int slices =
+      SplitKSlices(ctx.info().compute_units, c, M, N, K, g.batch, StreamsTiles(ctx, c, g));
   const int k_per_slice = RoundUp(CeilDiv(K, slices), c.tk);
   const int used_slices = CeilDiv(K, k_per_slice);
   const int epilogue = EpilogueFlags(g);

@@ -348,7 +348,10 @@ GemmTuning TuneGemm(Context& ctx, const GemmArgs& shape, int iterations,
   const GemmExtents extents = OperandExtents(shape);
   BufferPtr a = RandomBuffer(ctx, extents.a, rng), b = RandomBuffer(ctx, extents.b, rng),
             c = RandomBuffer(ctx, extents.c, rng);
-  BufferPtr bias = shape.bias ? RandomBuffer(ctx, shape.bias_offset + shape.M, rng) : nullptr;
+  BufferPtr bias =
+      shape.bias ? RandomBuffer(ctx, shape.bias_offset + (shape.bias_per_column ? shape.N : shape.M),
+                                rng)
+                 : nullptr;
   GemmArgs args = shape;
   args.A = a->mem();
   args.B = b->mem();

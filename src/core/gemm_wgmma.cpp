@@ -65,7 +65,8 @@ bool WgmmaOperandsFit(const GemmArgs& g, StorageType own) {
 }
 
 bool WgmmaRuns(const Context& ctx, const GemmConfig& c, const GemmArgs& g) {
-  return c.form == GemmForm::kWgmma && WgmmaAvailable(ctx, g.math) &&
+  // Its epilogue adds a bias per row only (gemm_wgmma.cu).
+  return c.form == GemmForm::kWgmma && WgmmaAvailable(ctx, g.math) && !g.bias_per_column &&
          WgmmaOperandsFit(g, MmaInputType(MmaFormFor(ctx, g.math)));
 }
 

@@ -9,7 +9,7 @@
 // number of 16-byte chunks and each operand's contiguous axis too, B a
 // stored matrix (no convolution windows). What it keeps of the GEMM: every
 // layout, batches, split-K, image-grouped A, B and C, C in any storage type,
-// and the epilogue (bias, row scale, ReLU, beta). Anything else runs the
+// and the epilogue (a bias per row, row scale, ReLU, beta). Anything else runs the
 // OpenCL C kernels (gemm_tiled.cl). Internal to the library.
 #pragma once
 #include <string>

@@ -62,9 +62,18 @@ class InnerProductLayer : public Layer {
     // top (M x N) = bottom (M x K) * W^T, with W stored N x K (or K x N).
     const MatrixMath math = Math(*bottom[0], false);
     const BufferPtr rounded = RoundedWeights(*bottom[0], math);
-    Product(Transpose::kNo, transpose_ ? Transpose::kNo : Transpose::kYes, M_, N_, K_,
-            Data(*bottom[0]), Weights(rounded, *bottom[0]), 0.f, Data(*top[0]), math);
-    if (bias_term_)
+    GemmArgs product = TypedProduct(false, !transpose_, M_, N_, K_, Data(*bottom[0]),
+                                    Weights(rounded, *bottom[0]), Data(*top[0]), 0.f, math);
+    // The bias is added in the GEMM's epilogue, before a 16-bit top is
+    // rounded: one rounding and no second pass over the top. The epilogue
+    // reads a float bias, which a 16-bit one is not.
+    const bool bias_in_product = bias_term_ && Data(*blobs_[1]).type == StorageType::kFloat32;
+    if (bias_in_product) {
+      product.bias = blobs_[1]->data();
+      product.bias_per_column = true;
+    }
+    Gemm(*ctx_, product);
+    if (bias_term_ && !bias_in_product)
       kAddBias.Launch(*ctx_, M_ * N_, {Data(*top[0]), Data(*blobs_[1])}, {}, {N_, 1});
   }
 

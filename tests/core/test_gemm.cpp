@@ -360,6 +360,9 @@ struct GroupedCase {
   // Product p's bias and row scale start epilogue_batch * p floats further
   // (a grouped convolution's groups); 0 shares them.
   int epilogue_batch = 0;
+  // The bias per column of C (bias[n], a fully connected layer's outputs)
+  // instead of per row.
+  bool column_bias = false;
 };
 
 // Where element (row, q) of a stored matrix lies: q is the grouped index.
@@ -395,7 +398,8 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
   SCOPED_TRACE("M=" + std::to_string(t.M) + " N=" + std::to_string(t.N) + " K=" +
                std::to_string(t.K) + " groups a/b/c " + std::to_string(t.a_group) + "/" +
                std::to_string(t.b_group) + "/" + std::to_string(t.c_group) +
-               (t.bias ? " bias" : "") + (t.relu ? " relu" : "") +
+               (t.bias ? (t.column_bias ? " column bias" : " bias") : "") +
+               (t.relu ? " relu" : "") +
                " batch " + std::to_string(t.batch) + (t.row_scale ? " row scale" : "") +
                (config ? " [" + config->Name() + "]" : " [dispatcher]"));
   // Stored shapes: A is M x K (grouped along k) or K x M; B is K x N (grouped
@@ -409,7 +413,7 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
     for (int i = 0; i < t.batch; ++i)
       for (int r = 0; r < x->rows; ++r)
         for (int q = 0; q < x->cols; ++q) x->at(i, r, q) = dist(rng);
-  const int epilogue_extent = t.M + (t.batch - 1) * t.epilogue_batch;
+  const int epilogue_extent = std::max(t.M, t.N) + (t.batch - 1) * t.epilogue_batch;
   std::vector<float> bias(epilogue_extent + 2), row_scale(epilogue_extent + 1);
   for (float& v : bias) v = dist(rng);
   for (float& v : row_scale) v = dist(rng);
@@ -446,6 +450,7 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
   if (t.bias) {
     g.bias = bias_buffer->mem();
     g.bias_offset = 2;
+    g.bias_per_column = t.column_bias;
   }
   if (t.row_scale) {
     g.row_scale = row_scale_buffer->mem();
@@ -482,12 +487,13 @@ void RunGroupedCase(const GroupedCase& t, const GemmConfig* config) {
           magnitude += std::fabs(av * bv);
         }
         const int e = p * t.epilogue_batch + m;  // the product's bias and scale
+        const int bias_at = 2 + (t.column_bias ? p * t.epilogue_batch + n : e);
         const double alpha = t.alpha * (t.row_scale ? row_scale[1 + e] : 1.f);
         double expected = alpha * sum + t.beta * double(c_before[i]);
-        if (t.bias) expected += bias[2 + e];
+        if (t.bias) expected += bias[bias_at];
         if (t.relu) expected = std::max(expected, 0.0);
         magnitude = std::fabs(alpha) * magnitude + std::fabs(t.beta * c_before[i]) +
-                    (t.bias ? std::fabs(bias[2 + e]) : 0.0);
+                    (t.bias ? std::fabs(bias[bias_at]) : 0.0);
         const double tolerance =
             (t.K + 3) * double(std::numeric_limits<float>::epsilon()) * magnitude + 1e-30;
         if (!(std::fabs(result[i] - expected) <= tolerance)) {
@@ -531,20 +537,30 @@ const std::vector<GroupedCase> kGroupedCases = {
     {5, 21, 18, false, false, 0, 7, 7, true, true, 1.f, 0.f, 4, true, false, 5},
     {6, 9, 300, false, false, 0, 0, 0, true, false, 1.f, 0.5f, 3, true, false, 6},
     {7, 13, 11, false, false, 0, 0, 0, true, true, 1.f, 0.f, 3, false, false, 7},
+    // A bias per column (InnerProduct's forward, C = A B^T + bias[n]):
+    // plain with ReLU, split over k with a row scale and beta, K = 0, and a
+    // batch with a bias per product into a grouped C.
+    {13, 21, 20, false, true, 0, 0, 0, true, true, 1.f, 0.f, 1, false, false, 0, true},
+    {17, 45, 300, false, true, 0, 0, 0, true, false, -0.5f, 0.5f, 1, true, false, 0, true},
+    {5, 14, 0, false, false, 0, 0, 0, true, true, 1.f, 0.5f, 1, false, false, 0, true},
+    {7, 13, 11, false, false, 0, 0, 7, true, true, 1.f, 0.f, 3, false, false, 5, true},
 };
 
 // A convolution's products over image-grouped operands whose groups (68
 // pixels) and rows lie on 16-byte boundaries, with tiles wholly inside:
 // forward (B and C grouped along n, bias + ReLU), weight gradient (A and
-// B^T grouped along k, accumulating), and a batch of two products.
+// B^T grouped along k, accumulating), a batch of two products, and a plain
+// product with a bias per column.
 const std::vector<GroupedCase> kAlignedGroupedCases = {
     {132, 204, 136, false, false, 0, 68, 68, true, true, 1.f, 0.f, 1, false, true},
     {136, 132, 204, false, true, 68, 68, 0, false, false, 1.f, 1.f, 1, false, true},
     {132, 136, 140, false, false, 0, 68, 0, false, false, 0.5f, 0.f, 2, false, true},
+    // InnerProduct's forward: a bias per column, stored through whole vectors.
+    {132, 204, 136, false, true, 0, 0, 0, true, false, 1.f, 0.f, 1, false, true, 0, true},
 };
 
 // (In CI the cases of each sweep below take turns over the family:
-// FamilyForCase. The three aligned cases: each configuration meets one.)
+// FamilyForCase. The four aligned cases: each configuration meets one.)
 TEST(Gemm, AlignedGroupedOperandsInEveryGpuShapedConfiguration) {
   for (size_t j = 0; j < kAlignedGroupedCases.size(); ++j) {
     const GroupedCase& t = kAlignedGroupedCases[j];
@@ -554,8 +570,8 @@ TEST(Gemm, AlignedGroupedOperandsInEveryGpuShapedConfiguration) {
   }
 }
 
-// Sixteen cases, a quarter of the family each in CI: every configuration
-// meets four of them.
+// Twenty cases, a quarter of the family each in CI: every configuration
+// meets five of them.
 TEST(Gemm, GroupedOperandsAndEpilogueInEveryConfiguration) {
   for (size_t j = 0; j < kGroupedCases.size(); ++j) {
     const GroupedCase& t = kGroupedCases[j];
@@ -699,7 +715,8 @@ TEST(Gemm, PackedConvenienceForm) {
 // products it was measured on: a product that fills the last wave runs
 // whole; one that leaves units idle is split into the fewest slices that
 // fill >= 90% of the last wave, each at least 16 k-tiles deep; DeepSplit
-// aims at 8 work-groups per unit.
+// aims at 8 work-groups per unit. Tiles streamed through the tensor cores
+// split only where they leave over half the units idle.
 TEST(Gemm, SplitKFillsTheLastWave) {
   const int units = 132;
   const GemmConfig square = GpuShapedGemmConfig();  // 128 x 128 tiles, 16 deep
@@ -725,6 +742,15 @@ TEST(Gemm, SplitKFillsTheLastWave) {
   GemmConfig fixed = square;
   fixed.k_slices = 3;
   EXPECT_EQ(SplitKSlices(units, fixed, 4096, 4096, 4096, 1), 3);
+  // Tiles streamed through the tensor cores split only where over half the
+  // units would idle: vit_b_16's products of 150 and 108 tiles run whole
+  // (they were split 3 and 2 ways), 64 and 50 tiles as before.
+  EXPECT_EQ(SplitKSlices(units, square, 3152, 768, 768, 1), 3);
+  EXPECT_EQ(SplitKSlices(units, square, 3152, 768, 768, 1, true), 1);
+  EXPECT_EQ(SplitKSlices(units, square, 2304, 768, 3152, 1, true), 1);
+  EXPECT_EQ(SplitKSlices(units, square, 1024, 1024, 1024, 1, true), 2);
+  EXPECT_EQ(SplitKSlices(units, square, 256, 3136, 576, 1, true), 2);
+  EXPECT_EQ(SplitKSlices(units, fixed, 4096, 4096, 4096, 1, true), 3);
 }
 
 }  // namespace dlcaffe

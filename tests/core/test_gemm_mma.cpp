@@ -115,7 +115,7 @@ void Check(const Case& c, MatrixMath math, const GemmConfig& config, StorageType
   std::vector<float> ra(a), rb(b), abs_a(a), abs_b(b);
   for (size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(ra[i] = RoundForMath(a[i], math));
   for (size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(rb[i] = RoundForMath(b[i], math));
-  const int rows = std::max(c.g.M, 1) * std::max(c.g.batch, 1);
+  const int rows = std::max({c.g.M, c.g.N, 1}) * std::max(c.g.batch, 1);
   std::vector<float> epilogue = Random(rows, 9), abs_epilogue(epilogue);
   for (float& x : abs_epilogue) x = std::fabs(x);
   BufferPtr epi = UploadAs(ctx, epilogue, F::kFloat32),
@@ -282,6 +282,17 @@ std::vector<Case> Cases() {
   window.c_size = 4 * 60;
   window.what = "implicit windows";
   cases.push_back(window);
+  Case column = tall;  // InnerProduct's forward: C = A B^T + a bias per column
+  column.g.N = 150;
+  column.g.trans_b = Transpose::kYes;
+  column.g.row_scale = nullptr;
+  column.g.bias = reinterpret_cast<cl_mem>(1);
+  column.g.bias_per_column = true;
+  column.g.relu = true;
+  column.b_size = 150 * 200;
+  column.c_size = 300 * 150;
+  column.what = "300x150x200, A B^T, bias per column, ReLU";
+  cases.push_back(column);
   return cases;
 }
 
@@ -300,8 +311,9 @@ TEST(GemmMma, EveryGpuConfigurationInEveryMath) {
 
 // In CI each case runs under every other configuration: the 128 x 128 ones
 // (plain and split-K) take the layouts NN and TT, the tall case and the
-// grouped operands, the narrow tile the layouts TN and NT, the batch and the
-// windows; so each configuration meets both values of each transpose.
+// grouped operands, the narrow tile the layouts TN and NT, the batch, the
+// windows and the bias per column; so each configuration meets both values
+// of each transpose.
 TEST(GemmMma, LayoutsEpiloguesBatchesWindowsAndSplitK) {
   GemmConfig sliced = GpuShapedGemmConfig();
   sliced.k_slices = 3;
@@ -340,8 +352,10 @@ TEST(GemmMma, SixteenBitStorage) {
     ASSERT_TRUE(vectors.a && vectors.b) << c.what << " no longer reaches the vector fetches";
     cases.push_back(c);
   }
+  const size_t base = Cases().size();
   for (size_t i = 0; i < cases.size(); ++i) {
-    const int rotation = static_cast<int>(i + i / 8);  // the 8 of Cases(), then the interior
+    // Cases(), then the interior ones a step out of phase.
+    const int rotation = static_cast<int>(i + (i >= base ? 1 : 0));
     int s = 0;
     for (StorageType storage : {F::kFloat16, F::kBFloat16}) {
       if (!InSample(rotation + s++, 2)) continue;
