@@ -20,8 +20,10 @@ void ConvertStorage(Context& ctx, cl_mem src, int src_offset, StorageType src_ty
   // storage_convert.cl names each kernel after its two types.
   const std::string kernel =
       std::string("convert_") + StorageTypeName(src_type) + "_" + StorageTypeName(dst_type);
-  ctx.Launch1D(ctx.Kernel("storage_convert.cl", "", kernel), count, static_cast<cl_int>(count),
-               src, static_cast<cl_int>(src_offset), dst, static_cast<cl_int>(dst_offset));
+  // A work-item per run of 4 values (CONVERT_RUN in storage_convert.cl).
+  ctx.Launch1D(ctx.Kernel("storage_convert.cl", "", kernel), (size_t(count) + 3) / 4,
+               static_cast<cl_int>(count), src, static_cast<cl_int>(src_offset), dst,
+               static_cast<cl_int>(dst_offset));
 }
 
 }  // namespace dlcaffe
