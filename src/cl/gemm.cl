@@ -168,7 +168,7 @@ inline void store_vector(__global C_ELEM* C, const int ldc, const int m, const i
                          const int n_lo, const int n_hi, const float alpha,
                          const float beta, const floatV acc, const float row_bias,
                          __global const float* bias, const int epilogue) {
-  const int bias_off = 0;
+  const int bias_off = 0;  // ELEMENT_BIAS's offset: `bias` comes offset
   __global C_ELEM* c = C + m * ldc + n;
   if (n >= n_lo && n + VW <= n_hi) {
     floatV r = alpha * acc;
@@ -233,8 +233,8 @@ __kernel void gemm_pack_panels(const int rows, const int K, const int width,
   }
 }
 
-// C = beta * C + bias (a row's or a column's; then ReLU) over an M x N window, C possibly grouped
-// (K == 0 or alpha == 0); beta == 0 never reads C.
+// C = beta * C + bias (a row's or a column's; then ReLU) over an M x N
+// window, C possibly grouped (K == 0 or alpha == 0); beta == 0 never reads C.
 __kernel void gemm_scale_c(const int M, const int N, const float beta,
                            __global C_ELEM* C, const int c_off, const int ldc,
                            const int c_group, const int c_image,

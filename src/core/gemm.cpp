@@ -278,15 +278,15 @@ size_t AxisExtent(int count, int group, int image) {
 
 }  // namespace
 
+bool StreamsTiles(const Context& ctx, const GemmConfig& c, const GemmArgs& args) {
+  return c.form == GemmForm::kWgmma || MmaPipelineStages(ctx, c, args) > 0;
+}
+
 // Split-K: how many k slices a GPU-shaped product runs in (see
 // GemmConfig::groups_per_unit). The scratch for the partial products is at
 // most 2^25 floats, and each slice at least 8 k-tiles deep (16 under the
 // wave rule, where the partial sums' traffic must stay small next to a
 // product that already nearly fills the device).
-bool StreamsTiles(const Context& ctx, const GemmConfig& c, const GemmArgs& args) {
-  return c.form == GemmForm::kWgmma || MmaPipelineStages(ctx, c, args) > 0;
-}
-
 int SplitKSlices(int compute_units, const GemmConfig& c, int M, int N, int K, int batch,
                  bool streamed_tiles) {
   if (c.k_slices > 0) return c.k_slices;
