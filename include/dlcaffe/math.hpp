@@ -29,13 +29,15 @@ enum class MatrixMath { kFloat32 = 0, kTF32 = 1, kFloat16 = 2, kBFloat16 = 3 };
 // (im2col's output, never stored): row (c, ki, kj) and column (image, oh, ow)
 // hold image[image][c][oh * stride_h - pad_h + ki * dilation_h]
 // [ow * stride_w - pad_w + kj * dilation_w], 0 in the padding; images are
-// `image_floats` apart.
+// `image_floats` apart. With nhwc_channels > 0 the images are channels-last
+// (NHWC, that many channels) and the rows run (ki, kj, c), c fastest.
 struct ConvolutionWindow {
   int height = 0, width = 0;  // of the input image
   int kernel_h = 0, kernel_w = 0, pad_h = 0, pad_w = 0;
   int stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int out_h = 0, out_w = 0;
   int image_floats = 0;
+  int nhwc_channels = 0;
   bool active() const { return kernel_h > 0; }
 };
 

@@ -44,6 +44,11 @@ struct RunOptions {
   // DLCAFFE_CONV_IMPLICIT=auto|on|off: convolutions as implicit GEMMs
   // (no column buffer); auto: on GPU-shaped 2-D convolutions.
   Choice implicit_gemm = Choice::kAuto;
+  // DLCAFFE_CONV_CHANNELS_LAST=auto|on|off: 2-D convolutions of whole
+  // 16-byte chunks of channels as implicit GEMMs over NHWC copies
+  // (core/channels_last_convolution.hpp); auto: where the tensor cores'
+  // cp.async pipeline streams the blobs' type.
+  Choice conv_channels_last = Choice::kAuto;
   // DLCAFFE_CONV_COLUMN_FLOATS=N (N > 0): a convolution's column and output
   // buffers per chunk of images stay under N floats (256 MiB by default).
   long long conv_column_floats = 1LL << 26;

@@ -156,8 +156,17 @@ inline void mma_accumulate(float d[4], const uint a[4], const uint b[2]) {
 // layout (.trans for [k][row]), tf32 tiles along k (a 32-bit value is two
 // 16-bit ones to ldmatrix); tf32 tiles across k one word at a time, and
 // tf32 fragments are rounded (cvt.rna) in registers.
-#if (MMA == 3 && (A_TYPE || B_TYPE)) || (MMA != 3 && (!A_RAW || !B_RAW)) || defined(WIN_KH)
+#if (MMA == 3 && (A_TYPE || B_TYPE)) || (MMA != 3 && (!A_RAW || !B_RAW)) || \
+    (defined(WIN_KH) && !defined(WIN_C))
 #error "the cp.async pipeline streams stored operands of the instruction's type"
+#endif
+// Whether B's tile lines run along k: a stored B's contiguous axis is k when
+// it is transposed; channels-last windows run along their rows (channels),
+// which are k for op(B) = windows and n for its transpose.
+#ifdef WIN_C
+#define B_ALONG_K (!TRANS_B)
+#else
+#define B_ALONG_K TRANS_B
 #endif
 #if TK % MMA_K || TM % 16 || TN % 16 || NT % 2
 #error "the cp.async pipeline needs whole k steps and pairs of 8-column blocks"
@@ -168,7 +177,7 @@ inline void mma_accumulate(float d[4], const uint a[4], const uint b[2]) {
 #else
 #define A_LINE_CHUNKS (TK / CHUNK)
 #endif
-#if TRANS_B
+#if B_ALONG_K
 #define B_LINE_CHUNKS (TK / CHUNK)
 #else
 #define B_LINE_CHUNKS (TN / CHUNK)
@@ -260,15 +269,25 @@ inline uint load_word(const uint address) {
 // Every size is a compile-time constant, so the divisions are cheap; the
 // images are b_image floats apart. The offset of the window's element, or
 // -1 in the padding.
+// Channels-last windows (WIN_C, the images NHWC with WIN_C channels) have
+// rows (ki, kj, c), c fastest: WIN_C % 8 == 0 makes 8 16-bit values of a
+// row one 16-byte chunk of the image, which the cp.async pipeline streams.
 inline int window_offset(const int row, const int pos, const int image) {
+#ifdef WIN_C
+  const int r = row / WIN_C, c = row - r * WIN_C;
+#else
   const int c = row / (WIN_KH * WIN_KW), r = row - c * (WIN_KH * WIN_KW);
+#endif
   const int ki = r / WIN_KW, kj = r - ki * WIN_KW;
   const int img = pos / (WIN_OH * WIN_OW), p = pos - img * (WIN_OH * WIN_OW);
   const int oh = p / WIN_OW, ow = p - oh * WIN_OW;
   const int ih = oh * WIN_SH - WIN_PH + ki * WIN_DH, iw = ow * WIN_SW - WIN_PW + kj * WIN_DW;
-  return ((uint)ih < (uint)WIN_H && (uint)iw < (uint)WIN_W)
-             ? img * image + (c * WIN_H + ih) * WIN_W + iw
-             : -1;
+  if ((uint)ih >= (uint)WIN_H || (uint)iw >= (uint)WIN_W) return -1;
+#ifdef WIN_C
+  return img * image + (ih * WIN_W + iw) * WIN_C + c;
+#else
+  return img * image + (c * WIN_H + ih) * WIN_W + iw;
+#endif
 }
 #if B_RAW
 inline ushort window_at(__global const ushort* B, const int offset) {
@@ -282,10 +301,11 @@ inline float window_at(__global const B_ELEM* B, const int offset) {
 #define B_SOURCE B
 #endif
 #if TRANS_B
-#define B_AT(k, n) window_at(B_SOURCE, window_offset(n, k, b_image))
+#define B_INDEX(k, n) window_offset(n, k, b_image)
 #else
-#define B_AT(k, n) window_at(B_SOURCE, window_offset(k, n, b_image))
+#define B_INDEX(k, n) window_offset(k, n, b_image)
 #endif
+#define B_AT(k, n) window_at(B_SOURCE, B_INDEX(k, n))
 #else
 #if TRANS_B
 #define B_INDEX(k, n) ((n) * ldb + B_Q(k))
@@ -546,18 +566,18 @@ LOCAL_UNROLL
       const int line = e / X##_LINE_CHUNKS, chunk = e % X##_LINE_CHUNKS;              \
       const int row = (CHUNKS_ALONG_ROWS) ? (row0) + CHUNK * chunk : (row0) + line;   \
       const int k = (CHUNKS_ALONG_ROWS) ? (kt) + line : (kt) + CHUNK * chunk;         \
-      const bool valid = row < (ROWS) && k < k_end;                                   \
+      const int at = row < (ROWS) && k < k_end ? X_AT_ROW_K(row, k) : -1;             \
       copy_chunk_async(                                                               \
           X##s + (stage) * X##_STAGE_CHUNKS + line * X##_LINE_CHUNKS +                \
               swizzled_chunk(line, chunk, X##_LINE_CHUNKS),                           \
-          valid ? X##_CHUNKS_FROM + X_AT_ROW_K(row, k) : X##_CHUNKS_FROM, valid);     \
+          X##_CHUNKS_FROM + max(at, 0), at >= 0);                                     \
     }                                                                                 \
   }
 #define B_INDEX_N_K(n, k) B_INDEX(k, n)
 #define ISSUE_STAGE(stage, kt)                                                        \
   do {                                                                                \
     COPY_STAGE_CHUNKS(A, stage, kt, m0, M, TRANS_A, A_INDEX)                          \
-    COPY_STAGE_CHUNKS(B, stage, kt, n0, N, !TRANS_B, B_INDEX_N_K)                     \
+    COPY_STAGE_CHUNKS(B, stage, kt, n0, N, !B_ALONG_K, B_INDEX_N_K)                   \
   } while (0)
   // Fragments of k step ks of a stage. 16-bit: A's block i (16 rows) as
   // matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
@@ -591,7 +611,7 @@ LOCAL_UNROLL
     }                                                                                   \
     LOCAL_UNROLL                                                                        \
     for (int j = 0; j < NT; j += 2) {                                                   \
-      if (TRANS_B) {                                                                    \
+      if (B_ALONG_K) {                                                                  \
         const int line = wn0 + j * 8 + (quad >> 1) * 8 + quad_line;                     \
         uint r[4];                                                                      \
         load_matrices(r, (b_tile) + B_CHUNK_AT(line, (ks) / 4 + (quad & 1)));           \
@@ -628,12 +648,12 @@ LOCAL_UNROLL
     }                                                                                   \
     LOCAL_UNROLL                                                                        \
     for (int j = 0; j < NT; j += 2) {                                                   \
-      const int line = TRANS_B ? wn0 + j * 8 + (quad >> 1) * 8 + quad_line             \
+      const int line = B_ALONG_K ? wn0 + j * 8 + (quad >> 1) * 8 + quad_line            \
                                : (ks) + (quad & 1) * 8 + quad_line;                     \
-      const int chunk = TRANS_B ? (ks) / 8 + (quad & 1) : (wn0 + j * 8) / 8 + (quad >> 1); \
+      const int chunk = B_ALONG_K ? (ks) / 8 + (quad & 1) : (wn0 + j * 8) / 8 + (quad >> 1); \
       const uint address = (b_tile) + B_CHUNK_AT(line, chunk);                          \
       uint r[4];                                                                        \
-      if (TRANS_B)                                                                      \
+      if (B_ALONG_K)                                                                    \
         load_matrices(r, address);                                                      \
       else                                                                              \
         load_matrices_transposed(r, address);                                           \

@@ -343,7 +343,8 @@ GemmExtents OperandExtents(const GemmArgs& g) {
     const ConvolutionWindow& w = g.b_window;
     const int rows = tb ? N : K, positions = tb ? K : N;
     const size_t images = CeilDiv(positions, w.out_h * w.out_w),
-                 channels = CeilDiv(rows, w.kernel_h * w.kernel_w);
+                 channels = w.nhwc_channels > 0 ? w.nhwc_channels
+                                                : CeilDiv(rows, w.kernel_h * w.kernel_w);
     e.b = rows == 0 || positions == 0
               ? 0
               : b_last + (images - 1) * w.image_floats + channels * w.height * w.width;

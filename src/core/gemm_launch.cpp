@@ -18,9 +18,19 @@ bool OperandsInWholeChunks(const GemmArgs& g, int chunk) {
            (group == 0 || (group % chunk == 0 && image % chunk == 0));
   };
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
-  return chunked(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image) &&
-         chunked(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image) &&
-         (ta ? g.M : g.K) % chunk == 0 && (tb ? g.K : g.N) % chunk == 0;
+  const bool a_whole = chunked(ld.a, g.a_offset, g.a_batch_stride, g.a_group, g.a_image) &&
+                       (ta ? g.M : g.K) % chunk == 0;
+  const ConvolutionWindow& w = g.b_window;
+  if (w.active()) {
+    // Windows: only channels-last ones, whose rows are runs of channels
+    // (chunks never cross a kernel position); a pixel's channels start on
+    // a chunk boundary in every image.
+    return a_whole && w.nhwc_channels > 0 && w.nhwc_channels % chunk == 0 &&
+           w.image_floats % chunk == 0 && g.b_offset % c == 0 &&
+           (g.batch <= 1 || g.b_batch_stride % c == 0);
+  }
+  return a_whole && chunked(ld.b, g.b_offset, g.b_batch_stride, g.b_group, g.b_image) &&
+         (tb ? g.K : g.N) % chunk == 0;
 }
 
 int EpilogueFlags(const GemmArgs& g) {
@@ -49,6 +59,7 @@ std::string GemmDefines(const Context& ctx, const GemmConfig& c, bool trans_a, b
       << " -DWIN_SH=" << window.stride_h << " -DWIN_SW=" << window.stride_w
       << " -DWIN_DH=" << window.dilation_h << " -DWIN_DW=" << window.dilation_w
       << " -DWIN_OH=" << window.out_h << " -DWIN_OW=" << window.out_w;
+  if (window.nhwc_channels > 0) s << " -DWIN_C=" << window.nhwc_channels;
   // The GPU shape on a CPU (tests): unrolling cost 3 s per PoCL build.
   if (c.use_local && ctx.cpu_shaped_kernels()) s << " -DUNROLL_HINTS=0";
   if (c.dot_form) s << " -DDOT_FORM=1";

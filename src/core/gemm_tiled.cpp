@@ -39,8 +39,7 @@ int MmaWarpsM(const GemmConfig& c, MmaForm form) {
 }
 
 int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g) {
-  if (!c.use_local || c.stages == 1 || g.b_window.active() || !ctx.options().matrix_pipeline)
-    return 0;
+  if (!c.use_local || c.stages == 1 || !ctx.options().matrix_pipeline) return 0;
   const MmaForm form = MmaFormFor(ctx, g.math);
   if (form == MmaForm::kNone) return 0;
   // The operands stored in the instruction's own type (tf32: float).
@@ -54,8 +53,10 @@ int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
   const int tm = c.wg_m * c.mr, tn = c.wg_n * c.nr, warps = c.wg_m * c.wg_n / 32;
   const auto power_of_two = [](int x) { return x > 0 && (x & (x - 1)) == 0; };
+  // Channels-last windows run along their rows: k for op(B) = windows.
+  const bool b_along_k = g.b_window.active() ? !tb : tb;
   if (tm % 16 || tn % 16 || (tn / (warps / warps_m) / 8) % 2 ||
-      !power_of_two((ta ? tm : c.tk) / chunk) || !power_of_two((tb ? c.tk : tn) / chunk))
+      !power_of_two((ta ? tm : c.tk) / chunk) || !power_of_two((b_along_k ? c.tk : tn) / chunk))
     return 0;
   // Whole 16-byte chunks on 16-byte boundaries, never across an image.
   if (!OperandsInWholeChunks(g, chunk)) return 0;

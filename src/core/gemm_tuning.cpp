@@ -76,7 +76,7 @@ GemmShapeKey ShapeKeyOf(const GemmArgs& args) {
   key.trans_a = args.trans_a == Transpose::kYes;
   key.trans_b = args.trans_b == Transpose::kYes;
   key.grouped = (args.a_group ? 1 : 0) | (args.b_group ? 2 : 0) | (args.c_group ? 4 : 0) |
-                (args.b_window.active() ? 8 : 0);
+                (args.b_window.active() ? 8 : 0) | (args.b_window.nhwc_channels > 0 ? 16 : 0);
   key.batch = args.batch;
   key.math = args.math;
   key.a_type = args.a_type;

@@ -17,7 +17,7 @@ namespace dlcaffe {
 
 // What a tuned winner is keyed by: the product's sizes, transposes, which
 // operands are image-grouped (bits 1, 2, 4 for A, B, C; 8: B is implicit
-// convolution windows), batch count, and what picks another kernel for the
+// convolution windows, 16: channels-last ones), batch count, and what picks another kernel for the
 // same shape: the math (a matrix engine's form) and the operands' storage
 // types (their loads and stores).
 struct GemmShapeKey {

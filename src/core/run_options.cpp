@@ -97,6 +97,10 @@ const std::vector<SwitchEntry>& Entries() {
     e.push_back(AutoOnOff("implicit_gemm", "DLCAFFE_CONV_IMPLICIT",
                           "2-D convolutions as implicit GEMMs, without a column buffer",
                           &RunOptions::implicit_gemm));
+    e.push_back(AutoOnOff("conv_channels_last", "DLCAFFE_CONV_CHANNELS_LAST",
+                          "2-D convolutions as implicit GEMMs over channels-last copies of "
+                          "their blobs",
+                          &RunOptions::conv_channels_last));
     {
       RunOptions::Switch info{"conv_column_floats", "DLCAFFE_CONV_COLUMN_FLOATS",
                               "a whole number above 0",

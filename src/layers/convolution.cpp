@@ -22,6 +22,9 @@
 // 3x3 stride-1 convolutions may run forward (not in training) and data
 // gradient as Winograd F(4x4, 3x3) instead (core/winograd.hpp; UseWinograd()
 // says where); the weight and bias gradients always take the path above.
+// One-group layers whose channels are whole 16-byte chunks run their
+// products channels-last instead where the tensor cores stream them
+// (core/channels_last_convolution.hpp; ChannelsLast() says where).
 //
 // Bottoms and tops may be stored in 16 bits (mixed precision): every path
 // above, Winograd's included, reads and writes them in their type, with
@@ -35,6 +38,8 @@
 #include "core/storage_option.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "core/base_convolution.hpp"
+#include "core/channels_last_convolution.hpp"
+#include "core/matrix_engine.hpp"
 #include "core/winograd.hpp"
 
 namespace dlcaffe {
@@ -52,9 +57,17 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     BaseConvolutionLayer::Reshape(bottom, top);
-    winograd_data_gradient_ = UseWinograd();
+    // Channels-last products on the tensor cores outrun Winograd's float
+    // ones (docs/benchmarks.md); a forced Winograd still runs.
+    const bool winograd = UseWinograd();
+    const auto channels_last_instead = [&](MatrixMath math) {
+      return !WinogradForced() && ChannelsLast(math);
+    };
+    winograd_data_gradient_ = winograd && !(channels_last_instead(BackwardMath()) &&
+                                            DataGradientImplicit());
     // Forward values in training: see UseWinograd.
-    winograd_ = winograd_data_gradient_ && (WinogradForced() || param_.phase() != caffe::TRAIN);
+    winograd_ = winograd && !channels_last_instead(ForwardMath()) &&
+                (WinogradForced() || param_.phase() != caffe::TRAIN);
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -91,6 +104,20 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     }
     ForgetRoundedWeights();
     const MatrixMath math = ForwardMath();
+    if (ChannelsLast(math)) {
+      ChannelsLastConvolution::Epilogue epilogue;
+      if (epilogue_.channel_shift) {  // a folded BatchNorm/Scale (its shift has our bias)
+        epilogue.row_scale = epilogue_.channel_scale->data();
+        epilogue.bias = epilogue_.channel_shift->data();
+      } else if (bias_term_) {
+        epilogue.bias = blobs_[1]->data();
+      }
+      epilogue.relu = epilogue_.relu;
+      for (size_t i = 0; i < bottom.size(); ++i)
+        ChannelsLastGeometry().Forward(*ctx_, math, bottom[i]->data(), blobs_[0]->data(),
+                                       epilogue, top[i]->data());
+      return;
+    }
     const int round = RoundImages(ImageColumnsStaged(math));
     for (size_t i = 0; i < bottom.size(); ++i) {
       for (int n0 = 0; n0 < num_; n0 += round) {
@@ -113,6 +140,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     const bool bias_grad = bias_term_ && param_propagate_down(1);
     BufferPtr rotated_filters;  // Winograd's, made at the first data gradient
     BufferPtr flipped_filters;  // the implicit data gradient's, likewise
+    const bool channels_last = ChannelsLast(math);
     for (size_t i = 0; i < top.size(); ++i) {
       if (bias_grad) AccumulateBiasDiff(top[i]->diff());
       if (!weight_grad && !propagate_down[i]) continue;
@@ -122,10 +150,29 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       }
       // The data gradient by Winograd: a 3x3 stride-1 convolution of the top
       // diff (num_output -> channels) with the filters turned 180 degrees.
-      // Other stride-1 layers compute that convolution as an implicit GEMM.
+      // Other stride-1 layers compute that convolution as an implicit GEMM,
+      // channels-last where the weight gradient is.
       const bool by_winograd = propagate_down[i] && winograd_data_gradient_;
-      const bool data_grad_implicit = propagate_down[i] && !by_winograd && DataGradientImplicit();
-      const bool data_grad_by_gemm = propagate_down[i] && !by_winograd && !data_grad_implicit;
+      const bool data_grad_channels_last =
+          propagate_down[i] && !by_winograd && channels_last && DataGradientImplicit();
+      if (channels_last && (weight_grad || data_grad_channels_last)) {
+        const ChannelsLastConvolution conv = ChannelsLastGeometry();
+        const BufferPtr dy = ChannelsLastConvolution::ToChannelsLast(
+            *ctx_, top[i]->diff(), num_, num_output_, output_area(), storage_);
+        if (weight_grad) {
+          const BufferPtr x = ChannelsLastConvolution::ToChannelsLast(
+              *ctx_, bottom[i]->data(), num_, channels_, image_area(), storage_);
+          conv.AccumulateWeightGradient(*ctx_, math, x->mem(), dy->mem(), blobs_[0]->diff());
+        }
+        if (data_grad_channels_last)
+          conv.DataGradient(*ctx_, math, dy->mem(), blobs_[0]->data(), bottom[i]->diff());
+      }
+      const bool data_grad_implicit = propagate_down[i] && !by_winograd &&
+                                      !data_grad_channels_last && DataGradientImplicit();
+      const bool data_grad_by_gemm = propagate_down[i] && !by_winograd &&
+                                     !data_grad_channels_last && !data_grad_implicit;
+      // The weight gradient through the columns, where not channels-last.
+      const bool weight_grad_columns = weight_grad && !channels_last;
       if (by_winograd) {
         if (!rotated_filters)
           rotated_filters = WinogradFilters(*ctx_, channels_, num_output_, true,
@@ -143,19 +190,19 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       // With nothing staged, the weight gradient is one product over the
       // whole batch.
       const bool weight_grad_whole =
-          weight_grad && RoundImages(ImageColumnsStaged(math)) == num_;
+          weight_grad_columns && RoundImages(ImageColumnsStaged(math)) == num_;
       if (weight_grad_whole) {
         BufferPtr col_scratch, dy_scratch;
         AccumulateWeightDiff(ColumnSide(top[i]->diff(), 0, num_, true, dy_scratch),
                              ImageColumns(bottom[i]->data(), 0, num_, true, col_scratch, math),
                              num_, math);
       }
-      if (!(weight_grad && !weight_grad_whole) && !data_grad_by_gemm) continue;
+      if (!(weight_grad_columns && !weight_grad_whole) && !data_grad_by_gemm) continue;
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
         BufferPtr col_scratch, dy_scratch;
         const MatrixView dy = ColumnSide(top[i]->diff(), n0, images, true, dy_scratch);
-        if (weight_grad && !weight_grad_whole) {
+        if (weight_grad_columns && !weight_grad_whole) {
           const MatrixView col =
               ImageColumns(bottom[i]->data(), n0, images, true, col_scratch, math);
           AccumulateWeightDiff(dy, col, images, math);
@@ -176,6 +223,42 @@ class ConvolutionLayer : public BaseConvolutionLayer {
  private:
   bool winograd_ = false;                 // forward by Winograd (current shapes)
   bool winograd_data_gradient_ = false;   // the data gradient by Winograd
+
+  // Whether products in `math` run channels-last: one-group 2-D layers
+  // (GPU shape) whose channels and outputs are whole 16-byte chunks, not
+  // 1x1 unpadded ones (the GEMM reads those blobs in place). By default
+  // where the cp.async pipeline streams the blobs' type: it streams the
+  // channels-last windows, which im2col would otherwise write out kernel_h x
+  // kernel_w times (RunOptions::conv_channels_last forces it either way).
+  bool ChannelsLast(MatrixMath math) const {
+    if (!implicit_ || channel_axis_ != 1 || group_ != 1 || ImageSideInPlace()) return false;
+    const int chunk = MmaPipelineChunk(storage_);
+    if (channels_ % chunk || num_output_ % chunk) return false;
+    const RunOptions::Choice choice = ctx_->options().conv_channels_last;
+    if (choice != RunOptions::Choice::kAuto) return choice == RunOptions::Choice::kOn;
+    return MmaPipelineStreams(*ctx_, math, storage_);
+  }
+
+  ChannelsLastConvolution ChannelsLastGeometry() const {
+    ChannelsLastConvolution c;
+    c.images = num_;
+    c.channels = channels_;
+    c.outputs = num_output_;
+    c.height = input_shape_[0];
+    c.width = input_shape_[1];
+    c.out_h = output_shape_[0];
+    c.out_w = output_shape_[1];
+    c.kernel_h = kernel_shape_[0];
+    c.kernel_w = kernel_shape_[1];
+    c.pad_h = pad_[0];
+    c.pad_w = pad_[1];
+    c.stride_h = stride_[0];
+    c.stride_w = stride_[1];
+    c.dilation_h = dilation_[0];
+    c.dilation_w = dilation_[1];
+    c.storage = storage_;
+    return c;
+  }
 
   // Winograd F(4x4, 3x3) can compute this convolution: 2-D (channel axis 1),
   // 3x3, stride 1, no dilation, one group, pads of 0 to 2 (so that the data

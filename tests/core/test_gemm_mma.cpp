@@ -611,6 +611,16 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
       // the narrow tile, grouped B (a 1x1 convolution), 3 stages
       {"-DMR=2 -DNR=4 -DVW=4 -DWG_M=8 -DWG_N=32 -DTK=16 -DWARPS_M=1 -DTRANS_A=0 -DTRANS_B=0 "
        "-DMMA_STAGES=3 -DGROUP_B=1 -DGROUP_C=1", 2},
+      // channels-last convolution windows: a forward product (B's lines
+      // along k) into a grouped C, and a weight gradient (windows^T, lines
+      // along n; the top diff's copy transposed)
+      {"-DMR=8 -DNR=8 -DVW=4 -DWG_M=16 -DWG_N=16 -DTK=32 -DWARPS_M=2 -DTRANS_A=0 -DTRANS_B=0 "
+       "-DMMA_STAGES=3 -DGROUP_C=1 -DWIN_H=14 -DWIN_W=14 -DWIN_KH=3 -DWIN_KW=3 -DWIN_PH=1 "
+       "-DWIN_PW=1 -DWIN_SH=1 -DWIN_SW=1 -DWIN_DH=1 -DWIN_DW=1 -DWIN_OH=14 -DWIN_OW=14 "
+       "-DWIN_C=64", 32},
+      {"-DMR=8 -DNR=8 -DVW=4 -DWG_M=16 -DWG_N=16 -DTK=32 -DWARPS_M=2 -DTRANS_A=1 -DTRANS_B=1 "
+       "-DMMA_STAGES=3 -DWIN_H=13 -DWIN_W=13 -DWIN_KH=3 -DWIN_KW=3 -DWIN_PH=1 -DWIN_PW=1 "
+       "-DWIN_SH=2 -DWIN_SW=2 -DWIN_DH=1 -DWIN_DW=1 -DWIN_OH=7 -DWIN_OW=7 -DWIN_C=32", 32},
   };
   for (size_t s = 0; s < std::size(pipelined); ++s) {
     const Shape& shape = pipelined[s];
@@ -641,7 +651,13 @@ TEST(GemmMma, TheTensorCoreKernelsCompileToPtx) {
                 size_t(shape.mma_per_k_step * forms[form - 1].k_steps));
       EXPECT_GT(count("cp.async.cg.shared.global"), 0u);
       EXPECT_GT(count("cp.async.wait_group"), 0u);
-      EXPECT_GT(count("ldmatrix.sync.aligned.m8n8.x4"), 0u);
+      // tf32 tiles across k are read word by word: A transposed, and B
+      // along n (untransposed, or channels-last windows^T).
+      const std::string d = shape.defines;
+      const bool b_along_k = (d.find("-DTRANS_B=1") != std::string::npos) !=
+                             (d.find("-DWIN_C=") != std::string::npos);
+      if (form != 3 || d.find("-DTRANS_A=0") != std::string::npos || b_along_k)
+        EXPECT_GT(count("ldmatrix.sync.aligned.m8n8.x4"), 0u);
     }
   }
   for (size_t s = 0; s < std::size(shapes); ++s) {

@@ -1,0 +1,158 @@
+#include "core/channels_last_convolution.hpp"
+
+#include <limits>
+
+#include "core/matrix_engine.hpp"
+#include "core/storage_option.hpp"
+#include "dlcaffe/error.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+constexpr size_t kTile = 32, kTileRows = 8;  // TILE, TILE_ROWS in channels_last.cl
+
+size_t RoundUpTo(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+// The filters' type for products in `math`: the blobs' 16-bit type where the
+// tensor cores would round them to it anyway (the same product; the
+// pipeline streams only operands of its own type), else float.
+StorageType FilterType(const Context& ctx, MatrixMath math, StorageType storage) {
+  return storage != StorageType::kFloat32 && MmaRoundsTo(ctx, math, storage) ? storage
+                                                                                : StorageType::kFloat32;
+}
+
+// Caffe's filters [outputs][inputs][kh][kw] as [o][ki][kj][c] (or, flipped,
+// [c][ki][kj][o] turned 180 degrees) in `type`.
+BufferPtr ReorderedFilters(Context& ctx, cl_mem weights, int outputs, int inputs, int kh, int kw,
+                           bool flipped, StorageType type) {
+  const int count = outputs * inputs * kh * kw;
+  BufferPtr out = ctx.Allocate(StorageBytes(type) * size_t(count));
+  ctx.Launch1D(ctx.Kernel("channels_last.cl", StorageOption("DATA_TYPE", type),
+                          "channels_last_filters"),
+               count, count, outputs, inputs, kh, kw, flipped ? 1 : 0, weights, out->mem());
+  return out;
+}
+
+// The window matrix of NHWC images `images_nhwc` (channels x height x width
+// each, read through windows of the given geometry).
+ConvolutionWindow Windows(int channels, int height, int width, int kh, int kw, int pad_h,
+                          int pad_w, int stride_h, int stride_w, int dilation_h, int dilation_w,
+                          int out_h, int out_w) {
+  ConvolutionWindow w;
+  w.height = height;
+  w.width = width;
+  w.kernel_h = kh;
+  w.kernel_w = kw;
+  w.pad_h = pad_h;
+  w.pad_w = pad_w;
+  w.stride_h = stride_h;
+  w.stride_w = stride_w;
+  w.dilation_h = dilation_h;
+  w.dilation_w = dilation_w;
+  w.out_h = out_h;
+  w.out_w = out_w;
+  w.image_floats = channels * height * width;
+  w.nhwc_channels = channels;
+  return w;
+}
+
+}  // namespace
+
+BufferPtr ChannelsLastConvolution::ToChannelsLast(Context& ctx, cl_mem nchw, int images,
+                                                  int channels, int area, StorageType storage) {
+  DLC_REQUIRE(1LL * images * channels * area <= std::numeric_limits<int>::max(),
+              "channels-last copy of " << images << " x " << channels << " x " << area
+                                       << " values: past 32-bit indexing");
+  BufferPtr out = ctx.Allocate(StorageBytes(storage) * size_t(images) * channels * area);
+  ctx.Launch(ctx.Kernel("channels_last.cl", StorageOption("DATA_TYPE", storage),
+                        "to_channels_last"),
+             NDRange(RoundUpTo(area, kTile), RoundUpTo(channels, kTile) / kTile * kTileRows,
+                     images),
+             NDRange(kTile, kTileRows, 1), channels, area, nchw, 0, out->mem());
+  return out;
+}
+
+void ChannelsLastConvolution::Forward(Context& ctx, MatrixMath math, cl_mem bottom,
+                                      cl_mem weights, const Epilogue& epilogue,
+                                      cl_mem top) const {
+  const BufferPtr x = ToChannelsLast(ctx, bottom, images, channels, height * width, storage);
+  const StorageType filter_type = FilterType(ctx, math, storage);
+  const BufferPtr filters =
+      ReorderedFilters(ctx, weights, outputs, channels, kernel_h, kernel_w, false, filter_type);
+  GemmArgs a;
+  a.math = math;
+  a.M = outputs;
+  a.N = images * out_h * out_w;
+  a.K = kernel_h * kernel_w * channels;
+  a.A = filters->mem();
+  a.a_type = filter_type;
+  a.B = x->mem();
+  a.b_type = storage;
+  a.b_window = Windows(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h,
+                       stride_w, dilation_h, dilation_w, out_h, out_w);
+  a.C = top;
+  a.c_type = storage;
+  a.ldc = a.c_group = out_h * out_w;
+  a.c_image = outputs * out_h * out_w;
+  a.row_scale = epilogue.row_scale;
+  a.bias = epilogue.bias;
+  a.relu = epilogue.relu;
+  Gemm(ctx, a);
+}
+
+void ChannelsLastConvolution::AccumulateWeightGradient(Context& ctx, MatrixMath math,
+                                                       cl_mem bottom_nhwc, cl_mem top_diff_nhwc,
+                                                       cl_mem weight_diff) const {
+  // [o][ki][kj][c] float sums, then added into Caffe's [o][c][ki][kj].
+  const int count = outputs * channels * kernel_h * kernel_w;
+  BufferPtr sums = ctx.Allocate(sizeof(float) * size_t(count));
+  GemmArgs a;
+  a.math = math;
+  a.trans_a = Transpose::kYes;  // the top diff's copy: positions x outputs
+  a.trans_b = Transpose::kYes;  // windows^T: positions x (ki, kj, c)
+  a.M = outputs;
+  a.N = kernel_h * kernel_w * channels;
+  a.K = images * out_h * out_w;
+  a.A = top_diff_nhwc;
+  a.a_type = storage;
+  a.lda = outputs;
+  a.B = bottom_nhwc;
+  a.b_type = storage;
+  a.b_window = Windows(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h,
+                       stride_w, dilation_h, dilation_w, out_h, out_w);
+  a.C = sums->mem();
+  Gemm(ctx, a);
+  ctx.Launch1D(ctx.Kernel("channels_last.cl", "", "channels_last_filter_diff_add"), count, count,
+               channels, kernel_h, kernel_w, sums->mem(), weight_diff);
+}
+
+void ChannelsLastConvolution::DataGradient(Context& ctx, MatrixMath math, cl_mem top_diff_nhwc,
+                                           cl_mem weights, cl_mem bottom_diff) const {
+  DLC_REQUIRE(stride_h == 1 && stride_w == 1,
+              "channels-last data gradient of a strided convolution");
+  const StorageType filter_type = FilterType(ctx, math, storage);
+  const BufferPtr flipped =
+      ReorderedFilters(ctx, weights, outputs, channels, kernel_h, kernel_w, true, filter_type);
+  GemmArgs a;
+  a.math = math;
+  a.M = channels;
+  a.N = images * height * width;
+  a.K = kernel_h * kernel_w * outputs;
+  a.A = flipped->mem();
+  a.a_type = filter_type;
+  a.B = top_diff_nhwc;
+  a.b_type = storage;
+  // The top diff padded by (k - 1) * dilation - pad: every input position's
+  // window covers the outputs its value reached.
+  a.b_window = Windows(outputs, out_h, out_w, kernel_h, kernel_w,
+                       (kernel_h - 1) * dilation_h - pad_h, (kernel_w - 1) * dilation_w - pad_w,
+                       1, 1, dilation_h, dilation_w, height, width);
+  a.C = bottom_diff;
+  a.c_type = storage;
+  a.ldc = a.c_group = height * width;
+  a.c_image = channels * height * width;
+  Gemm(ctx, a);
+}
+
+}  // namespace dlcaffe

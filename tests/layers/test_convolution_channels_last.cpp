@@ -1,0 +1,239 @@
+// Convolution channels-last (core/channels_last_convolution.hpp): the
+// forward, weight-gradient and (stride 1) data-gradient products as implicit
+// GEMMs over NHWC copies of the blobs, checked against the definition in
+// double. `on` forces them on any device (on PoCL the float tiled kernel
+// reads the channels-last windows); `auto` takes them where the tensor
+// cores' cp.async pipeline streams the blobs' type, and there the products
+// must reach the pipeline. The inputs and weights are values of the 16-bit
+// type, so every product is exact in float and only the float sums' order
+// and a 16-bit top's rounding separate a result from the reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "../../src/core/gemm_config.hpp"
+#include "../../src/core/gemm_tuning.hpp"
+#include "../../src/core/matrix_engine.hpp"
+#include "dlcaffe/blob.hpp"
+#include "dlcaffe/layer_registry.hpp"
+#include "util/layer_test_util.hpp"
+#include "util/random_values.hpp"
+#include "util/storage_layer_run.hpp"
+#include "util/storage_values.hpp"
+#include "util/test_context.hpp"
+#include "util/test_depth.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+struct Geometry {
+  const char* name;
+  int images, channels, height, width, outputs, kernel, stride, pad, dilation;
+  int extent() const { return dilation * (kernel - 1) + 1; }
+  int out_h() const { return (height + 2 * pad - extent()) / stride + 1; }
+  int out_w() const { return (width + 2 * pad - extent()) / stride + 1; }
+  std::string Param(const char* math) const {
+    return std::string("name: 'conv' type: 'Convolution' forward_math: ") + math +
+           " backward_math: " + math + " convolution_param { num_output: " +
+           std::to_string(outputs) + " kernel_size: " + std::to_string(kernel) +
+           " stride: " + std::to_string(stride) + " pad: " + std::to_string(pad) +
+           " dilation: " + std::to_string(dilation) + " }";
+  }
+};
+
+// Channels and outputs in whole 16-byte chunks of 16-bit values (8); odd and
+// non-square images; a strided layer, whose data gradient keeps col2im; a
+// dilated one; one without padding.
+const Geometry kGeometries[] = {
+    {"3x3_pad1", 2, 16, 9, 11, 24, 3, 1, 1, 1},
+    {"3x3_stride2", 2, 8, 13, 12, 16, 3, 2, 1, 1},
+    {"3x3_dilation2_pad2", 3, 8, 10, 7, 16, 3, 1, 2, 2},
+    {"5x5_pad0", 2, 8, 9, 9, 8, 5, 1, 0, 1},
+};
+
+struct Sums {
+  std::vector<double> value, magnitude;
+};
+
+// The layer's top (which 0), weight gradient (1) or bottom gradient (2) from
+// the definition, in double, with the sum of the magnitudes of its terms.
+Sums Direct(const Geometry& g, const std::vector<float>& x, const std::vector<float>& w,
+            const std::vector<float>& b, const std::vector<float>& dy, int which) {
+  const int ho = g.out_h(), wo = g.out_w(), k = g.kernel;
+  const size_t sizes[] = {size_t(g.images) * g.outputs * ho * wo, w.size(), x.size()};
+  Sums s{std::vector<double>(sizes[which]), std::vector<double>(sizes[which])};
+  for (int n = 0; n < g.images; ++n)
+    for (int o = 0; o < g.outputs; ++o)
+      for (int i = 0; i < ho; ++i)
+        for (int j = 0; j < wo; ++j) {
+          const size_t top = ((size_t(n) * g.outputs + o) * ho + i) * wo + j;
+          if (which == 0) s.value[top] += b[o], s.magnitude[top] += std::fabs(b[o]);
+          for (int c = 0; c < g.channels; ++c)
+            for (int ki = 0; ki < k; ++ki)
+              for (int kj = 0; kj < k; ++kj) {
+                const int h = i * g.stride - g.pad + ki * g.dilation;
+                const int v = j * g.stride - g.pad + kj * g.dilation;
+                if (h < 0 || h >= g.height || v < 0 || v >= g.width) continue;
+                const size_t xi = ((size_t(n) * g.channels + c) * g.height + h) * g.width + v;
+                const size_t wi = ((size_t(o) * g.channels + c) * k + ki) * k + kj;
+                const size_t at = which == 0 ? top : which == 1 ? wi : xi;
+                const double term = which == 0   ? double(w[wi]) * x[xi]
+                                    : which == 1 ? double(dy[top]) * x[xi]
+                                                 : double(dy[top]) * w[wi];
+                s.value[at] += term;
+                s.magnitude[at] += std::fabs(term);
+              }
+        }
+  return s;
+}
+
+// Float sums of exact products in any order: within (terms + 1) float
+// roundings of the magnitudes; a 16-bit result also within half its ulp
+// (`ulp_16`, relative; half a float16 subnormal's spacing near zero).
+void ExpectSums(const std::vector<float>& got, const Sums& want, int terms, double ulp_16,
+                const char* what) {
+  ASSERT_EQ(got.size(), want.value.size()) << what;
+  bool nonzero = false;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double bound = (terms + 1) * std::ldexp(want.magnitude[i], -24) +
+                         (ulp_16 > 0 ? ulp_16 / 2 * std::fabs(want.value[i]) + 0x1p-25 : 0);
+    ASSERT_NEAR(got[i], want.value[i], bound * 1.0001 + 1e-30) << what << " [" << i << "]";
+    nonzero = nonzero || got[i] != 0.f;
+  }
+  ASSERT_TRUE(nonzero) << what << ": all zero";
+}
+
+struct Mode {
+  StorageType storage;
+  const char* math;
+  MatrixMath matrix_math;
+};
+const Mode kModes[] = {
+    {StorageType::kFloat16, "FLOAT16", MatrixMath::kFloat16},
+    {StorageType::kBFloat16, "BFLOAT16", MatrixMath::kBFloat16},
+    {StorageType::kFloat32, "FLOAT", MatrixMath::kFloat32},
+};
+
+class ConvolutionChannelsLast : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    SetTestOption("kernel_shape", "gpu");
+    SetTestOption("winograd", "off");
+    SetTestOption("conv_channels_last", GetParam());
+  }
+  void TearDown() override {
+    for (const char* name : {"kernel_shape", "winograd", "conv_channels_last"})
+      ResetTestOption(name);
+  }
+};
+
+// Under `on`, CI runs geometry i in mode i (each pair builds kernels of its
+// own, 6 s apiece on PoCL; the 5x5 one is left to DLCAFFE_NIGHTLY=1, which
+// runs every pair). Under `auto`, every geometry in each
+// mode the pipeline streams (none on a device without it: the older paths
+// there have the other convolution tests).
+TEST_P(ConvolutionChannelsLast, ProductsGiveTheDirectSums) {
+  Context& ctx = TestContext();
+  const bool forced = std::string(GetParam()) == "on";
+  int runs = 0;
+  for (int mi = 0; mi < static_cast<int>(std::size(kModes)); ++mi) {
+    const Mode& mode = kModes[mi];
+    const bool streams = MmaPipelineStreams(ctx, mode.matrix_math, mode.storage);
+    if (!forced && !streams) continue;
+    const double ulp_16 = mode.storage == StorageType::kFloat16    ? std::ldexp(1.0, -10)
+                          : mode.storage == StorageType::kBFloat16 ? std::ldexp(1.0, -7)
+                                                                   : 0;
+    const StorageType values = mode.storage == StorageType::kBFloat16 ? StorageType::kBFloat16
+                                                                      : StorageType::kFloat16;
+    for (int gi = 0; gi < static_cast<int>(std::size(kGeometries)); ++gi) {
+      if (forced && !InSample(gi - mi + 4, 4)) continue;
+      ++runs;
+      const Geometry& g = kGeometries[gi];
+      SCOPED_TRACE(std::string(StorageTypeName(mode.storage)) + " " + g.name);
+      const int ho = g.out_h(), wo = g.out_w();
+      const int weights = g.outputs * g.channels * g.kernel * g.kernel;
+      const int bottom = g.images * g.channels * g.height * g.width;
+      const int top = g.images * g.outputs * ho * wo;
+      const std::vector<float> all =
+          RoundedTo(RandomValues(bottom + top + weights + g.outputs, 31 + gi), values);
+      const std::vector<float> x(all.begin(), all.begin() + bottom);
+      const std::vector<float> dy(all.begin() + bottom, all.begin() + bottom + top);
+      const std::vector<float> w(all.begin() + bottom + top, all.begin() + bottom + top + weights);
+      const std::vector<float> b(all.begin() + bottom + top + weights, all.end());
+      std::vector<float> params = w;
+      params.insert(params.end(), b.begin(), b.end());
+
+      GemmRecording recording;
+      const StorageRun run = RunLayerInStorage(
+          g.Param(mode.math), mode.storage,
+          StorageRunInputs({g.images, g.channels, g.height, g.width}, x, dy, params));
+      const int window = g.channels * g.kernel * g.kernel;
+      ExpectSums(run.top, Direct(g, x, w, b, dy, 0), window, ulp_16, "top");
+      ExpectSums(run.param_diffs[0], Direct(g, x, w, b, dy, 1), g.images * ho * wo, 0,
+                 "weight gradient");
+      ExpectSums(run.bottom_diff, Direct(g, x, w, b, dy, 2), g.outputs * g.kernel * g.kernel,
+                 ulp_16, "bottom gradient");
+
+      // Which products read channels-last windows: forward and weight
+      // gradient, and the data gradient of stride-1 layers; with the
+      // pipeline streaming this type, through it.
+      const bool channels_last = forced || streams;
+      int read = 0;
+      for (const GemmArgs& p : recording.products()) {
+        if (p.b_window.nhwc_channels == 0) continue;
+        ++read;
+        if (streams)
+          EXPECT_GE(MmaPipelineStages(ctx, ChooseGemmConfig(ctx, p), p), 2)
+              << "M " << p.M << " N " << p.N << " K " << p.K << " misses the pipeline";
+      }
+      EXPECT_EQ(read, channels_last ? (g.stride == 1 ? 3 : 2) : 0);
+    }
+  }
+  if (runs == 0) GTEST_SKIP() << "the device's pipeline streams none of the modes";
+}
+
+// The weight gradient adds into the diff, as Caffe's layers do: two
+// backward passes give twice one (the same float sums, doubled exactly).
+// Forced on: the first geometry's FLOAT16 kernels, built above.
+TEST(ConvolutionChannelsLastForced, WeightGradientAccumulates) {
+  SetTestOption("kernel_shape", "gpu");
+  SetTestOption("conv_channels_last", "on");
+  const Geometry& g = kGeometries[0];
+  Context& ctx = TestContext();
+  auto layer = LayerRegistry::Create(LayerParam(g.Param("FLOAT16")), ctx);
+  Blob bottom(ctx), top(ctx);
+  bottom.set_storage_type(StorageType::kFloat16);
+  top.set_storage_type(StorageType::kFloat16);
+  bottom.Reshape({g.images, g.channels, g.height, g.width});
+  layer->SetUp({&bottom}, {&top});
+  bottom.WriteData(RoundedTo(RandomValues(bottom.count(), 5), StorageType::kFloat16));
+  layer->Forward({&bottom}, {&top});
+  top.WriteDiff(RoundedTo(RandomValues(top.count(), 6), StorageType::kFloat16));
+  layer->blobs()[0]->SetDiff(0.f);
+  layer->Backward({&top}, {false}, {&bottom});
+  const std::vector<float> once = layer->blobs()[0]->ReadDiff();
+  layer->Backward({&top}, {false}, {&bottom});
+  const std::vector<float> twice = layer->blobs()[0]->ReadDiff();
+  ASSERT_EQ(once.size(), twice.size());
+  bool nonzero = false;
+  for (size_t i = 0; i < once.size(); ++i) {
+    ASSERT_EQ(twice[i], 2 * once[i]) << "[" << i << "]";
+    nonzero = nonzero || once[i] != 0.f;
+  }
+  EXPECT_TRUE(nonzero);
+  ResetTestOption("kernel_shape");
+  ResetTestOption("conv_channels_last");
+}
+
+INSTANTIATE_TEST_SUITE_P(Setting, ConvolutionChannelsLast, ::testing::Values("on", "auto"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
