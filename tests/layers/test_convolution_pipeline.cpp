@@ -111,9 +111,12 @@ class ConvolutionPipeline : public ::testing::TestWithParam<const char*> {
     SetTestOption("kernel_shape", "gpu");
     SetTestOption("implicit_gemm", GetParam());
     SetTestOption("winograd", "off");
+    // The NCHW paths (channels-last ones: test_convolution_channels_last).
+    SetTestOption("conv_channels_last", "off");
   }
   void TearDown() override {
-    for (const char* name : {"kernel_shape", "implicit_gemm", "winograd"}) ResetTestOption(name);
+    for (const char* name : {"kernel_shape", "implicit_gemm", "winograd", "conv_channels_last"})
+      ResetTestOption(name);
   }
 };
 
