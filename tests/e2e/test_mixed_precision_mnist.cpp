@@ -24,10 +24,16 @@ namespace test {
 namespace {
 
 // CI's short form (util/test_depth.hpp): 800 iterations reached float32
-// 0.9421, float16 0.9405, bfloat16 0.9406 here (seed 1701); the 16-bit runs
-// must stay within the nightly bound of it.
+// 0.9421, float16 0.9405, bfloat16 0.9406 on PoCL (seed 1701). The runs are
+// still climbing there (about 0.94 -> 0.97 by 2000 iterations), so where a
+// device's sums take another order the 16-bit runs land further from
+// float32 than converged ones do: on an H200 at 800 iterations float32
+// 0.941 against float16 0.9475 (0.9462 with the tensor cores off) and
+// bfloat16 0.9428, while at 2000 all three were within 0.0022. CI's bound is
+// twice the nightly one.
 constexpr int kCiIterations = 800;
 constexpr float kCiFloatAccuracy = 0.93f;
+constexpr float kCiSixteenBitBound = 0.01f;
 int Iterations() { return ByDepth(kCiIterations, 2000); }
 
 std::string MlpNet(const std::string& types) {
@@ -95,8 +101,8 @@ TEST(MixedPrecisionMNIST, SixteenBitStorageLearnsAsWellAsFloat) {
   // (a spread of 0.0032), and each 16-bit run lands within 0.0021 of the
   // float32 run of its seed. Half a point (50 of the 10,000 images) is
   // above both; a 16-bit path that lost precision somewhere falls outside.
-  EXPECT_NEAR(half, full, 0.005f);
-  EXPECT_NEAR(bf16, full, 0.005f);
+  EXPECT_NEAR(half, full, ByDepth(kCiSixteenBitBound, 0.005f));
+  EXPECT_NEAR(bf16, full, ByDepth(kCiSixteenBitBound, 0.005f));
 }
 
 }  // namespace
