@@ -34,8 +34,7 @@ BufferPtr ReorderedFilters(Context& ctx, cl_mem weights, int outputs, int inputs
   return out;
 }
 
-// The window matrix of NHWC images `images_nhwc` (channels x height x width
-// each, read through windows of the given geometry).
+// Channels-last windows over NHWC images of channels x height x width.
 ConvolutionWindow Windows(int channels, int height, int width, int kh, int kw, int pad_h,
                           int pad_w, int stride_h, int stride_w, int dilation_h, int dilation_w,
                           int out_h, int out_w) {
@@ -55,6 +54,39 @@ ConvolutionWindow Windows(int channels, int height, int width, int kh, int kw, i
   w.image_floats = channels * height * width;
   w.nhwc_channels = channels;
   return w;
+}
+
+// The forward product's windows: over the bottom's channels-last copy.
+ConvolutionWindow BottomWindows(const ChannelsLastConvolution& c) {
+  return Windows(c.channels, c.height, c.width, c.kernel_h, c.kernel_w, c.pad_h, c.pad_w,
+                 c.stride_h, c.stride_w, c.dilation_h, c.dilation_w, c.out_h, c.out_w);
+}
+
+// C (NCHW, `c_channels` x `c_area` per image, =) = reordered filters
+// (M x K, `filter_type`) times the windows over channels-last images.
+void FiltersTimesWindows(Context& ctx, MatrixMath math, cl_mem filters, StorageType filter_type,
+                         cl_mem images_nhwc, const ConvolutionWindow& window, int images,
+                         int c_channels, StorageType storage, cl_mem c,
+                         const ChannelsLastConvolution::Epilogue& epilogue) {
+  const int c_area = window.out_h * window.out_w;
+  GemmArgs a;
+  a.math = math;
+  a.M = c_channels;
+  a.N = images * c_area;
+  a.K = window.kernel_h * window.kernel_w * window.nhwc_channels;
+  a.A = filters;
+  a.a_type = filter_type;
+  a.B = images_nhwc;
+  a.b_type = storage;
+  a.b_window = window;
+  a.C = c;
+  a.c_type = storage;
+  a.ldc = a.c_group = c_area;
+  a.c_image = c_channels * c_area;
+  a.row_scale = epilogue.row_scale;
+  a.bias = epilogue.bias;
+  a.relu = epilogue.relu;
+  Gemm(ctx, a);
 }
 
 }  // namespace
@@ -80,25 +112,8 @@ void ChannelsLastConvolution::Forward(Context& ctx, MatrixMath math, cl_mem bott
   const StorageType filter_type = FilterType(ctx, math, storage);
   const BufferPtr filters =
       ReorderedFilters(ctx, weights, outputs, channels, kernel_h, kernel_w, false, filter_type);
-  GemmArgs a;
-  a.math = math;
-  a.M = outputs;
-  a.N = images * out_h * out_w;
-  a.K = kernel_h * kernel_w * channels;
-  a.A = filters->mem();
-  a.a_type = filter_type;
-  a.B = x->mem();
-  a.b_type = storage;
-  a.b_window = Windows(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h,
-                       stride_w, dilation_h, dilation_w, out_h, out_w);
-  a.C = top;
-  a.c_type = storage;
-  a.ldc = a.c_group = out_h * out_w;
-  a.c_image = outputs * out_h * out_w;
-  a.row_scale = epilogue.row_scale;
-  a.bias = epilogue.bias;
-  a.relu = epilogue.relu;
-  Gemm(ctx, a);
+  FiltersTimesWindows(ctx, math, filters->mem(), filter_type, x->mem(), BottomWindows(*this),
+                      images, outputs, storage, top, epilogue);
 }
 
 void ChannelsLastConvolution::AccumulateWeightGradient(Context& ctx, MatrixMath math,
@@ -119,8 +134,7 @@ void ChannelsLastConvolution::AccumulateWeightGradient(Context& ctx, MatrixMath 
   a.lda = outputs;
   a.B = bottom_nhwc;
   a.b_type = storage;
-  a.b_window = Windows(channels, height, width, kernel_h, kernel_w, pad_h, pad_w, stride_h,
-                       stride_w, dilation_h, dilation_w, out_h, out_w);
+  a.b_window = BottomWindows(*this);
   a.C = sums->mem();
   Gemm(ctx, a);
   ctx.Launch1D(ctx.Kernel("channels_last.cl", "", "channels_last_filter_diff_add"), count, count,
@@ -134,25 +148,14 @@ void ChannelsLastConvolution::DataGradient(Context& ctx, MatrixMath math, cl_mem
   const StorageType filter_type = FilterType(ctx, math, storage);
   const BufferPtr flipped =
       ReorderedFilters(ctx, weights, outputs, channels, kernel_h, kernel_w, true, filter_type);
-  GemmArgs a;
-  a.math = math;
-  a.M = channels;
-  a.N = images * height * width;
-  a.K = kernel_h * kernel_w * outputs;
-  a.A = flipped->mem();
-  a.a_type = filter_type;
-  a.B = top_diff_nhwc;
-  a.b_type = storage;
   // The top diff padded by (k - 1) * dilation - pad: every input position's
   // window covers the outputs its value reached.
-  a.b_window = Windows(outputs, out_h, out_w, kernel_h, kernel_w,
-                       (kernel_h - 1) * dilation_h - pad_h, (kernel_w - 1) * dilation_w - pad_w,
-                       1, 1, dilation_h, dilation_w, height, width);
-  a.C = bottom_diff;
-  a.c_type = storage;
-  a.ldc = a.c_group = height * width;
-  a.c_image = channels * height * width;
-  Gemm(ctx, a);
+  FiltersTimesWindows(ctx, math, flipped->mem(), filter_type, top_diff_nhwc,
+                      Windows(outputs, out_h, out_w, kernel_h, kernel_w,
+                              (kernel_h - 1) * dilation_h - pad_h,
+                              (kernel_w - 1) * dilation_w - pad_w, 1, 1, dilation_h, dilation_w,
+                              height, width),
+                      images, channels, storage, bottom_diff, Epilogue());
 }
 
 }  // namespace dlcaffe

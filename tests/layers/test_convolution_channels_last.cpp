@@ -19,6 +19,7 @@
 #include "../../src/core/matrix_engine.hpp"
 #include "dlcaffe/blob.hpp"
 #include "dlcaffe/layer_registry.hpp"
+#include "util/convolution_sums.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/random_values.hpp"
 #include "util/storage_layer_run.hpp"
@@ -30,12 +31,8 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-struct Geometry {
+struct Geometry : ConvolutionShape {
   const char* name;
-  int images, channels, height, width, outputs, kernel, stride, pad, dilation;
-  int extent() const { return dilation * (kernel - 1) + 1; }
-  int out_h() const { return (height + 2 * pad - extent()) / stride + 1; }
-  int out_w() const { return (width + 2 * pad - extent()) / stride + 1; }
   std::string Param(const char* math) const {
     return std::string("name: 'conv' type: 'Convolution' forward_math: ") + math +
            " backward_math: " + math + " convolution_param { num_output: " +
@@ -49,63 +46,11 @@ struct Geometry {
 // non-square images; a strided layer, whose data gradient keeps col2im; a
 // dilated one; one without padding.
 const Geometry kGeometries[] = {
-    {"3x3_pad1", 2, 16, 9, 11, 24, 3, 1, 1, 1},
-    {"3x3_stride2", 2, 8, 13, 12, 16, 3, 2, 1, 1},
-    {"3x3_dilation2_pad2", 3, 8, 10, 7, 16, 3, 1, 2, 2},
-    {"5x5_pad0", 2, 8, 9, 9, 8, 5, 1, 0, 1},
+    {{2, 16, 9, 11, 24, 3, 1, 1, 1, 1}, "3x3_pad1"},
+    {{2, 8, 13, 12, 16, 3, 2, 1, 1, 1}, "3x3_stride2"},
+    {{3, 8, 10, 7, 16, 3, 1, 2, 1, 2}, "3x3_dilation2_pad2"},
+    {{2, 8, 9, 9, 8, 5, 1, 0, 1, 1}, "5x5_pad0"},
 };
-
-struct Sums {
-  std::vector<double> value, magnitude;
-};
-
-// The layer's top (which 0), weight gradient (1) or bottom gradient (2) from
-// the definition, in double, with the sum of the magnitudes of its terms.
-Sums Direct(const Geometry& g, const std::vector<float>& x, const std::vector<float>& w,
-            const std::vector<float>& b, const std::vector<float>& dy, int which) {
-  const int ho = g.out_h(), wo = g.out_w(), k = g.kernel;
-  const size_t sizes[] = {size_t(g.images) * g.outputs * ho * wo, w.size(), x.size()};
-  Sums s{std::vector<double>(sizes[which]), std::vector<double>(sizes[which])};
-  for (int n = 0; n < g.images; ++n)
-    for (int o = 0; o < g.outputs; ++o)
-      for (int i = 0; i < ho; ++i)
-        for (int j = 0; j < wo; ++j) {
-          const size_t top = ((size_t(n) * g.outputs + o) * ho + i) * wo + j;
-          if (which == 0) s.value[top] += b[o], s.magnitude[top] += std::fabs(b[o]);
-          for (int c = 0; c < g.channels; ++c)
-            for (int ki = 0; ki < k; ++ki)
-              for (int kj = 0; kj < k; ++kj) {
-                const int h = i * g.stride - g.pad + ki * g.dilation;
-                const int v = j * g.stride - g.pad + kj * g.dilation;
-                if (h < 0 || h >= g.height || v < 0 || v >= g.width) continue;
-                const size_t xi = ((size_t(n) * g.channels + c) * g.height + h) * g.width + v;
-                const size_t wi = ((size_t(o) * g.channels + c) * k + ki) * k + kj;
-                const size_t at = which == 0 ? top : which == 1 ? wi : xi;
-                const double term = which == 0   ? double(w[wi]) * x[xi]
-                                    : which == 1 ? double(dy[top]) * x[xi]
-                                                 : double(dy[top]) * w[wi];
-                s.value[at] += term;
-                s.magnitude[at] += std::fabs(term);
-              }
-        }
-  return s;
-}
-
-// Float sums of exact products in any order: within (terms + 1) float
-// roundings of the magnitudes; a 16-bit result also within half its ulp
-// (`ulp_16`, relative; half a float16 subnormal's spacing near zero).
-void ExpectSums(const std::vector<float>& got, const Sums& want, int terms, double ulp_16,
-                const char* what) {
-  ASSERT_EQ(got.size(), want.value.size()) << what;
-  bool nonzero = false;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double bound = (terms + 1) * std::ldexp(want.magnitude[i], -24) +
-                         (ulp_16 > 0 ? ulp_16 / 2 * std::fabs(want.value[i]) + 0x1p-25 : 0);
-    ASSERT_NEAR(got[i], want.value[i], bound * 1.0001 + 1e-30) << what << " [" << i << "]";
-    nonzero = nonzero || got[i] != 0.f;
-  }
-  ASSERT_TRUE(nonzero) << what << ": all zero";
-}
 
 struct Mode {
   StorageType storage;
@@ -172,11 +117,12 @@ TEST_P(ConvolutionChannelsLast, ProductsGiveTheDirectSums) {
           g.Param(mode.math), mode.storage,
           StorageRunInputs({g.images, g.channels, g.height, g.width}, x, dy, params));
       const int window = g.channels * g.kernel * g.kernel;
-      ExpectSums(run.top, Direct(g, x, w, b, dy, 0), window, ulp_16, "top");
-      ExpectSums(run.param_diffs[0], Direct(g, x, w, b, dy, 1), g.images * ho * wo, 0,
-                 "weight gradient");
-      ExpectSums(run.bottom_diff, Direct(g, x, w, b, dy, 2), g.outputs * g.kernel * g.kernel,
-                 ulp_16, "bottom gradient");
+      using R = ConvolutionResult;
+      ExpectExactSums(run.top, DirectConvolution(g, x, w, b, dy, R::kTop), window, ulp_16, "top");
+      ExpectExactSums(run.param_diffs[0], DirectConvolution(g, x, w, b, dy, R::kWeightGradient),
+                      g.images * ho * wo, 0, "weight gradient");
+      ExpectExactSums(run.bottom_diff, DirectConvolution(g, x, w, b, dy, R::kBottomGradient),
+                      g.outputs * g.kernel * g.kernel, ulp_16, "bottom gradient");
 
       // Which products read channels-last windows: forward and weight
       // gradient, and the data gradient of stride-1 layers; with the

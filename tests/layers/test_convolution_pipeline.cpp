@@ -19,6 +19,7 @@
 #include "../../src/core/gemm_tuning.hpp"
 #include "../../src/core/matrix_engine.hpp"
 #include "dlcaffe/blob.hpp"
+#include "util/convolution_sums.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/random_values.hpp"
 #include "util/storage_layer_run.hpp"
@@ -30,12 +31,8 @@ namespace dlcaffe {
 namespace test {
 namespace {
 
-struct Geometry {
+struct Geometry : ConvolutionShape {
   const char* name;
-  int images, channels, height, width, outputs, kernel, stride, pad, group;
-  int out_h() const { return (height + 2 * pad - kernel) / stride + 1; }
-  int out_w() const { return (width + 2 * pad - kernel) / stride + 1; }
-  int per_group() const { return channels / group; }
   std::string Param(StorageType type) const {
     const std::string math = type == StorageType::kFloat16 ? "FLOAT16" : "BFLOAT16";
     return "name: 'conv' type: 'Convolution' forward_math: " + math + " backward_math: " +
@@ -48,62 +45,10 @@ struct Geometry {
 // Areas whose rounds are whole 16-byte chunks of 16-bit values (12 x 12,
 // 8 x 8 outputs) and one that is not (7 x 7: windows on every device).
 const Geometry kGeometries[] = {
-    {"3x3_pad1", 2, 16, 12, 12, 24, 3, 1, 1, 1},
-    {"3x3_stride2_groups", 2, 16, 15, 15, 32, 3, 2, 1, 2},
-    {"5x5_pad2_odd_area", 3, 8, 7, 7, 16, 5, 1, 2, 1},
+    {{2, 16, 12, 12, 24, 3, 1, 1, 1, 1}, "3x3_pad1"},
+    {{2, 16, 15, 15, 32, 3, 2, 1, 2, 1}, "3x3_stride2_groups"},
+    {{3, 8, 7, 7, 16, 5, 1, 2, 1, 1}, "5x5_pad2_odd_area"},
 };
-
-// One value of the layer's output, weight gradient or bottom gradient from
-// the definition, in double, with the sum of the magnitudes of its terms.
-struct Sums {
-  std::vector<double> value, magnitude;
-};
-
-Sums Direct(const Geometry& g, const std::vector<float>& x, const std::vector<float>& w,
-            const std::vector<float>& b, const std::vector<float>& dy, int which) {
-  const int ho = g.out_h(), wo = g.out_w(), cg = g.per_group(), og = g.outputs / g.group;
-  const size_t sizes[] = {size_t(g.images) * g.outputs * ho * wo, w.size(), x.size()};
-  Sums s{std::vector<double>(sizes[which]), std::vector<double>(sizes[which])};
-  for (int n = 0; n < g.images; ++n)
-    for (int o = 0; o < g.outputs; ++o)
-      for (int i = 0; i < ho; ++i)
-        for (int j = 0; j < wo; ++j) {
-          const size_t top = ((size_t(n) * g.outputs + o) * ho + i) * wo + j;
-          if (which == 0) s.value[top] += b[o], s.magnitude[top] += std::fabs(b[o]);
-          for (int c = 0; c < cg; ++c)
-            for (int ki = 0; ki < g.kernel; ++ki)
-              for (int kj = 0; kj < g.kernel; ++kj) {
-                const int h = i * g.stride - g.pad + ki, v = j * g.stride - g.pad + kj;
-                if (h < 0 || h >= g.height || v < 0 || v >= g.width) continue;
-                const int channel = o / og * cg + c;
-                const size_t xi = ((size_t(n) * g.channels + channel) * g.height + h) * g.width + v;
-                const size_t wi = ((size_t(o) * cg + c) * g.kernel + ki) * g.kernel + kj;
-                const size_t at = which == 0 ? top : which == 1 ? wi : xi;
-                const double term = which == 0   ? double(w[wi]) * x[xi]
-                                    : which == 1 ? double(dy[top]) * x[xi]
-                                                 : double(dy[top]) * w[wi];
-                s.value[at] += term;
-                s.magnitude[at] += std::fabs(term);
-              }
-        }
-  return s;
-}
-
-// Float sums of exact products in any order: within (terms + 1) float
-// roundings of the magnitudes; a 16-bit result also within half its ulp
-// (`ulp_16`, relative; half a float16 subnormal's spacing near zero).
-void ExpectSums(const std::vector<float>& got, const Sums& want, int terms, double ulp_16,
-                const char* what) {
-  ASSERT_EQ(got.size(), want.value.size()) << what;
-  bool nonzero = false;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double bound = (terms + 1) * std::ldexp(want.magnitude[i], -24) +
-                         (ulp_16 > 0 ? ulp_16 / 2 * std::fabs(want.value[i]) + 0x1p-25 : 0);
-    ASSERT_NEAR(got[i], want.value[i], bound * 1.0001 + 1e-30) << what << " [" << i << "]";
-    nonzero = nonzero || got[i] != 0.f;
-  }
-  ASSERT_TRUE(nonzero) << what << ": all zero";
-}
 
 class ConvolutionPipeline : public ::testing::TestWithParam<const char*> {
  protected:
@@ -158,11 +103,12 @@ TEST_P(ConvolutionPipeline, SixteenBitMathGivesTheDirectSums) {
           g.Param(type), type,
           StorageRunInputs({g.images, g.channels, g.height, g.width}, x, dy, params));
       const int window = g.per_group() * g.kernel * g.kernel;
-      ExpectSums(run.top, Direct(g, x, w, b, dy, 0), window, ulp_16, "top");
-      ExpectSums(run.param_diffs[0], Direct(g, x, w, b, dy, 1), g.images * ho * wo, 0,
-                 "weight gradient");
-      ExpectSums(run.bottom_diff, Direct(g, x, w, b, dy, 2),
-                 g.outputs / g.group * g.kernel * g.kernel, ulp_16, "bottom gradient");
+      using R = ConvolutionResult;
+      ExpectExactSums(run.top, DirectConvolution(g, x, w, b, dy, R::kTop), window, ulp_16, "top");
+      ExpectExactSums(run.param_diffs[0], DirectConvolution(g, x, w, b, dy, R::kWeightGradient),
+                      g.images * ho * wo, 0, "weight gradient");
+      ExpectExactSums(run.bottom_diff, DirectConvolution(g, x, w, b, dy, R::kBottomGradient),
+                      g.outputs / g.group * g.kernel * g.kernel, ulp_16, "bottom gradient");
 
       // Which operands the forward (W * col) and weight-gradient (dy * col^T)
       // products read: im2col's 16-bit columns and 16-bit weights, through
