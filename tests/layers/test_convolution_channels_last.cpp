@@ -132,9 +132,10 @@ TEST_P(ConvolutionChannelsLast, ProductsGiveTheDirectSums) {
       for (const GemmArgs& p : recording.products()) {
         if (p.b_window.nhwc_channels == 0) continue;
         ++read;
-        if (streams)
+        if (streams) {
           EXPECT_GE(MmaPipelineStages(ctx, ChooseGemmConfig(ctx, p), p), 2)
               << "M " << p.M << " N " << p.N << " K " << p.K << " misses the pipeline";
+        }
       }
       EXPECT_EQ(read, channels_last ? (g.stride == 1 ? 3 : 2) : 0);
     }
