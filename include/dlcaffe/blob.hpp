@@ -61,6 +61,16 @@ class Blob : public std::enable_shared_from_this<Blob> {
   size_t element_bytes() const { return StorageBytes(storage_type_); }
 
   cl_mem data() const { return data_ ? data_->mem() : nullptr; }
+  // The data's version (Buffer::version): copies derived from a parameter
+  // (its weights rounded to 16 bits, filters reordered) are made again only
+  // when it changes. The host writers below mark the data written; code
+  // that writes it on the device through data() (a solver's update, a
+  // filler, a user's own kernel or clEnqueueWriteBuffer) must call
+  // MarkDataWritten() after, or layers keep using the old weights' copies.
+  uint64_t data_version() const { return data_ ? data_->version() : 0; }
+  void MarkDataWritten() {
+    if (data_) data_->MarkWritten();
+  }
   // A diff dropped by ReleaseDiff is allocated again (zero-filled) when asked.
   cl_mem diff() const;
   Context& context() const { return *ctx_; }

@@ -18,17 +18,28 @@ class BufferPool;
 class Buffer {
  public:
   Buffer(cl_mem mem, size_t bytes, std::shared_ptr<BufferPool> pool)
-      : mem_(mem), bytes_(bytes), pool_(std::move(pool)) {}
+      : mem_(mem), bytes_(bytes), pool_(std::move(pool)), version_(NewVersion()) {}
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   cl_mem mem() const { return mem_; }
   size_t bytes() const { return bytes_; }
 
+  // What the contents are, as far as their writers said (MarkWritten): a
+  // number no other buffer and no earlier contents of this one had, so a
+  // copy derived from a buffer (weights rounded to 16 bits, filters
+  // reordered: derived_copy.hpp) is current while it matches.
+  uint64_t version() const { return version_; }
+  // Called by whoever writes the contents (host writes, solvers' updates,
+  // fillers); device work that writes through mem() must call it too.
+  void MarkWritten() { version_ = NewVersion(); }
+
  private:
+  static uint64_t NewVersion();
   cl_mem mem_;
   size_t bytes_;
   std::shared_ptr<BufferPool> pool_;
+  uint64_t version_;
 };
 using BufferPtr = std::shared_ptr<Buffer>;
 

@@ -37,14 +37,16 @@ struct HostMirrors::Mirror {
     stale = false;
   }
   void Upload() {
+    const dlcaffe::BufferPtr target = buffer.lock();
     if (type == dlcaffe::StorageType::kFloat32) {
-      context->Write(buffer.lock()->mem(), 0, bytes(), memory->data());
-      return;
+      context->Write(target->mem(), 0, bytes(), memory->data());
+    } else {
+      std::vector<char> stored(bytes());
+      dlcaffe::FloatsToStorage(memory->data(), static_cast<int>(memory->size()), type,
+                               stored.data());
+      context->Write(target->mem(), 0, bytes(), stored.data());
     }
-    std::vector<char> stored(bytes());
-    dlcaffe::FloatsToStorage(memory->data(), static_cast<int>(memory->size()), type,
-                             stored.data());
-    context->Write(buffer.lock()->mem(), 0, bytes(), stored.data());
+    target->MarkWritten();  // layers' copies of weights written from numpy are made again
   }
 };
 

@@ -435,10 +435,9 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::Weights(MatrixMath math) 
   MatrixView v;
   v.mem = blobs_[0]->data();
   v.ld = rows_per_group();
-  if (storage_ != StorageType::kFloat32 && MmaRoundsTo(*ctx_, math, storage_)) {
-    if (!rounded_weights_)
-      rounded_weights_ = MmaRoundedWeights(*ctx_, v.mem, blobs_[0]->count(), math, storage_);
-    v.mem = rounded_weights_->mem();
+  if (const BufferPtr rounded =
+          MmaRoundedWeights(*ctx_, *blobs_[0], math, storage_, rounded_weights_)) {
+    v.mem = rounded->mem();
     v.type = storage_;
   }
   return v;

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "core/derived_copy.hpp"
 #include "dlcaffe/layer.hpp"
 #include "dlcaffe/math.hpp"
 #include "core/layer_math.hpp"
@@ -168,10 +169,6 @@ class BaseConvolutionLayer : public Layer {
                             MatrixMath math);
   // bias_diff += sum over images and positions of the top diff `diff`.
   void AccumulateBiasDiff(cl_mem diff);
-  // To call as Forward and Backward begin: the weights may have changed
-  // since the last pass rounded them (Weights).
-  void ForgetRoundedWeights() { rounded_weights_.reset(); }
-
   // A scratch buffer of `floats` floats from the context's pool.
   BufferPtr Scratch(long long floats) const;
   // One of `count` elements of `type`.
@@ -227,12 +224,12 @@ class BaseConvolutionLayer : public Layer {
   int outputs_per_group() const { return column_channels_ / group_; }
   // The weights as [column_channels_] x [rows_per_group()] for products in
   // `math`: the blob, or, where the tensor cores would round them to the
-  // storage type as they load them (MmaRoundsTo), a copy so rounded, made
-  // once per pass (RoundedWeights); the pipeline streams only operands
-  // stored in its own type.
+  // storage type as they load them (MmaRoundsTo), a copy so rounded, kept
+  // until the weights change; the pipeline streams only operands stored in
+  // its own type.
   MatrixView Weights(MatrixMath math);
   MatrixView WeightDiff() const;
-  BufferPtr rounded_weights_;  // Weights()'s copy for this pass
+  DerivedCopy rounded_weights_;  // Weights()'s copy
 
   bool nd_ = false;      // the N-d im2col kernels
   BufferPtr geometry_;   // their shapes (im2col.cl)

@@ -38,6 +38,9 @@ void Blob::Reshape(const std::vector<int>& shape) {
                                                : std::to_string(count))
                                  << " elements: " << kBlobTooLarge << " (" << INT_MAX
                                  << ")");
+  // A parameter given another shape is other weights to the copies derived
+  // from it (Blob::data_version).
+  const bool reshaped = shape != shape_;
   shape_ = shape;
   count_ = static_cast<int>(count);
   if (static_cast<size_t>(count_) > capacity_ || !data_) {
@@ -49,6 +52,7 @@ void Blob::Reshape(const std::vector<int>& shape) {
     diff_.reset();
     if (!diff_released) diff();
   }
+  if (reshaped) MarkDataWritten();
 }
 
 cl_mem Blob::diff() const {
@@ -183,6 +187,7 @@ void Blob::WriteDiff(const std::vector<float>& values) {
 void Blob::WriteData(const float* values, int n, int offset) {
   CHECK_LE(offset + n, count_);
   WriteFloats(data(), values, n, offset);
+  MarkDataWritten();
 }
 
 void Blob::WriteDiff(const float* values, int n, int offset) {
@@ -190,7 +195,10 @@ void Blob::WriteDiff(const float* values, int n, int offset) {
   WriteFloats(diff(), values, n, offset);
 }
 
-void Blob::SetData(float value) { FillFloats(data(), count_, value); }
+void Blob::SetData(float value) {
+  FillFloats(data(), count_, value);
+  MarkDataWritten();
+}
 void Blob::SetDiff(float value) { FillFloats(diff(), count_, value); }
 
 void Blob::ShareData(const Blob& other) {

@@ -2,12 +2,19 @@
 
 #include <glog/logging.h>
 
+#include <atomic>
+
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/error.hpp"
 
 namespace dlcaffe {
 
 Buffer::~Buffer() { pool_->Release(mem_, bytes_); }
+
+uint64_t Buffer::NewVersion() {
+  static std::atomic<uint64_t> last{0};
+  return ++last;
+}
 
 BufferPool::BufferPool(cl_context context) : context_(context) {
   clRetainContext(context_);

@@ -105,15 +105,18 @@ BufferPtr ChannelsLastConvolution::ToChannelsLast(Context& ctx, cl_mem nchw, int
   return out;
 }
 
+BufferPtr ChannelsLastConvolution::Filters(Context& ctx, MatrixMath math, cl_mem weights,
+                                           bool flipped) const {
+  return ReorderedFilters(ctx, weights, outputs, channels, kernel_h, kernel_w, flipped,
+                          FilterType(ctx, math, storage));
+}
+
 void ChannelsLastConvolution::Forward(Context& ctx, MatrixMath math, cl_mem bottom,
-                                      cl_mem weights, const Epilogue& epilogue,
+                                      cl_mem filters, const Epilogue& epilogue,
                                       cl_mem top) const {
   const BufferPtr x = ToChannelsLast(ctx, bottom, images, channels, height * width, storage);
-  const StorageType filter_type = FilterType(ctx, math, storage);
-  const BufferPtr filters =
-      ReorderedFilters(ctx, weights, outputs, channels, kernel_h, kernel_w, false, filter_type);
-  FiltersTimesWindows(ctx, math, filters->mem(), filter_type, x->mem(), BottomWindows(*this),
-                      images, outputs, storage, top, epilogue);
+  FiltersTimesWindows(ctx, math, filters, FilterType(ctx, math, storage), x->mem(),
+                      BottomWindows(*this), images, outputs, storage, top, epilogue);
 }
 
 void ChannelsLastConvolution::AccumulateWeightGradient(Context& ctx, MatrixMath math,
@@ -142,15 +145,13 @@ void ChannelsLastConvolution::AccumulateWeightGradient(Context& ctx, MatrixMath 
 }
 
 void ChannelsLastConvolution::DataGradient(Context& ctx, MatrixMath math, cl_mem top_diff_nhwc,
-                                           cl_mem weights, cl_mem bottom_diff) const {
+                                           cl_mem flipped_filters,
+                                           cl_mem bottom_diff) const {
   DLC_REQUIRE(stride_h == 1 && stride_w == 1,
               "channels-last data gradient of a strided convolution");
-  const StorageType filter_type = FilterType(ctx, math, storage);
-  const BufferPtr flipped =
-      ReorderedFilters(ctx, weights, outputs, channels, kernel_h, kernel_w, true, filter_type);
   // The top diff padded by (k - 1) * dilation - pad: every input position's
   // window covers the outputs its value reached.
-  FiltersTimesWindows(ctx, math, flipped->mem(), filter_type, top_diff_nhwc,
+  FiltersTimesWindows(ctx, math, flipped_filters, FilterType(ctx, math, storage), top_diff_nhwc,
                       Windows(outputs, out_h, out_w, kernel_h, kernel_w,
                               (kernel_h - 1) * dilation_h - pad_h,
                               (kernel_w - 1) * dilation_w - pad_w, 1, 1, dilation_h, dilation_w,

@@ -34,15 +34,22 @@ struct ChannelsLastConvolution {
     bool relu = false;
   };
 
-  // top = the convolution of `bottom` by Caffe's float `weights`.
-  void Forward(Context& ctx, MatrixMath math, cl_mem bottom, cl_mem weights,
+  // Caffe's float `weights` [o][c][ki][kj] as the forward product's filters
+  // [o][ki][kj][c], or (flipped) as the data gradient's, [c][ki][kj][o] turned
+  // 180 degrees; in the type products in `math` read them in. The layer keeps
+  // them until the weights change (core/derived_copy.hpp).
+  BufferPtr Filters(Context& ctx, MatrixMath math, cl_mem weights, bool flipped) const;
+
+  // top = the convolution of `bottom` by `filters` (Filters, not flipped).
+  void Forward(Context& ctx, MatrixMath math, cl_mem bottom, cl_mem filters,
                const Epilogue& epilogue, cl_mem top) const;
   // weight_diff += the gradient, from the bottom and the top diff as
   // channels-last copies (ToChannelsLast).
   void AccumulateWeightGradient(Context& ctx, MatrixMath math, cl_mem bottom_nhwc,
                                 cl_mem top_diff_nhwc, cl_mem weight_diff) const;
-  // bottom_diff (=) the data gradient (stride 1), from the top diff's copy.
-  void DataGradient(Context& ctx, MatrixMath math, cl_mem top_diff_nhwc, cl_mem weights,
+  // bottom_diff (=) the data gradient (stride 1), from the top diff's copy
+  // and the flipped filters (Filters).
+  void DataGradient(Context& ctx, MatrixMath math, cl_mem top_diff_nhwc, cl_mem flipped_filters,
                     cl_mem bottom_diff) const;
 
   // An NHWC copy of `images` NCHW images of `channels` x `area` values

@@ -89,6 +89,7 @@ void FillBlob(const caffe::FillerParameter& filler, Blob* blob) {
                                      << "' (known: constant, uniform, gaussian, xavier, "
                                         "msra, positive_unitball, bilinear)");
   }
+  blob->MarkDataWritten();  // the kernels above wrote it on the device
 }
 
 }  // namespace dlcaffe

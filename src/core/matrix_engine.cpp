@@ -132,6 +132,14 @@ BufferPtr MmaRoundedWeights(Context& ctx, cl_mem weights, int count, MatrixMath 
   return rounded;
 }
 
+BufferPtr MmaRoundedWeights(Context& ctx, const Blob& weights, MatrixMath math,
+                            StorageType storage, DerivedCopy& copy) {
+  if (storage == StorageType::kFloat32 || !MmaRoundsTo(ctx, math, storage)) return nullptr;
+  return copy.Get(weights, static_cast<int>(storage), [&] {
+    return MmaRoundedWeights(ctx, weights.data(), weights.count(), math, storage);
+  });
+}
+
 bool MmaPipelineStreams(const Context& ctx, MatrixMath math, StorageType storage) {
   return ctx.options().matrix_pipeline && MmaRoundsTo(ctx, math, storage) &&
          MmaPipelineEnabled(ctx, MmaFormFor(ctx, math));

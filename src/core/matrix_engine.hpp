@@ -23,6 +23,7 @@
 #include <string>
 
 #include "dlcaffe/context.hpp"
+#include "derived_copy.hpp"  // relative: tools include this header by path
 #include "dlcaffe/math.hpp"
 #include "dlcaffe/storage_type.hpp"
 
@@ -72,6 +73,11 @@ bool MmaRoundsTo(const Context& ctx, MatrixMath math, StorageType storage);
 // weights, which it does only for operands stored in its own type.
 BufferPtr MmaRoundedWeights(Context& ctx, cl_mem weights, int count, MatrixMath math,
                             StorageType storage);
+// The same for a layer's parameter blob, kept in `copy` until the blob's
+// data changes (a solver's update, a load): rounded once per update, not per
+// use.
+BufferPtr MmaRoundedWeights(Context& ctx, const Blob& weights, MatrixMath math,
+                            StorageType storage, DerivedCopy& copy);
 
 // Whether the cp.async pipeline can stream products in `math` whose
 // operands are stored in `storage` (with the run option matrix_pipeline on):

@@ -39,6 +39,7 @@
 #include "dlcaffe/layer_registry.hpp"
 #include "core/base_convolution.hpp"
 #include "core/channels_last_convolution.hpp"
+#include "core/derived_copy.hpp"
 #include "core/matrix_engine.hpp"
 #include "core/winograd.hpp"
 
@@ -102,9 +103,10 @@ class ConvolutionLayer : public BaseConvolutionLayer {
                             bottom[i]->storage_type(), top[i]->storage_type());
       return;
     }
-    ForgetRoundedWeights();
     const MatrixMath math = ForwardMath();
     if (ChannelsLast(math)) {
+      const ChannelsLastConvolution conv = ChannelsLastGeometry();
+      const BufferPtr filters = ChannelsLastFilters(conv, math, false);
       ChannelsLastConvolution::Epilogue epilogue;
       if (epilogue_.channel_shift) {  // a folded BatchNorm/Scale (its shift has our bias)
         epilogue.row_scale = epilogue_.channel_scale->data();
@@ -114,8 +116,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
       }
       epilogue.relu = epilogue_.relu;
       for (size_t i = 0; i < bottom.size(); ++i)
-        ChannelsLastGeometry().Forward(*ctx_, math, bottom[i]->data(), blobs_[0]->data(),
-                                       epilogue, top[i]->data());
+        conv.Forward(*ctx_, math, bottom[i]->data(), filters->mem(), epilogue, top[i]->data());
       return;
     }
     const int round = RoundImages(ImageColumnsStaged(math));
@@ -134,7 +135,6 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
-    ForgetRoundedWeights();
     const MatrixMath math = BackwardMath();
     const bool weight_grad = param_propagate_down(0);
     const bool bias_grad = bias_term_ && param_propagate_down(1);
@@ -165,7 +165,8 @@ class ConvolutionLayer : public BaseConvolutionLayer {
           conv.AccumulateWeightGradient(*ctx_, math, x->mem(), dy->mem(), blobs_[0]->diff());
         }
         if (data_grad_channels_last)
-          conv.DataGradient(*ctx_, math, dy->mem(), blobs_[0]->data(), bottom[i]->diff());
+          conv.DataGradient(*ctx_, math, dy->mem(), ChannelsLastFilters(conv, math, true)->mem(),
+                            bottom[i]->diff());
       }
       const bool data_grad_implicit = propagate_down[i] && !by_winograd &&
                                       !data_grad_channels_last && DataGradientImplicit();
@@ -238,6 +239,16 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     if (choice != RunOptions::Choice::kAuto) return choice == RunOptions::Choice::kOn;
     return MmaPipelineStreams(*ctx_, math, storage_);
   }
+
+  // The channels-last products' filters (flipped: the data gradient's),
+  // kept until the weights change.
+  BufferPtr ChannelsLastFilters(const ChannelsLastConvolution& conv, MatrixMath math,
+                                bool flipped) {
+    DerivedCopy& copy = flipped ? channels_last_flipped_filters_ : channels_last_filters_;
+    return copy.Get(*blobs_[0], static_cast<int>(math) * 16 + static_cast<int>(storage_),
+                    [&] { return conv.Filters(*ctx_, math, blobs_[0]->data(), flipped); });
+  }
+  DerivedCopy channels_last_filters_, channels_last_flipped_filters_;
 
   ChannelsLastConvolution ChannelsLastGeometry() const {
     ChannelsLastConvolution c;

@@ -32,7 +32,6 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
   bool SupportsStorage(StorageType) const override { return true; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    ForgetRoundedWeights();
     for (size_t i = 0; i < bottom.size(); ++i) {
       for (int n0 = 0; n0 < num_; n0 += chunk_) {
         const int images = std::min(chunk_, num_ - n0);
@@ -52,7 +51,6 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
-    ForgetRoundedWeights();
     const bool weight_grad = param_propagate_down(0);
     const bool bias_grad = bias_term_ && param_propagate_down(1);
     for (size_t i = 0; i < top.size(); ++i) {

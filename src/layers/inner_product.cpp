@@ -108,13 +108,13 @@ class InnerProductLayer : public Layer {
 
   // The weights rounded to the bottom's 16-bit type for products in `math`
   // where the tensor cores would round them as they load them (the same
-  // product, but one the cp.async pipeline can stream); else null. Made for
-  // each product and returned to the pool after it: the weights may change
-  // between passes, and are shared between layers.
-  BufferPtr RoundedWeights(const Blob& bottom, MatrixMath math) const {
-    return MmaRoundedWeights(*ctx_, blobs_[0]->data(), blobs_[0]->count(), math,
-                             bottom.storage_type());
+  // product, but one the cp.async pipeline can stream); else null. Kept
+  // until the weights change: the forward and backward products of a
+  // training step, and every forward of an inference net, share one.
+  BufferPtr RoundedWeights(const Blob& bottom, MatrixMath math) {
+    return MmaRoundedWeights(*ctx_, *blobs_[0], math, bottom.storage_type(), rounded_weights_);
   }
+  DerivedCopy rounded_weights_;
   BufferArg Weights(const BufferPtr& rounded, const Blob& bottom) const {
     return rounded ? BufferArg(rounded->mem(), bottom.storage_type()) : Data(*blobs_[0]);
   }

@@ -285,12 +285,12 @@ class MatMulLayer : public Layer {
   // A learned operand rounded to the activations' 16-bit type `activations`
   // for products in `math` where the tensor cores would round it as they
   // load it (the same product, which the cp.async pipeline can stream:
-  // MmaRoundedWeights), held in `rounded` for the product; any other
-  // operand, or where they would not, the blob's data.
+  // MmaRoundedWeights, kept until the weights change), also in `rounded`;
+  // any other operand, or where they would not, the blob's data.
   BufferArg Operand(const Blob& blob, StorageType activations, MatrixMath math,
                     BufferPtr* rounded) const {
     if (blobs_.empty() || &blob != blobs_[0].get()) return Data(blob);
-    *rounded = MmaRoundedWeights(*ctx_, blob.data(), blob.count(), math, activations);
+    *rounded = MmaRoundedWeights(*ctx_, blob, math, activations, rounded_weights_);
     return *rounded ? BufferArg((*rounded)->mem(), activations) : Data(blob);
   }
 
@@ -372,6 +372,7 @@ class MatMulLayer : public Layer {
   std::vector<int> batch_;  // the broadcast batch axes
   int batch_count_ = 1;
   BatchStrides strides_;
+  mutable DerivedCopy rounded_weights_;  // Operand's learned one, rounded
   bool two_operands_ = false;
 };
 

@@ -56,6 +56,10 @@ void SGDSolver::ApplyUpdate() {
   }
   for (auto& [kernel, segments] : queued_) kernel->LaunchMany(*ctx_, segments);
   queued_.clear();
+  // The copies layers derive from their weights (Blob::data_version) are
+  // made again from the updated values.
+  for (int i = 0; i < n; ++i)
+    if (net_->params_lr()[i] != 0.f) net_->learnable_params()[i]->MarkDataWritten();
   if (net_->debug_info())
     for (size_t i = 0; i < net_->params().size(); ++i) net_->UpdateDebugInfo(static_cast<int>(i));
 }

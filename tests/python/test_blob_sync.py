@@ -126,3 +126,47 @@ def test_sixteen_bit_blobs_read_and_write_as_float32(write_file):
     y = net.blobs["y"].data
     np.testing.assert_array_equal(y, y.astype(np.float16).astype(np.float32))
     np.testing.assert_allclose(y, reference_forward(net, x16), rtol=2e-3, atol=1e-3)
+
+
+CONV_NET = """
+name: "conv"
+layer { name: "x" type: "Input" top: "x" input_param { shape { dim: 2 dim: 8 dim: 5 dim: 6 } } }
+layer { name: "conv" type: "Convolution" bottom: "x" top: "y"
+        convolution_param { num_output: 8 kernel_size: 3 pad: 1 bias_term: false } }
+"""
+
+# Runs in a process of its own: the options come from the environment when
+# the device's context is made.
+CONV_WRITES = """
+import sys
+import numpy as np
+import caffe
+
+net = caffe.Net(sys.argv[1], caffe.TEST)
+rng = np.random.RandomState(0)
+x = rng.standard_normal((2, 8, 5, 6)).astype(np.float32)
+net.blobs["x"].data[...] = x
+padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+for attempt in range(2):
+    w = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    net.params["conv"][0].data[...] = w
+    net.forward()
+    want = sum(np.einsum("oc,nchw->nohw", w[:, :, i, j], padded[:, :, i:i + 5, j:j + 6])
+               for i in range(3) for j in range(3))
+    np.testing.assert_allclose(net.blobs["y"].data, want, rtol=1e-4, atol=1e-4)
+print("weights written from numpy reached both forwards")
+"""
+
+
+def test_weights_written_from_numpy_reach_a_layers_kept_copy(write_file):
+    # Channels-last filters are a copy the layer keeps until the weights
+    # change (core/derived_copy.hpp); a write through the array must count.
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, DLCAFFE_CONV_CHANNELS_LAST="on", DLCAFFE_KERNEL_SHAPE="gpu",
+               DLCAFFE_CONV_WINOGRAD="off", PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", CONV_WRITES, write_file("conv.prototxt", CONV_NET)],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "reached both forwards" in done.stdout
