@@ -129,15 +129,40 @@ def nvdisasm_path():
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("source", help="a kernel source in src/cl, e.g. gemm_tiled.cl")
-    p.add_argument("defines", help="its build options, e.g. \"-DMR=8 -DNR=8 ...\"")
+    p.add_argument("source", nargs="?",
+                   help="a kernel source in src/cl, e.g. gemm_tiled.cl")
+    p.add_argument("defines", nargs="?", default="",
+                   help="its build options, e.g. \"-DMR=8 -DNR=8 ...\"")
     p.add_argument("--kernel", help="the kernel function (default: the source's name)")
+    p.add_argument("--driver-ptx", metavar="FILE",
+                   help="the PTX NVIDIA's OpenCL compiled instead of clang's: a kernel "
+                        "cache entry from the GPU host (DLCAFFE_KERNEL_CACHE=dir there, "
+                        "dir/*.bin) or a PTX file; then no source is compiled")
     p.add_argument("--out", default="/tmp/kernel_sass")
     p.add_argument("--arch", default="sm_90")
     a = p.parse_args()
+    if not a.source and not a.driver_ptx:
+        p.error("give a source (and its defines) or --driver-ptx")
+    if not a.kernel and not a.source:
+        p.error("--driver-ptx needs --kernel")
     kernel = a.kernel or os.path.splitext(os.path.basename(a.source))[0]
     os.makedirs(a.out, exist_ok=True)
     stem = os.path.join(a.out, kernel)
+    if a.driver_ptx:
+        with open(a.driver_ptx, "rb") as f:
+            data = f.read()
+        # A cache entry starts with its own header line (program_cache.cpp);
+        # the driver's binary is the PTX text, NUL-terminated.
+        if data.startswith(b"dlcaffe-cache "):
+            data = data[data.index(b"\n") + 1:]
+        with open(stem + ".ptx", "w") as f:
+            f.write(data.replace(b"\0", b"").decode())
+    else:
+        compile_with_clang(a, stem)
+    assemble_and_report(a, kernel, stem)
+
+
+def compile_with_clang(a, stem):
     with open(stem + ".cl", "w") as f:
         f.write(PRELUDE + source_text("common.cl") + source_text(os.path.basename(a.source)))
     clang = next((c for c in ("clang", "clang-14", "clang-15", "clang-16") if shutil.which(c)),
@@ -153,6 +178,9 @@ def main():
     ptx = re.sub(r"^\.version .*$", ".version 8.0", ptx, flags=re.M)
     with open(stem + ".ptx", "w") as f:
         f.write(ptx)
+
+
+def assemble_and_report(a, kernel, stem):
     ptxas = "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptxas"
     info = subprocess.run([ptxas, f"-arch={a.arch}", "-v", stem + ".ptx", "-o", stem + ".cubin"],
                           check=True, capture_output=True, text=True).stderr
