@@ -111,7 +111,7 @@ class BatchNormLayer : public Layer {
   int ExactNumTopBlobs() const override { return 1; }
   unsigned EpilogueSupport() const override {
     return LayerEpilogue::kRelu | LayerEpilogue::kReluDiffMask |
-           (use_global_stats_ ? 0 : LayerEpilogue::kScale);
+           (use_global_stats_ ? 0u : unsigned(LayerEpilogue::kScale));
   }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {

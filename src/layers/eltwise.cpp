@@ -104,7 +104,7 @@ class EltwiseLayer : public Layer {
   int ExactNumTopBlobs() const override { return 1; }
   // ResNet's residual sums are followed by an in-place ReLU.
   unsigned EpilogueSupport() const override {
-    return op_ == caffe::EltwiseParameter_EltwiseOp_SUM ? LayerEpilogue::kRelu : 0;
+    return op_ == caffe::EltwiseParameter_EltwiseOp_SUM ? unsigned(LayerEpilogue::kRelu) : 0u;
   }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
