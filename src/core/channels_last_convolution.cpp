@@ -1,5 +1,6 @@
 #include "core/channels_last_convolution.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "core/matrix_engine.hpp"
@@ -22,15 +23,17 @@ StorageType FilterType(const Context& ctx, MatrixMath math, StorageType storage)
                                                                                 : StorageType::kFloat32;
 }
 
-// Caffe's filters [outputs][inputs][kh][kw] as [o][ki][kj][c] (or, flipped,
-// [c][ki][kj][o] turned 180 degrees) in `type`.
-BufferPtr ReorderedFilters(Context& ctx, cl_mem weights, int outputs, int inputs, int kh, int kw,
-                           bool flipped, StorageType type) {
-  const int count = outputs * inputs * kh * kw;
+// Caffe's filters [outputs][inputs][kh][kw] as [o][ki][kj][c], c < padded
+// (zero past inputs), or, flipped, [c][ki][kj][o] turned 180 degrees, in
+// `type`.
+BufferPtr ReorderedFilters(Context& ctx, cl_mem weights, int outputs, int inputs, int padded,
+                           int kh, int kw, bool flipped, StorageType type) {
+  const int count = outputs * (flipped ? inputs : padded) * kh * kw;
   BufferPtr out = ctx.Allocate(StorageBytes(type) * size_t(count));
   ctx.Launch1D(ctx.Kernel("channels_last.cl", StorageOption("DATA_TYPE", type),
                           "channels_last_filters"),
-               count, count, outputs, inputs, kh, kw, flipped ? 1 : 0, weights, out->mem());
+               count, count, outputs, inputs, padded, kh, kw, flipped ? 1 : 0, weights,
+               out->mem());
   return out;
 }
 
@@ -58,7 +61,7 @@ ConvolutionWindow Windows(int channels, int height, int width, int kh, int kw, i
 
 // The forward product's windows: over the bottom's channels-last copy.
 ConvolutionWindow BottomWindows(const ChannelsLastConvolution& c) {
-  return Windows(c.channels, c.height, c.width, c.kernel_h, c.kernel_w, c.pad_h, c.pad_w,
+  return Windows(c.padded_channels(), c.height, c.width, c.kernel_h, c.kernel_w, c.pad_h, c.pad_w,
                  c.stride_h, c.stride_w, c.dilation_h, c.dilation_w, c.out_h, c.out_w);
 }
 
@@ -91,30 +94,42 @@ void FiltersTimesWindows(Context& ctx, MatrixMath math, cl_mem filters, StorageT
 
 }  // namespace
 
+int ChannelsLastConvolution::padded_channels() const {
+  const int chunk = MmaPipelineChunk(storage);
+  return (channels + chunk - 1) / chunk * chunk;
+}
+
 BufferPtr ChannelsLastConvolution::ToChannelsLast(Context& ctx, cl_mem nchw, int images,
-                                                  int channels, int area, StorageType storage) {
-  DLC_REQUIRE(1LL * images * channels * area <= std::numeric_limits<int>::max(),
-              "channels-last copy of " << images << " x " << channels << " x " << area
+                                                  int channels, int area, StorageType storage,
+                                                  int padded) {
+  padded = std::max(padded, channels);
+  DLC_REQUIRE(1LL * images * padded * area <= std::numeric_limits<int>::max(),
+              "channels-last copy of " << images << " x " << padded << " x " << area
                                        << " values: past 32-bit indexing");
-  BufferPtr out = ctx.Allocate(StorageBytes(storage) * size_t(images) * channels * area);
+  BufferPtr out = ctx.Allocate(StorageBytes(storage) * size_t(images) * padded * area);
   ctx.Launch(ctx.Kernel("channels_last.cl", StorageOption("DATA_TYPE", storage),
                         "to_channels_last"),
-             NDRange(RoundUpTo(area, kTile), RoundUpTo(channels, kTile) / kTile * kTileRows,
+             NDRange(RoundUpTo(area, kTile), RoundUpTo(padded, kTile) / kTile * kTileRows,
                      images),
-             NDRange(kTile, kTileRows, 1), channels, area, nchw, 0, out->mem());
+             NDRange(kTile, kTileRows, 1), channels, padded, area, nchw, 0, out->mem());
   return out;
 }
 
 BufferPtr ChannelsLastConvolution::Filters(Context& ctx, MatrixMath math, cl_mem weights,
                                            bool flipped) const {
-  return ReorderedFilters(ctx, weights, outputs, channels, kernel_h, kernel_w, flipped,
-                          FilterType(ctx, math, storage));
+  return ReorderedFilters(ctx, weights, outputs, channels, padded_channels(), kernel_h, kernel_w,
+                          flipped, FilterType(ctx, math, storage));
+}
+
+BufferPtr ChannelsLastConvolution::BottomToChannelsLast(Context& ctx, cl_mem bottom) const {
+  return ToChannelsLast(ctx, bottom, images, channels, height * width, storage,
+                        padded_channels());
 }
 
 void ChannelsLastConvolution::Forward(Context& ctx, MatrixMath math, cl_mem bottom,
                                       cl_mem filters, const Epilogue& epilogue,
                                       cl_mem top) const {
-  const BufferPtr x = ToChannelsLast(ctx, bottom, images, channels, height * width, storage);
+  const BufferPtr x = BottomToChannelsLast(ctx, bottom);
   FiltersTimesWindows(ctx, math, filters, FilterType(ctx, math, storage), x->mem(),
                       BottomWindows(*this), images, outputs, storage, top, epilogue);
 }
@@ -123,14 +138,14 @@ void ChannelsLastConvolution::AccumulateWeightGradient(Context& ctx, MatrixMath 
                                                        cl_mem bottom_nhwc, cl_mem top_diff_nhwc,
                                                        cl_mem weight_diff) const {
   // [o][ki][kj][c] float sums, then added into Caffe's [o][c][ki][kj].
-  const int count = outputs * channels * kernel_h * kernel_w;
-  BufferPtr sums = ctx.Allocate(sizeof(float) * size_t(count));
+  const int padded = padded_channels();
+  BufferPtr sums = ctx.Allocate(sizeof(float) * size_t(outputs) * kernel_h * kernel_w * padded);
   GemmArgs a;
   a.math = math;
   a.trans_a = Transpose::kYes;  // the top diff's copy: positions x outputs
   a.trans_b = Transpose::kYes;  // windows^T: positions x (ki, kj, c)
   a.M = outputs;
-  a.N = kernel_h * kernel_w * channels;
+  a.N = kernel_h * kernel_w * padded;
   a.K = images * out_h * out_w;
   a.A = top_diff_nhwc;
   a.a_type = storage;
@@ -140,8 +155,9 @@ void ChannelsLastConvolution::AccumulateWeightGradient(Context& ctx, MatrixMath 
   a.b_window = BottomWindows(*this);
   a.C = sums->mem();
   Gemm(ctx, a);
+  const int count = outputs * channels * kernel_h * kernel_w;
   ctx.Launch1D(ctx.Kernel("channels_last.cl", "", "channels_last_filter_diff_add"), count, count,
-               channels, kernel_h, kernel_w, sums->mem(), weight_diff);
+               channels, padded, kernel_h, kernel_w, sums->mem(), weight_diff);
 }
 
 void ChannelsLastConvolution::DataGradient(Context& ctx, MatrixMath math, cl_mem top_diff_nhwc,

@@ -27,6 +27,12 @@ struct ChannelsLastConvolution {
   int stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   StorageType storage = StorageType::kFloat32;  // the blobs'
 
+  // The channels of the bottom's copy and of the forward filters' rows: the
+  // channels rounded up to whole 16-byte chunks of the storage type (a
+  // first layer's 3 RGB channels are 8 in 16 bits), the rest zero, so the
+  // pipeline streams every layer's windows.
+  int padded_channels() const;
+
   // The epilogue of the forward product (GemmArgs): a per-output scale and
   // bias (float, or null), then ReLU.
   struct Epilogue {
@@ -53,9 +59,11 @@ struct ChannelsLastConvolution {
                     cl_mem bottom_diff) const;
 
   // An NHWC copy of `images` NCHW images of `channels` x `area` values
-  // stored as `storage`.
+  // stored as `storage`, its channels padded with zeros to `padded`.
   static BufferPtr ToChannelsLast(Context& ctx, cl_mem nchw, int images, int channels, int area,
-                                  StorageType storage);
+                                  StorageType storage, int padded = 0);
+  // The bottom's copy, of padded_channels() channels.
+  BufferPtr BottomToChannelsLast(Context& ctx, cl_mem bottom) const;
 };
 
 }  // namespace dlcaffe

@@ -22,8 +22,9 @@
 // 3x3 stride-1 convolutions may run forward (not in training) and data
 // gradient as Winograd F(4x4, 3x3) instead (core/winograd.hpp; UseWinograd()
 // says where); the weight and bias gradients always take the path above.
-// One-group layers whose channels are whole 16-byte chunks run their
-// products channels-last instead where the tensor cores stream them
+// One-group layers whose outputs are whole 16-byte chunks run their
+// products channels-last instead where the tensor cores stream them, their
+// channels padded with zeros to whole chunks
 // (core/channels_last_convolution.hpp; ChannelsLast() says where).
 //
 // Bottoms and tops may be stored in 16 bits (mixed precision): every path
@@ -160,8 +161,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
         const BufferPtr dy = ChannelsLastConvolution::ToChannelsLast(
             *ctx_, top[i]->diff(), num_, num_output_, output_area(), storage_);
         if (weight_grad) {
-          const BufferPtr x = ChannelsLastConvolution::ToChannelsLast(
-              *ctx_, bottom[i]->data(), num_, channels_, image_area(), storage_);
+          const BufferPtr x = conv.BottomToChannelsLast(*ctx_, bottom[i]->data());
           conv.AccumulateWeightGradient(*ctx_, math, x->mem(), dy->mem(), blobs_[0]->diff());
         }
         if (data_grad_channels_last)
@@ -226,15 +226,15 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   bool winograd_data_gradient_ = false;   // the data gradient by Winograd
 
   // Whether products in `math` run channels-last: one-group 2-D layers
-  // (GPU shape) whose channels and outputs are whole 16-byte chunks, not
-  // 1x1 unpadded ones (the GEMM reads those blobs in place). By default
-  // where the cp.async pipeline streams the blobs' type: it streams the
+  // (GPU shape) whose outputs are whole 16-byte chunks (the channels are
+  // padded to them: ChannelsLastConvolution::padded_channels), not 1x1
+  // unpadded ones (the GEMM reads those blobs in place). By default where
+  // the cp.async pipeline streams the blobs' type: it streams the
   // channels-last windows, which im2col would otherwise write out kernel_h x
   // kernel_w times (RunOptions::conv_channels_last forces it either way).
   bool ChannelsLast(MatrixMath math) const {
     if (!implicit_ || channel_axis_ != 1 || group_ != 1 || ImageSideInPlace()) return false;
-    const int chunk = MmaPipelineChunk(storage_);
-    if (channels_ % chunk || num_output_ % chunk) return false;
+    if (num_output_ % MmaPipelineChunk(storage_)) return false;
     const RunOptions::Choice choice = ctx_->options().conv_channels_last;
     if (choice != RunOptions::Choice::kAuto) return choice == RunOptions::Choice::kOn;
     return MmaPipelineStreams(*ctx_, math, storage_);
