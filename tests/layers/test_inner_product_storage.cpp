@@ -8,8 +8,8 @@
 //   - with bias, the product is rounded before the bias is added and the sum
 //     again: within half a unit in the last place of the product plus one of
 //     the result (the rounded float top);
-//   - the bias gradient (float column sums of the 16-bit gradient, by the
-//     channel sums) equals the float sums to float rounding.
+//   - the bias gradient (column sums of a 16-bit gradient, through the GEMM)
+//     equals the float sums to float rounding.
 // Each storage type in each kernel shape is a set of GEMM programs of its
 // own (the transposes mostly share them): CI runs one type per shape, every
 // transpose and bias in it, the second test the other type than the first,
