@@ -51,6 +51,11 @@
 #   MODES="float32 tf32 bfloat16 float16" TORCH_REF="python3 bench/torch_ref.py" \
 #     DLCAFFE=build/tools/dlcaffe bash bench/bench_nets.sh
 #
+# With TORCH_REF, a last table gives each net and mode's training-step
+# device memory: what dlcaffe bench's pool held ("device memory") against
+# PyTorch's caching allocator's peak (torch.cuda.max_memory_reserved; n/a
+# on a CPU), and their ratio (above 1: ours is smaller).
+#
 # With ONNX_DIR set, the nets are $ONNX_DIR/<net>.onnx instead of
 # models/bench/ (any torchvision name in NETS; export them at the batch you
 # time, e.g. with tools/onnx/export_for_bench.py).
@@ -74,8 +79,9 @@ for mode in $modes; do
   esac
 done
 
-# `dlcaffe bench` in mode $1 on model $2 in pass $3: ms per iteration.
-bench_ms() {
+# `dlcaffe bench` in mode $1 on model $2 in pass $3: ms per iteration and
+# the device memory its pool held (MiB).
+bench_run() {
   local mode="$1" model="$2" pass="$3" storage="" tf32=0
   case "$mode" in
     tf32) tf32=1 ;;
@@ -84,7 +90,10 @@ bench_ms() {
   esac
   DLCAFFE_ALLOW_TF32=$tf32 "$dlcaffe" bench --model="$model" --mode="$pass" \
     ${storage:+--storage=$storage} --iterations="$iters" --warmup="$warmup" \
-    2> >(grep 'error' >&2) | awk '/^bench .* ms\/iter/ {print $4}'
+    2> >(grep 'error' >&2) |
+    awk '/^bench .* ms\/iter/ {ms = $4}
+         /^bench .* device memory/ {for (i = 1; i < NF; ++i) if ($i == "memory") mib = $(i + 1)}
+         END {if (ms != "") print ms, (mib == "" ? "-" : mib)}'
 }
 
 echo "device: $("$dlcaffe" device_query 2>&1 | grep -m1 'Name:' | sed 's/.*Name: //'), batch $batch"
@@ -107,10 +116,11 @@ for net in $nets; do
   fi
   # A net that fails is reported (its error on stderr) and the others still run.
   for mode in $modes; do
-    fwd=$(bench_ms "$mode" "$deploy" forward) || true
-    trn=$(bench_ms "$mode" "$train" train) || true
+    fwd="" trn="" mib=""
+    read -r fwd _ < <(bench_run "$mode" "$deploy" forward) || true
+    read -r trn mib < <(bench_run "$mode" "$train" train) || true
     [ -n "$fwd" ] && [ -n "$trn" ] || { echo "$net ($mode): failed" >&2; continue; }
-    echo "$net $fwd $trn $mode" | tee -a "$work/dlcaffe.txt"
+    echo "$net $fwd $trn $mode $mib" | tee -a "$work/dlcaffe.txt"
   done
 done
 
@@ -158,11 +168,13 @@ fi
 if [ -n "$torch_json" ] || [ -n "$ort_json" ]; then
   python3 - "$work/dlcaffe.txt" "$torch_json" "$ort_json" <<'PY'
 import json, math, sys
-# (net, mode) -> (forward ms, train ms), in the order run.
-ours = {}
+# (net, mode) -> (forward ms, train ms), in the order run; the training
+# run's device memory (MiB, None where it printed none).
+ours, ours_mib = {}, {}
 for l in open(sys.argv[1]):
-    net, f, t, mode = l.split()
+    net, f, t, mode, mib = (l.split() + ["-"])[:5]
     ours[(net, mode)] = (float(f), float(t))
+    ours_mib[(net, mode)] = None if mib == "-" else float(mib)
 modes = list(dict.fromkeys(m for _, m in ours))
 several = len(modes) > 1
 
@@ -246,5 +258,18 @@ if several and torch is not None:
             line([net, p, f"{a[0]:.2f} ({a[1]})", f"{b[0]:.2f} ({b[1]})", f"{b[0] / a[0]:.2f}"])
     line(["geometric mean", "forward", "", "", g(best_f)])
     line(["geometric mean", "train", "", "", g(best_t)])
+
+if torch is not None:
+    # The training step's device memory: dlcaffe's pool against PyTorch's
+    # caching allocator's peak (CUDA only; n/a elsewhere). Above 1, ours is
+    # smaller.
+    print()
+    line(["net", "mode", "dlcaffe train MiB", "torch train MiB", "memory ratio"])
+    print("|---|---|---|---|---|")
+    for (net, mode) in ours:
+        mine = ours_mib[(net, mode)]
+        theirs = torch.get((net, mode), {}).get("train_peak_mib")
+        line([net, mode, f"{mine:.1f}" if mine else "n/a", f"{theirs:.1f}" if theirs else "n/a",
+              f"{theirs / mine:.2f}" if mine and theirs else ""])
 PY
 fi

@@ -84,6 +84,11 @@ for name in a.nets.split(","):
         scaler.update()
         sync()
 
+    if dev.type == "cuda":
+        # The training step's peak of what the caching allocator holds from
+        # the device: dlcaffe bench's "device memory" is its pool's.
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
     for _ in range(3):
         step()
     t = time.perf_counter()
@@ -91,6 +96,8 @@ for name in a.nets.split(","):
         step()
     tr = (time.perf_counter() - t) / a.iters * 1000
     res[name] = {"fwd_ms": round(fwd, 3), "train_ms": round(tr, 3)}
+    if dev.type == "cuda":
+        res[name]["train_peak_mib"] = round(torch.cuda.max_memory_reserved() / 2**20, 1)
     print(name, res[name], flush=True)
 print(json.dumps({"device": a.device, "batch": a.batch, "tf32": a.tf32, "amp": a.amp,
                   "results": res}))

@@ -1,5 +1,6 @@
 // bench/bench_nets.sh as the README shows it, at a tiny size: it runs, and
-// its tables have a row for every net and mode and each net's best modes;
+// its tables have a row for every net and mode, each net's best modes and
+// the training step's device memory;
 // bench/attention_bench.sh gives its row in each mode, causal or not.
 // (Speed is never judged here: benchmarks are for the GPU host.) PyTorch is
 // the CPU reference in the same command, in the modes PyTorch's CPU build
@@ -44,6 +45,13 @@ TEST(BenchScripts, BenchNetsGivesEveryModeAndTheBestOfEach) {
                           number + " \\|");
     EXPECT_TRUE(std::regex_search(r.output, best)) << "no best-mode row for " << pass << ":\n"
                                                    << r.output;
+  }
+  // The training step's device memory: ours always, PyTorch's on CUDA only.
+  for (const char* mode : {"float32", "tf32"}) {
+    const std::regex memory("\\| mobilenet_v2 \\| " + std::string(mode) +
+                            R"( \| \d+\.\d \| (n/a|\d+\.\d) \|)");
+    EXPECT_TRUE(std::regex_search(r.output, memory)) << "no memory row for " << mode << ":\n"
+                                                     << r.output;
   }
   EXPECT_EQ(r.output.find("failed"), std::string::npos) << r.output;
 }
