@@ -59,7 +59,8 @@ struct ChannelsLastConvolution {
                     cl_mem bottom_diff) const;
 
   // An NHWC copy of `images` NCHW images of `channels` x `area` values
-  // stored as `storage`, its channels padded with zeros to `padded`.
+  // stored as `storage`, its channels padded with zeros to `padded` (0 or
+  // `channels`: none).
   static BufferPtr ToChannelsLast(Context& ctx, cl_mem nchw, int images, int channels, int area,
                                   StorageType storage, int padded = 0);
   // The bottom's copy, of padded_channels() channels.
