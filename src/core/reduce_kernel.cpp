@@ -102,6 +102,19 @@ ChannelReduceKernel::Split ChannelReduceKernel::ChooseSplit(const DeviceInfo& de
   split.rows_per_part = std::max(outer, 1);
   split.segment_length = inner;
   if (per_channel == 0 || channels == 0) return split;
+  if (!cpu_shape && inner == 1) {
+    // Columns: enough work-items to fill the device (the target's groups of
+    // 256), none summing fewer than 16 rows.
+    const long column_blocks = ceil_div(channels, GroupSize(device));
+    const long target_groups = 8L * std::max(device.compute_units, 1);
+    const long by_device = ceil_div(target_groups, column_blocks);
+    const long by_size = ceil_div(outer, 16L);
+    const long parts = std::max(1L, std::min(by_device, by_size));
+    split.columns = true;
+    split.rows_per_part = int(ceil_div(outer, parts));
+    split.parts = int(ceil_div(outer, split.rows_per_part));
+    return split;
+  }
   if (!cpu_shape) {
     // Enough work-groups to fill the device, none shorter than 16 values per
     // work-item (a part costs a partial result and an atomic).
@@ -232,6 +245,40 @@ std::string ChannelReduceKernel::GpuSweep() const {
   return s.str();
 }
 
+// The GPU shape at inner = 1: work-item `channel` of a row slice's
+// work-groups sums that column over the slice, four rows per round (loads
+// the compiler can issue together). No barriers: a work-item past the last
+// channel leaves at once.
+std::string ChannelReduceKernel::ColumnSweep() const {
+  const size_t n = reductions_.size();
+  std::ostringstream s;
+  s << "  const int pw_blocks = (pw_channels + PW_GROUP - 1) / PW_GROUP;\n"
+    << "  const int pw_part = (int)get_group_id(0) / pw_blocks;\n"
+    << "  channel = ((int)get_group_id(0) - pw_part * pw_blocks) * PW_GROUP + pw_lid;\n"
+    << "  if (channel >= pw_channels) return;\n"
+    << LoadChannelValues("channel", "pw_outer > 0");
+  for (size_t k = 0; k < n; ++k)
+    s << "  pw_a" << k << " = " << Initial(reductions_[k]) << ";\n";
+  s << "  const int pw_row_end = min(pw_outer, (pw_part + 1) * pw_rows_per_part);\n"
+    << "  int pw_o = pw_part * pw_rows_per_part;\n"
+    << "  for (; pw_o + 3 < pw_row_end; pw_o += 4) {\n";
+  for (int k = 0; k < 4; ++k)
+    s << "    const int pw_i" << k << " = (pw_o + " << k << ") * pw_channels + channel;\n";
+  for (int k = 0; k < 4; ++k)
+    s << TermBlock(args_, reductions_, 1, "pw_i" + std::to_string(k), "", "    ");
+  s << "  }\n"
+    << "  for (; pw_o < pw_row_end; ++pw_o) {\n"
+    << "    const int pw_i = pw_o * pw_channels + channel;\n"
+    << TermBlock(args_, reductions_, 1, "pw_i", "", "    ") << "  }\n"
+    << "  if (pw_parts > 1) {  // the combining launch finishes\n"
+    << "    const int pw_slot = channel * pw_parts + pw_part;\n";
+  for (size_t k = 0; k < n; ++k)
+    s << "    pw_partial[" << k << " * pw_channels * pw_parts + pw_slot] = pw_a" << k << ";\n";
+  s << "    return;\n"
+    << "  }\n";
+  return s.str();
+}
+
 // Each work-item's accumulators combined across the work-group in __local
 // memory; every work-item ends with the group's results.
 std::string ChannelReduceKernel::GroupTree() const {
@@ -326,6 +373,7 @@ std::string ChannelReduceKernel::Generate() const {
     << "}\n"
     << "#else\n"
     << "#ifndef PW_GROUP\n#define PW_GROUP 64\n#endif\n"
+    << "#ifndef PW_COLUMNS\n#define PW_COLUMNS 0\n#endif\n"
     << "#define PW_ATTRIBUTES __attribute__((reqd_work_group_size(PW_GROUP, 1, 1)))\n"
     << "#endif\n"
     << ParamsStruct();
@@ -344,7 +392,8 @@ std::string ChannelReduceKernel::Generate() const {
   }();
   s << "__kernel PW_ATTRIBUTES void " << name_ << "(" << Parameters() << ") {\n"
     << declarations << "#if PW_CPU_SHAPE\n"
-    << CpuSweep() << "#else\n"
+    << CpuSweep() << "#elif PW_COLUMNS\n"
+    << ColumnSweep() << "#else\n"
     << GpuSweep() << "#endif\n"
     << Finish() << "}\n"
     << "__kernel PW_ATTRIBUTES void " << name_ << "_combine(" << Parameters() << ") {\n"
@@ -370,7 +419,8 @@ void ChannelReduceKernel::Launch(Context& ctx, ReduceWorkspace& workspace, int o
   const int group = GroupSize(ctx.info());
   const std::string options =
       std::string(cpu ? "-DPW_CPU_SHAPE=1" : "-DPW_CPU_SHAPE=0") +
-      (cpu ? "" : " -DPW_GROUP=" + std::to_string(group)) + TypeOptions(buffers);
+      (cpu ? "" : " -DPW_GROUP=" + std::to_string(group)) +
+      (split.columns ? " -DPW_COLUMNS=1" : "") + TypeOptions(buffers);
   const size_t kCpuGroup = 8;  // small work-groups: one item's loop is the work
   for (int phase = 0; phase < (split.parts > 1 ? 2 : 1); ++phase) {
     // The sweep: a work-item (CPU) or work-group (GPU) per part of each
@@ -384,6 +434,9 @@ void ChannelReduceKernel::Launch(Context& ctx, ReduceWorkspace& workspace, int o
     const size_t items = size_t(channels) * (phase == 0 ? split.parts : 1);
     if (cpu) {
       ctx.Enqueue(kernel, NDRange(RoundUp(items, kCpuGroup)), NDRange(kCpuGroup));
+    } else if (split.columns && phase == 0) {
+      const size_t column_items = RoundUp(size_t(channels), size_t(group));
+      ctx.Enqueue(kernel, NDRange(column_items * split.parts), NDRange(group));
     } else {
       ctx.Enqueue(kernel, NDRange(items * group), NDRange(group));
     }

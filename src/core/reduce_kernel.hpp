@@ -23,7 +23,11 @@
 //
 // Launches: a channel is split into parts (work-groups in the GPU shape,
 // work-items in the CPU shape) only when the channels alone would leave the
-// device idle. A channel of one part finishes in the sweep's launch; split
+// device idle. In the GPU shape a blob with inner = 1 (the column sums of a
+// matrix, e.g. InnerProduct's bias gradient) is swept by columns instead: a
+// work-item per channel and slice of rows, so that neighbouring work-items
+// read neighbouring values (a work-group per channel would read one value
+// per row, `channels` apart). A channel of one part finishes in the sweep's launch; split
 // channels write each part's results to scratch, and a second launch (one
 // work-group, or work-item, per channel) adds them up in a fixed order and
 // runs the finish. (One work-group per channel, the alternative, leaves
@@ -97,6 +101,10 @@ class ChannelReduceKernel : public pointwise::GeneratedKernel {
     // rows_per_part) and, within each, the inner positions [(t % segments)
     // * segment_length, + segment_length).
     int segments = 1, rows_per_part = 1, segment_length = 0;
+    // GPU shape, inner = 1: work-item c of a part's work-groups sums
+    // channel c over the part's rows [part * rows_per_part, +
+    // rows_per_part).
+    bool columns = false;
   };
   static Split ChooseSplit(const DeviceInfo& device, bool cpu_shape, int outer, int channels,
                            int inner);
@@ -107,6 +115,7 @@ class ChannelReduceKernel : public pointwise::GeneratedKernel {
   std::string Generate() const;
   std::string CpuSweep() const;
   std::string GpuSweep() const;
+  std::string ColumnSweep() const;
   std::string GroupTree() const;
   std::string CombineParts(bool gpu) const;
   std::string Finish() const;

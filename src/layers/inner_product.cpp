@@ -90,7 +90,7 @@ class InnerProductLayer : public Layer {
                 Diff(*blobs_[0]), math);
       }
     }
-    if (bias_term_ && param_propagate_down(1)) AccumulateBiasGradient(top_diff, math);
+    if (bias_term_ && param_propagate_down(1)) AccumulateBiasGradient(top_diff);
     if (propagate_down[0]) {  // bottom_diff (M x K) = top_diff (M x N) * W
       const BufferPtr rounded = RoundedWeights(*bottom[0], math);
       Product(Transpose::kNo, transpose_ ? Transpose::kYes : Transpose::kNo, M_, K_, N_,
@@ -126,24 +126,12 @@ class InnerProductLayer : public Layer {
                              b, c, beta, math));
   }
 
-  // bias_diff += the column sums of top_diff (M x N): per-channel sums with
-  // the N columns as channels over M rows of one element each; a 16-bit
-  // top_diff goes through the GEMM instead, as ones (1 x M) * top_diff.
-  // (The channel sums read 16-bit storage too, but at inner = 1 they read
-  // along the strided columns: on an H200 they made vit_b_16's FLOAT16
-  // training step 1.7 ms slower than this product.)
-  void AccumulateBiasGradient(const BufferArg& top_diff, MatrixMath math) {
-    if (top_diff.type == StorageType::kFloat32) {
-      ChannelSums(*ctx_, ChannelSumKind::kProducts, M_, N_, 1, top_diff.mem, nullptr,
-                  {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
-      return;
-    }
-    if (ones_.count() != M_) {
-      ones_.Reshape({M_});
-      ones_.SetData(1.f);
-    }
-    Product(Transpose::kNo, Transpose::kNo, 1, N_, M_, Data(ones_), top_diff, 1.f,
-            Diff(*blobs_[1]), math);
+  // bias_diff += the column sums of top_diff (M x N), of any storage type:
+  // per-channel sums with the N columns as channels over M rows of one
+  // element each (swept by columns on a GPU: reduce_kernel.hpp).
+  void AccumulateBiasGradient(const BufferArg& top_diff) {
+    ChannelSums(*ctx_, ChannelSumKind::kProducts, M_, N_, 1, top_diff, nullptr,
+                {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
   }
 
   void CreateParameters() {
@@ -161,7 +149,6 @@ class InnerProductLayer : public Layer {
   int M_ = 0, K_ = 0, N_ = 0;
   bool bias_term_ = true, transpose_ = false;
   ReduceWorkspace bias_sums_;
-  Blob ones_{*ctx_};  // M ones, for a 16-bit top_diff's bias gradient
 };
 
 REGISTER_LAYER_CLASS(InnerProduct);

@@ -3,7 +3,8 @@
 // sums and maxima over odd outer x inner, channels split into many parts
 // (their results combined by a second launch), repeated launches on one
 // workspace, finishes that read and write
-// per-channel buffers, empty channels, and a finish that does not build.
+// per-channel buffers, empty channels, a matrix's columns, and a finish that
+// does not build.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -139,6 +140,20 @@ TEST_P(ReduceKernelTest, ChannelsOfManyPartsAreCombined) {
                   Shape{64, 1, 2049}}) {
     const ChannelReduceKernel::Split split = Check(s, seed += 4);
     EXPECT_GT(split.parts, 1) << Name(s);
+  }
+}
+
+// A matrix's column sums (inner = 1): in the GPU shape a work-item per
+// column and slice of rows. Many slices (combined by the second launch) and
+// one; channels past a work-group's last work-item.
+TEST_P(ReduceKernelTest, ColumnsOfAMatrix) {
+  unsigned seed = 500;
+  for (Shape s : {Shape{3152, 37, 1}, Shape{700, 300, 1}, Shape{5, 300, 1}}) {
+    const ChannelReduceKernel::Split split = Check(s, seed += 4);
+    EXPECT_EQ(split.columns, !cpu()) << Name(s);
+    if (!cpu() && s.outer > 16) {
+      EXPECT_GT(split.parts, 1) << Name(s);
+    }
   }
 }
 
