@@ -11,7 +11,9 @@
 //
 // Compile-time: DK, DV (head sizes), ROWS (work-group size), KEYS (keys or
 // queries per tile). Tensors are addressed as base + b * sb + h * sh + t * st
-// + d, which covers (B, H, T, D) and heads side by side in (B, T, H*D).
+// + d (base: the buffer moved by the tensor's offset), which covers (B, H, T,
+// D), heads side by side in (B, T, H*D) or (T, B, H*D), and Q, K, V packed
+// in one buffer.
 //
 // Q, K, V, the output and their gradients are stored as DATA_TYPE
 // (common.cl; 16-bit in mixed precision, read and written through
@@ -82,12 +84,14 @@ inline float MaskAt(__global const float* mask, int mask_batches, int mask_sb, i
 
 __kernel void attention_forward(
     int T, int S, int H, float scale, int causal,
-    __global const DATA_ELEM* q, int q_sb, int q_sh, int q_st,
-    __global const DATA_ELEM* k, int k_sb, int k_sh, int k_st,
-    __global const DATA_ELEM* v, int v_sb, int v_sh, int v_st,
+    __global const DATA_ELEM* q, int q_off, int q_sb, int q_sh, int q_st,
+    __global const DATA_ELEM* k, int k_off, int k_sb, int k_sh, int k_st,
+    __global const DATA_ELEM* v, int v_off, int v_sb, int v_sh, int v_st,
     __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
-    __global DATA_ELEM* out, int o_sb, int o_sh, int o_st,
+    __global DATA_ELEM* out, int o_off, int o_sb, int o_sh, int o_st,
     __global float* lse) {
+  // Each tensor from its offset in its buffer (a packed Q, K, V).
+  q += q_off; k += k_off; v += v_off; out += o_off;
   __local float4 k_tile[KEYS * DKP / 4];
   __local float4 v_tile[KEYS * DVP / 4];
   const int lid = get_local_id(0);
@@ -146,8 +150,10 @@ __kernel void attention_forward(
 // delta[row] = sum_d dO[row, d] * O[row, d], a term of the softmax's gradient.
 __kernel void attention_backward_delta(
     int T, int H, int rows,
-    __global const DATA_ELEM* out, int o_sb, int o_sh, int o_st,
+    __global const DATA_ELEM* out, int o_off, int o_sb, int o_sh, int o_st,
     __global const DATA_ELEM* dout, __global float* delta) {
+  out += o_off;
+  dout += o_off;
   const int row = get_global_id(0);
   if (row >= rows) return;
   const int t = row % T, bh = row / T;
@@ -164,13 +170,15 @@ __kernel void attention_backward_delta(
 // s] (the rest stays as the host filled it: 0).
 __kernel void attention_backward_dq(
     int T, int S, int H, float scale, int causal,
-    __global const DATA_ELEM* q, int q_sb, int q_sh, int q_st,
-    __global const DATA_ELEM* k, int k_sb, int k_sh, int k_st,
-    __global const DATA_ELEM* v, int v_sb, int v_sh, int v_st,
+    __global const DATA_ELEM* q, int q_off, int q_sb, int q_sh, int q_st,
+    __global const DATA_ELEM* k, int k_off, int k_sb, int k_sh, int k_st,
+    __global const DATA_ELEM* v, int v_off, int v_sb, int v_sh, int v_st,
     __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
-    __global const DATA_ELEM* dout, int o_sb, int o_sh, int o_st,
+    __global const DATA_ELEM* dout, int o_off, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global DATA_ELEM* dq, int want_dq, __global float* ds_out, int want_ds) {
+  // Each tensor from its offset in its buffer (a packed Q, K, V).
+  q += q_off; k += k_off; v += v_off; dout += o_off; dq += q_off;
   __local float4 k_tile[KEYS * DKP / 4];
   __local float4 v_tile[KEYS * DVP / 4];
   const int lid = get_local_id(0);
@@ -235,13 +243,15 @@ __kernel void attention_mask_gradient(int count, int B, int H, int T, int S, int
 // tiles of KEYS rows.
 __kernel void attention_backward_dkv(
     int T, int S, int H, float scale, int causal,
-    __global const DATA_ELEM* q, int q_sb, int q_sh, int q_st,
-    __global const DATA_ELEM* k, int k_sb, int k_sh, int k_st,
-    __global const DATA_ELEM* v, int v_sb, int v_sh, int v_st,
+    __global const DATA_ELEM* q, int q_off, int q_sb, int q_sh, int q_st,
+    __global const DATA_ELEM* k, int k_off, int k_sb, int k_sh, int k_st,
+    __global const DATA_ELEM* v, int v_off, int v_sb, int v_sh, int v_st,
     __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
-    __global const DATA_ELEM* dout, int o_sb, int o_sh, int o_st,
+    __global const DATA_ELEM* dout, int o_off, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global DATA_ELEM* dk, __global DATA_ELEM* dv, int want_dk, int want_dv) {
+  // Each tensor from its offset in its buffer (a packed Q, K, V).
+  q += q_off; k += k_off; v += v_off; dout += o_off; dk += k_off; dv += v_off;
   __local float4 q_tile[KEYS * DKP / 4];
   __local float4 do_tile[KEYS * DVP / 4];
   __local float lse_tile[KEYS];
@@ -298,14 +308,17 @@ __kernel void attention_backward_dkv(
 }
 
 // Incremental decoding: copies the new positions' keys or values (slices of
-// `rows` rows of `width` floats) into a cache of `capacity` rows per slice,
-// from row `position` on.
+// `rows` rows of `width` values; row r of slice l at src_off + l * src_sl +
+// r * src_sr) into a cache of `capacity` rows per slice, from row `position`
+// on.
 __kernel void attention_cache_append(int count, int rows, int width, int capacity, int position,
-                                     __global const DATA_ELEM* src, __global DATA_ELEM* cache) {
+                                     __global const DATA_ELEM* src, int src_off, int src_sl,
+                                     int src_sr, __global DATA_ELEM* cache) {
   const int i = get_global_id(0);
   if (i >= count) return;
   const int w = i % width;
   const int row = (i / width) % rows;
   const int slice = i / (width * rows);
-  DATA_STORE(cache, ((size_t)slice * capacity + position + row) * width + w, DATA_LOAD(src, i));
+  DATA_STORE(cache, ((size_t)slice * capacity + position + row) * width + w,
+             DATA_LOAD(src, src_off + slice * src_sl + row * src_sr + w));
 }

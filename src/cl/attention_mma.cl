@@ -31,7 +31,8 @@
 //
 // Compile-time: DK, DV (head sizes, multiples of 16 up to 128), MMA,
 // EMULATE_MMA. Tensors are addressed as attention.cl's (base + b * sb + h *
-// sh + t * st + d), with every row offset a multiple of 8 values (16 bytes).
+// sh + t * st + d, base moved by the tensor's offset), with every row offset
+// a multiple of 8 values (16 bytes).
 
 #define WARPS 4
 #define THREADS (WARPS * 32)
@@ -366,12 +367,14 @@ inline float mask_at(__global const float* mask, const int mask_batches, const i
 // log-sum-exp (attention.cl's lse).
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma_forward(
     int T, int S, int H, float scale, int causal,
-    __global const ushort* q, int q_sb, int q_sh, int q_st,
-    __global const ushort* k, int k_sb, int k_sh, int k_st,
-    __global const ushort* v, int v_sb, int v_sh, int v_st,
+    __global const ushort* q, int q_off, int q_sb, int q_sh, int q_st,
+    __global const ushort* k, int k_off, int k_sb, int k_sh, int k_st,
+    __global const ushort* v, int v_off, int v_sb, int v_sh, int v_st,
     __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
-    __global ushort* out, int o_sb, int o_sh, int o_st,
+    __global ushort* out, int o_off, int o_sb, int o_sh, int o_st,
     __global float* lse) {
+  // Each tensor from its offset in its buffer (a packed Q, K, V).
+  q += q_off; k += k_off; v += v_off; out += o_off;
   __local uint4 k_tiles_[STAGES * TILE * DKS / 8];  // Q's rows first, then the keys
   __local uint4 v_tiles_[STAGES * TILE * DVS / 8];
   __local ushort* k_tiles = (__local ushort*)k_tiles_;
@@ -453,13 +456,15 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
 // gradient of an additive mask, as attention.cl's attention_backward_dq.
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma_backward_dq(
     int T, int S, int H, float scale, int causal,
-    __global const ushort* q, int q_sb, int q_sh, int q_st,
-    __global const ushort* k, int k_sb, int k_sh, int k_st,
-    __global const ushort* v, int v_sb, int v_sh, int v_st,
+    __global const ushort* q, int q_off, int q_sb, int q_sh, int q_st,
+    __global const ushort* k, int k_off, int k_sb, int k_sh, int k_st,
+    __global const ushort* v, int v_off, int v_sb, int v_sh, int v_st,
     __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
-    __global const ushort* dout, int o_sb, int o_sh, int o_st,
+    __global const ushort* dout, int o_off, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global ushort* dq, int want_dq, __global float* ds_out, int want_ds) {
+  // Each tensor from its offset in its buffer (a packed Q, K, V).
+  q += q_off; k += k_off; v += v_off; dout += o_off; dq += q_off;
   __local uint4 k_tiles_[STAGES * TILE * DKS / 8];  // Q's rows first
   __local uint4 v_tiles_[STAGES * TILE * DVS / 8];  // dO's rows first
   __local ushort* k_tiles = (__local ushort*)k_tiles_;
@@ -518,13 +523,15 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
 // dO, their log-sum-exps and deltas) streamed in tiles.
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma_backward_dkv(
     int T, int S, int H, float scale, int causal,
-    __global const ushort* q, int q_sb, int q_sh, int q_st,
-    __global const ushort* k, int k_sb, int k_sh, int k_st,
-    __global const ushort* v, int v_sb, int v_sh, int v_st,
+    __global const ushort* q, int q_off, int q_sb, int q_sh, int q_st,
+    __global const ushort* k, int k_off, int k_sb, int k_sh, int k_st,
+    __global const ushort* v, int v_off, int v_sb, int v_sh, int v_st,
     __global const float* mask, int mask_batches, int mask_sb, int mask_sh,
-    __global const ushort* dout, int o_sb, int o_sh, int o_st,
+    __global const ushort* dout, int o_off, int o_sb, int o_sh, int o_st,
     __global const float* lse, __global const float* delta,
     __global ushort* dk, __global ushort* dv, int want_dk, int want_dv) {
+  // Each tensor from its offset in its buffer (a packed Q, K, V).
+  q += q_off; k += k_off; v += v_off; dout += o_off; dk += k_off; dv += v_off;
   __local uint4 q_tiles_[STAGES * TILE * DKS / 8];   // K's rows first
   __local uint4 do_tiles_[STAGES * TILE * DVS / 8];  // V's rows first
   __local ushort* q_tiles = (__local ushort*)q_tiles_;

@@ -5,7 +5,11 @@
 //
 // Bottoms Q, K, V and an optional additive mask; the layouts are in
 // caffe.proto's AttentionParameter: (B, H, T, D) tensors, or with num_heads
-// the heads side by side in (B, T, H*D). causal lets query t see keys
+// the heads side by side in (B, T, H*D) or (T, B, H*D), Q, K and V separate
+// or packed in one bottom. The kernels address every tensor as offset + b *
+// sb + h * sh + t * st + d, so no layout costs a copy (an exported
+// nn.MultiheadAttention reads its packed, sequence-first projection as is:
+// passes/fuse_attention_heads.cpp). causal lets query t see keys
 // s <= t + S - T. A mask that needs a gradient (a trained bias, such as
 // swin's relative positions) gets dS = P o (dO V^T - delta) summed over the
 // axes it is broadcast along (deterministically: every (b, h)'s dS to a
@@ -48,8 +52,8 @@ class AttentionLayer : public Layer {
   using Layer::Layer;
   const char* type() const override { return "Attention"; }
   bool SupportsStorage(StorageType) const override { return true; }
-  bool KeepsBottomInFloat(int index) const override { return index == 3; }  // the mask
-  int MinBottomBlobs() const override { return 3; }
+  bool KeepsBottomInFloat(int index) const override { return index == MaskIndex(); }
+  int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 4; }
   int ExactNumTopBlobs() const override { return 1; }
 
@@ -65,54 +69,41 @@ class AttentionLayer : public Layer {
                         << p.scale());
     heads_ = static_cast<int>(p.num_heads());
     causal_ = p.causal();
+    packed_ = p.packed_qkv();
+    sequence_first_ = p.layout() == caffe::AttentionParameter::SEQUENCE_FIRST;
+    DLC_REQUIRE(heads_ > 0 || (!packed_ && !sequence_first_),
+                Where() << "attention_param.packed_qkv and layout need num_heads");
+    const int operands = packed_ ? 1 : 3;
+    DLC_REQUIRE(int(bottom.size()) == operands || int(bottom.size()) == operands + 1,
+                Where() << "takes " << (packed_ ? "the packed Q, K, V" : "Q, K and V")
+                        << " and an optional mask: " << operands << " or " << operands + 1
+                        << " bottoms, got " << bottom.size());
   }
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    const Blob& q = *bottom[0];
-    const Blob& k = *bottom[1];
-    const Blob& v = *bottom[2];
-    for (int i = 0; i < 3; ++i)
+    const int operands = packed_ ? 1 : 3;
+    for (int i = 0; i < operands; ++i)
       DLC_REQUIRE(bottom[i] != top[0], Where() << "cannot work in place");
-    storage_ = q.storage_type();
-    for (const Blob* b : {&k, &v, static_cast<const Blob*>(top[0])})
+    storage_ = bottom[0]->storage_type();
+    for (int i = 0; i <= operands; ++i) {
+      const Blob* b = i < operands ? bottom[i] : top[0];
       DLC_REQUIRE(b->storage_type() == storage_,
                   Where() << "stores Q, K, V and its output in one type; Q is "
                           << StorageTypeName(storage_) << ", another "
                           << StorageTypeName(b->storage_type()));
+    }
     if (heads_ == 0) {
-      for (const Blob* b : {&q, &k, &v})
-        DLC_REQUIRE(b->num_axes() == 4, Where() << "Q, K and V must be (B, H, T, D) without "
-                                                   "num_heads, got " << b->shape_string());
-      batch_ = q.shape(0), H_ = q.shape(1), T_ = q.shape(2), dk_ = q.shape(3);
-      S_ = k.shape(2), dv_ = v.shape(3);
-      DLC_REQUIRE(k.shape(0) == batch_ && k.shape(1) == H_ && k.shape(3) == dk_ &&
-                      v.shape(0) == batch_ && v.shape(1) == H_ && v.shape(2) == S_,
-                  Where() << "Q " << q.shape_string() << ", K " << k.shape_string() << " and V "
-                          << v.shape_string() << " do not fit (B, H, T, Dk), (B, H, S, Dk), "
-                                                 "(B, H, S, Dv)");
-      top[0]->Reshape({batch_, H_, T_, dv_});
+      ReshapeSeparateHeads(*bottom[0], *bottom[1], *bottom[2], top[0]);
+    } else if (packed_) {
+      ReshapePacked(*bottom[0], top[0]);
     } else {
-      for (const Blob* b : {&q, &k, &v})
-        DLC_REQUIRE(b->num_axes() == 3, Where() << "Q, K and V must be (B, T, heads*D) with "
-                                                   "num_heads, got " << b->shape_string());
-      H_ = heads_;
-      batch_ = q.shape(0), T_ = q.shape(1), S_ = k.shape(1);
-      DLC_REQUIRE(q.shape(2) % H_ == 0 && v.shape(2) % H_ == 0,
-                  Where() << "the last axes of Q " << q.shape_string() << " and V "
-                          << v.shape_string() << " must split into num_heads " << H_);
-      dk_ = q.shape(2) / H_, dv_ = v.shape(2) / H_;
-      DLC_REQUIRE(k.shape(0) == batch_ && k.shape(2) == q.shape(2) && v.shape(0) == batch_ &&
-                      v.shape(1) == S_,
-                  Where() << "Q " << q.shape_string() << ", K " << k.shape_string() << " and V "
-                          << v.shape_string() << " do not fit (B, T, H*Dk), (B, S, H*Dk), "
-                                                 "(B, S, H*Dv)");
-      top[0]->Reshape({batch_, T_, H_ * dv_});
+      ReshapeSideBySide(*bottom[0], *bottom[1], *bottom[2], top[0]);
     }
     DLC_REQUIRE(dk_ > 0 && dv_ > 0 && dk_ <= kMaxHeadSize && dv_ <= kMaxHeadSize,
                 Where() << "head sizes Dk " << dk_ << " and Dv " << dv_ << " must be 1 to "
                         << kMaxHeadSize);
     if (decode_.incremental) ReshapeCache(bottom);
-    if (bottom.size() == 4) CheckMask(*bottom[3]);
+    if (HasMask(bottom)) CheckMask(*bottom[MaskIndex()]);
     scale_ = param_.attention_param().scale() > 0.f ? param_.attention_param().scale()
                                                     : 1.f / std::sqrt(static_cast<float>(dk_));
     lse_.Reshape({batch_ * H_ * T_});
@@ -124,17 +115,16 @@ class AttentionLayer : public Layer {
     const bool cached = decode_.incremental;
     if (cached) AppendToCache(bottom);
     // Cached keys and values: the cache's rows, of which the first S_ count.
-    const int kv_rows = cached ? decode_.capacity : S_;
-    const Strides q = StridesOf(dk_, T_), k = StridesOf(dk_, kv_rows),
-                  v = StridesOf(dv_, kv_rows), o = StridesOf(dv_, T_);
-    const cl_mem k_data = cached ? k_cache_.data() : bottom[1]->data();
-    const cl_mem v_data = cached ? v_cache_.data() : bottom[2]->data();
+    const Strides q = OperandStrides(0), k = cached ? CacheStrides(dk_) : OperandStrides(1),
+                  v = cached ? CacheStrides(dv_) : OperandStrides(2), o = OutputStrides();
+    const cl_mem k_data = cached ? k_cache_.data() : Operand(bottom, 1)->data();
+    const cl_mem v_data = cached ? v_cache_.data() : Operand(bottom, 2)->data();
     const Mask mask = MaskOf(bottom);
     const Kernels kernels = KernelsFor(ForwardMatrixMath(param_, storage_, ctx_->options()));
-    ctx_->Launch(kernels.Get("forward"), kernels.Rows(T_), kernels.Group(), T_, S_,
-                 H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, k_data, k.b, k.h,
-                 k.t, v_data, v.b, v.h, v.t, mask.data, mask.batches, mask.b, mask.h,
-                 top[0]->data(), o.b, o.h, o.t, lse_.data());
+    ctx_->Launch(kernels.Get("forward"), kernels.Rows(T_), kernels.Group(), T_, S_, H_, scale_,
+                 int(causal_), bottom[0]->data(), q.offset, q.b, q.h, q.t, k_data, k.offset,
+                 k.b, k.h, k.t, v_data, v.offset, v.b, v.h, v.t, mask.data, mask.batches,
+                 mask.b, mask.h, top[0]->data(), o.offset, o.b, o.h, o.t, lse_.data());
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -142,24 +132,29 @@ class AttentionLayer : public Layer {
     DLC_REQUIRE(!decode_.incremental,
                 Where() << "cannot run backward while the net decodes incrementally");
     if (top[0]->count() == 0) return;
-    const bool want_dq = propagate_down[0], want_dk = propagate_down[1],
-               want_dv = propagate_down[2];
-    const bool want_dmask = bottom.size() == 4 && propagate_down.size() == 4 && propagate_down[3];
+    // A packed bottom's gradient is dQ, dK and dV side by side: all or none.
+    const bool want_dq = propagate_down[0], want_dk = propagate_down[packed_ ? 0 : 1],
+               want_dv = propagate_down[packed_ ? 0 : 2];
+    const bool want_dmask = HasMask(bottom) && int(propagate_down.size()) > MaskIndex() &&
+                            propagate_down[MaskIndex()];
     if (!want_dq && !want_dk && !want_dv && !want_dmask) return;
     if (S_ == 0) {  // no keys: the output is 0 whatever Q is
-      if (want_dq) bottom[0]->SetDiff(0.f);
+      if (want_dq) bottom[0]->SetDiff(0.f);  // packed: there is no K or V either
       return;
     }
-    const Strides q = StridesOf(dk_, T_), k = StridesOf(dk_, S_), v = StridesOf(dv_, S_),
-                  o = StridesOf(dv_, T_);
+    const Strides q = OperandStrides(0), k = OperandStrides(1), v = OperandStrides(2),
+                  o = OutputStrides();
+    const Blob &q_blob = *Operand(bottom, 0), &k_blob = *Operand(bottom, 1),
+               &v_blob = *Operand(bottom, 2);
     const Mask mask = MaskOf(bottom);
     const int rows = batch_ * H_ * T_;
     ctx_->Launch1D(ctx_->Kernel("attention.cl", Options(), "attention_backward_delta"), rows, T_,
-                   H_, rows, top[0]->data(), o.b, o.h, o.t, top[0]->diff(), delta_.data());
+                   H_, rows, top[0]->data(), o.offset, o.b, o.h, o.t, top[0]->diff(),
+                   delta_.data());
     const Kernels kernels = KernelsFor(BackwardMatrixMath(param_, storage_, ctx_->options()));
     // dS for the mask: straight into its gradient where it has every (b, h)
     // plane, else into the scratch buffer, summed below.
-    Blob* const mask_blob = want_dmask ? bottom[3] : nullptr;
+    Blob* const mask_blob = want_dmask ? bottom[MaskIndex()] : nullptr;
     const bool mask_whole = want_dmask && mask_blob->count() == batch_ * H_ * T_ * S_;
     cl_mem ds_out = delta_.data();  // named, not written, without want_dmask
     if (want_dmask) {
@@ -170,10 +165,11 @@ class AttentionLayer : public Layer {
     }
     if (want_dq || want_dmask)
       ctx_->Launch(kernels.Get("backward_dq"), kernels.Rows(T_), kernels.Group(), T_, S_,
-                   H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
-                   k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.batches,
-                   mask.b, mask.h, top[0]->diff(), o.b, o.h, o.t, lse_.data(), delta_.data(),
-                   want_dq ? bottom[0]->diff() : delta_.data(), int(want_dq), ds_out,
+                   H_, scale_, int(causal_), q_blob.data(), q.offset, q.b, q.h, q.t,
+                   k_blob.data(), k.offset, k.b, k.h, k.t, v_blob.data(), v.offset, v.b, v.h,
+                   v.t, mask.data, mask.batches, mask.b, mask.h, top[0]->diff(), o.offset, o.b,
+                   o.h, o.t, lse_.data(), delta_.data(),
+                   want_dq ? q_blob.diff() : delta_.data(), int(want_dq), ds_out,
                    int(want_dmask));
     if (want_dmask && !mask_whole) {
       const int mask_b = mask_blob->num_axes() == 4 ? mask_blob->shape(0) : 1;
@@ -185,13 +181,13 @@ class AttentionLayer : public Layer {
     }
     if (want_dk || want_dv) {
       // An unwanted gradient's pointer still has to name a buffer.
-      const cl_mem dk = want_dk ? bottom[1]->diff() : delta_.data();
-      const cl_mem dv = want_dv ? bottom[2]->diff() : delta_.data();
+      const cl_mem dk = want_dk ? k_blob.diff() : delta_.data();
+      const cl_mem dv = want_dv ? v_blob.diff() : delta_.data();
       ctx_->Launch(kernels.Get("backward_dkv"), kernels.Rows(S_), kernels.Group(), T_, S_,
-                   H_, scale_, int(causal_), bottom[0]->data(), q.b, q.h, q.t, bottom[1]->data(),
-                   k.b, k.h, k.t, bottom[2]->data(), v.b, v.h, v.t, mask.data, mask.batches,
-                   mask.b, mask.h, top[0]->diff(), o.b, o.h, o.t, lse_.data(), delta_.data(), dk,
-                   dv, int(want_dk), int(want_dv));
+                   H_, scale_, int(causal_), q_blob.data(), q.offset, q.b, q.h, q.t,
+                   k_blob.data(), k.offset, k.b, k.h, k.t, v_blob.data(), v.offset, v.b, v.h,
+                   v.t, mask.data, mask.batches, mask.b, mask.h, top[0]->diff(), o.offset, o.b,
+                   o.h, o.t, lse_.data(), delta_.data(), dk, dv, int(want_dk), int(want_dv));
     }
   }
 
@@ -199,7 +195,7 @@ class AttentionLayer : public Layer {
   // Incremental decoding: S_ becomes every position so far; the caches are
   // (re)made for the state's capacity in this layer's layout.
   void ReshapeCache(const std::vector<Blob*>& bottom) {
-    DLC_REQUIRE(bottom.size() == 3,
+    DLC_REQUIRE(!HasMask(bottom),
                 Where() << "cannot decode incrementally with a mask bottom (use causal)");
     DLC_REQUIRE(S_ == T_, Where() << "while decoding incrementally K and V must hold the new "
                                      "positions only, as many as the queries (" << T_
@@ -232,15 +228,20 @@ class AttentionLayer : public Layer {
     return {batch_, decode_.capacity, H_ * d};
   }
 
+  // The new positions' keys and values, from the bottoms' layout into the
+  // caches' (slices of rows: (b, h) without num_heads, b with it).
   void AppendToCache(const std::vector<Blob*>& bottom) {
     const int slices = heads_ == 0 ? batch_ * H_ : batch_;
-    const int k_width = heads_ == 0 ? dk_ : H_ * dk_, v_width = heads_ == 0 ? dv_ : H_ * dv_;
     const auto kernel = ctx_->Kernel("attention.cl", Options(), "attention_cache_append");
-    const int k_count = slices * T_ * k_width, v_count = slices * T_ * v_width;
-    ctx_->Launch1D(kernel, k_count, k_count, T_, k_width, decode_.capacity, decode_.position,
-                   bottom[1]->data(), k_cache_.data());
-    ctx_->Launch1D(kernel, v_count, v_count, T_, v_width, decode_.capacity, decode_.position,
-                   bottom[2]->data(), v_cache_.data());
+    for (int operand : {1, 2}) {
+      const int d = operand == 1 ? dk_ : dv_;
+      const int width = heads_ == 0 ? d : H_ * d;
+      const Strides src = OperandStrides(operand);
+      const int count = slices * T_ * width;
+      ctx_->Launch1D(kernel, count, count, T_, width, decode_.capacity, decode_.position,
+                     Operand(bottom, operand)->data(), src.offset, heads_ == 0 ? src.h : src.b,
+                     src.t, (operand == 1 ? k_cache_ : v_cache_).data());
+    }
     cached_ = decode_.position + T_;
   }
 
@@ -315,18 +316,106 @@ class AttentionLayer : public Layer {
   // Registers hold a row of each head size: beyond this the kernels spill.
   static constexpr int kMaxHeadSize = 256;
 
+  // Where (b, h, t, 0) of a tensor lies: offset + b * b + h * h + t * t.
   struct Strides {
-    int b, h, t;
+    int offset, b, h, t;
   };
   struct Mask {
     cl_mem data;
     int batches, b, h;  // batches: the mask's batch items, 0 without a mask
   };
 
-  // Where (b, h, t, 0) of a tensor of `rows` rows of head size `d` lies.
-  Strides StridesOf(int d, int rows) const {
-    if (heads_ == 0) return {H_ * rows * d, rows * d, d};
-    return {rows * H_ * d, d, H_ * d};
+  // The mask's bottom: after Q, K and V, or after the packed bottom.
+  int MaskIndex() const { return param_.attention_param().packed_qkv() ? 1 : 3; }
+  bool HasMask(const std::vector<Blob*>& bottom) const {
+    return int(bottom.size()) > MaskIndex();
+  }
+  // The blob holding Q (0), K (1) or V (2).
+  Blob* Operand(const std::vector<Blob*>& bottom, int operand) const {
+    return bottom[packed_ ? 0 : operand];
+  }
+
+  // Q (0), K (1) or V (2) in its bottom, whose rows (b, t) are `width`
+  // values long (H * D, or 3 * H * D packed).
+  Strides OperandStrides(int operand) const {
+    const int d = operand == 2 ? dv_ : dk_;
+    // While decoding, K and V hold the new positions only, as many as Q.
+    const int rows = operand == 0 || decode_.incremental ? T_ : S_;
+    if (heads_ == 0) return {0, H_ * rows * d, rows * d, d};
+    const int width = packed_ ? 3 * H_ * d : H_ * d;
+    const int offset = packed_ ? operand * H_ * d : 0;
+    if (sequence_first_) return {offset, width, d, batch_ * width};
+    return {offset, rows * width, d, width};
+  }
+  // The top's: Q's layout with Dv, never packed.
+  Strides OutputStrides() const {
+    if (heads_ == 0) return {0, H_ * T_ * dv_, T_ * dv_, dv_};
+    const int width = H_ * dv_;
+    if (sequence_first_) return {0, width, dv_, batch_ * width};
+    return {0, T_ * width, dv_, width};
+  }
+  // The key/value caches' ((B, H, capacity, d), or (B, capacity, H*d) with
+  // num_heads whatever the bottoms' layout).
+  Strides CacheStrides(int d) const {
+    const int rows = decode_.capacity;
+    if (heads_ == 0) return {0, H_ * rows * d, rows * d, d};
+    return {0, rows * H_ * d, d, H_ * d};
+  }
+
+  // Q, K, V as (B, H, T, Dk), (B, H, S, Dk), (B, H, S, Dv).
+  void ReshapeSeparateHeads(const Blob& q, const Blob& k, const Blob& v, Blob* top) {
+    for (const Blob* b : {&q, &k, &v})
+      DLC_REQUIRE(b->num_axes() == 4, Where() << "Q, K and V must be (B, H, T, D) without "
+                                                 "num_heads, got " << b->shape_string());
+    batch_ = q.shape(0), H_ = q.shape(1), T_ = q.shape(2), dk_ = q.shape(3);
+    S_ = k.shape(2), dv_ = v.shape(3);
+    DLC_REQUIRE(k.shape(0) == batch_ && k.shape(1) == H_ && k.shape(3) == dk_ &&
+                    v.shape(0) == batch_ && v.shape(1) == H_ && v.shape(2) == S_,
+                Where() << "Q " << q.shape_string() << ", K " << k.shape_string() << " and V "
+                        << v.shape_string() << " do not fit (B, H, T, Dk), (B, H, S, Dk), "
+                                               "(B, H, S, Dv)");
+    top->Reshape({batch_, H_, T_, dv_});
+  }
+
+  // With num_heads, Q, K, V as (B, T, H*Dk), (B, S, H*Dk), (B, S, H*Dv), or
+  // the first two axes swapped (SEQUENCE_FIRST).
+  void ReshapeSideBySide(const Blob& q, const Blob& k, const Blob& v, Blob* top) {
+    for (const Blob* b : {&q, &k, &v})
+      DLC_REQUIRE(b->num_axes() == 3, Where() << "Q, K and V must be " << LayoutName("T")
+                                              << " with num_heads, got " << b->shape_string());
+    H_ = heads_;
+    const int batch_axis = sequence_first_ ? 1 : 0, time_axis = 1 - batch_axis;
+    batch_ = q.shape(batch_axis), T_ = q.shape(time_axis), S_ = k.shape(time_axis);
+    DLC_REQUIRE(q.shape(2) % H_ == 0 && v.shape(2) % H_ == 0,
+                Where() << "the last axes of Q " << q.shape_string() << " and V "
+                        << v.shape_string() << " must split into num_heads " << H_);
+    dk_ = q.shape(2) / H_, dv_ = v.shape(2) / H_;
+    DLC_REQUIRE(k.shape(batch_axis) == batch_ && k.shape(2) == q.shape(2) &&
+                    v.shape(batch_axis) == batch_ && v.shape(time_axis) == S_,
+                Where() << "Q " << q.shape_string() << ", K " << k.shape_string() << " and V "
+                        << v.shape_string() << " do not fit " << LayoutName("T") << ", "
+                        << LayoutName("S") << ", " << LayoutName("S", "H*Dv"));
+    top->Reshape(OutputShape());
+  }
+
+  // With packed_qkv, one bottom (B, T, 3*H*D) or (T, B, 3*H*D).
+  void ReshapePacked(const Blob& qkv, Blob* top) {
+    H_ = heads_;
+    DLC_REQUIRE(qkv.num_axes() == 3 && qkv.shape(2) % (3 * H_) == 0,
+                Where() << "the packed Q, K, V " << qkv.shape_string() << " must be "
+                        << LayoutName("T", "3*H*D") << " with num_heads H " << H_);
+    batch_ = qkv.shape(sequence_first_ ? 1 : 0);
+    T_ = S_ = qkv.shape(sequence_first_ ? 0 : 1);
+    dk_ = dv_ = qkv.shape(2) / (3 * H_);
+    top->Reshape(OutputShape());
+  }
+
+  std::vector<int> OutputShape() const {
+    if (sequence_first_) return {T_, batch_, H_ * dv_};
+    return {batch_, T_, H_ * dv_};
+  }
+  std::string LayoutName(const std::string& rows, const std::string& width = "H*Dk") const {
+    return sequence_first_ ? "(" + rows + ", B, " + width + ")" : "(B, " + rows + ", " + width + ")";
   }
 
   void CheckMask(const Blob& mask) {
@@ -343,8 +432,8 @@ class AttentionLayer : public Layer {
 
   // The kernels' mask arguments: its batch items (0: no mask), strides.
   Mask MaskOf(const std::vector<Blob*>& bottom) const {
-    if (bottom.size() < 4) return {bottom[0]->data(), 0, 0, 0};
-    const Blob& mask = *bottom[3];
+    if (!HasMask(bottom)) return {bottom[0]->data(), 0, 0, 0};
+    const Blob& mask = *bottom[MaskIndex()];
     if (mask.num_axes() == 2) return {mask.data(), 1, 0, 0};
     const int plane = T_ * S_;
     return {mask.data(), mask.shape(0), mask.shape(1) * plane, mask.shape(1) == 1 ? 0 : plane};
@@ -373,6 +462,8 @@ class AttentionLayer : public Layer {
 
   int heads_ = 0;
   bool causal_ = false;
+  bool packed_ = false;          // Q, K, V side by side in bottom 0
+  bool sequence_first_ = false;  // with num_heads: (T, B, ...) rather than (B, T, ...)
   int batch_ = 0, H_ = 0, T_ = 0, S_ = 0, dk_ = 0, dv_ = 0;
   float scale_ = 1.f;
   StorageType storage_ = StorageType::kFloat32;  // Q's, K's, V's and the output's

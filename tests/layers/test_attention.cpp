@@ -23,6 +23,8 @@ struct Case {
   bool causal;
   MaskKind mask;
   bool heads_in_last_axis;  // (B, T, H*D) with num_heads, else (B, H, T, D)
+  bool sequence_first = false;  // with num_heads: (T, B, H*D)
+  bool packed = false;          // with num_heads: Q, K, V side by side in one bottom
 };
 
 std::string Describe(const Case& c) {
@@ -33,25 +35,40 @@ std::string Describe(const Case& c) {
           : c.mask == MaskKind::kPerBatch ? " mask (B,1,T,S)"
           : c.mask == MaskKind::kWindows  ? " mask (2,H,T,S)"
                                           : "") +
-         (c.heads_in_last_axis ? " (B,T,H*D)" : " (B,H,T,D)");
+         (!c.heads_in_last_axis ? " (B,H,T,D)" : c.sequence_first ? " (T,B,H*D)" : " (B,T,H*D)") +
+         (c.packed ? " packed" : "");
 }
 
 void PrintTo(const Case& c, std::ostream* os) { *os << Describe(c); }
 
 std::vector<int> Shape(const Case& c, int rows, int d) {
+  if (c.heads_in_last_axis && c.sequence_first) return {rows, c.B, c.H * d};
   if (c.heads_in_last_axis) return {c.B, rows, c.H * d};
   return {c.B, c.H, rows, d};
 }
 
 // Element (b, h, row, i) of a tensor in the case's layout.
 size_t At(const Case& c, int rows, int d, int b, int h, int row, int i) {
+  if (c.heads_in_last_axis && c.sequence_first) return ((size_t(row) * c.B + b) * c.H + h) * d + i;
   if (c.heads_in_last_axis) return ((size_t(b) * rows + row) * c.H + h) * d + i;
   return ((size_t(b) * c.H + h) * rows + row) * d + i;
 }
 
 std::string LayerText(const Case& c) {
   return "type: 'Attention' attention_param { causal: " + std::string(c.causal ? "true" : "false") +
-         " num_heads: " + std::to_string(c.heads_in_last_axis ? c.H : 0) + " }";
+         " num_heads: " + std::to_string(c.heads_in_last_axis ? c.H : 0) +
+         (c.sequence_first ? " layout: SEQUENCE_FIRST" : "") +
+         (c.packed ? " packed_qkv: true" : "") + " }";
+}
+
+// Q, K and V (rows x H*d each, in the case's layout) side by side per row.
+std::vector<float> Pack(const std::vector<float>& q, const std::vector<float>& k,
+                        const std::vector<float>& v, int width) {
+  std::vector<float> packed;
+  for (size_t row = 0; row * width < q.size(); ++row)
+    for (const std::vector<float>* x : {&q, &k, &v})
+      packed.insert(packed.end(), x->begin() + row * width, x->begin() + (row + 1) * width);
+  return packed;
 }
 
 // A mask with a few -inf entries (never a whole row) and small values.
@@ -103,9 +120,11 @@ std::vector<double> Reference(const Case& c, const std::vector<float>& q,
   return out;
 }
 
+// The layer's bottoms: Q, K and V, or (packed) one blob of the three side by
+// side; q, k, v hold the values either way.
 struct Inputs {
-  Blob q{TestContext()}, k{TestContext()}, v{TestContext()}, mask{TestContext()},
-      top{TestContext()};
+  Blob q{TestContext()}, k{TestContext()}, v{TestContext()}, qkv{TestContext()},
+      mask{TestContext()}, top{TestContext()};
   std::vector<Blob*> bottom;
   explicit Inputs(const Case& c) {
     q.Reshape(Shape(c, c.T, c.dk));
@@ -115,6 +134,11 @@ struct Inputs {
     FillGaussian(&k, 0.f, 1.f, 2);
     FillGaussian(&v, 0.f, 1.f, 3);
     bottom = {&q, &k, &v};
+    if (c.packed) {
+      qkv.Reshape(Shape(c, c.T, 3 * c.dk));
+      qkv.WriteData(Pack(q.ReadData(), k.ReadData(), v.ReadData(), c.H * c.dk));
+      bottom = {&qkv};
+    }
     if (c.mask != MaskKind::kNone) {
       FillMask(c, &mask);
       bottom.push_back(&mask);
@@ -152,8 +176,8 @@ TEST_P(AttentionTest, GradientMatchesNumeric) {
   // A mask bottom takes its gradient too (a trained bias): summed over the
   // batch and heads for (T, S), over the heads for (B, 1, T, S), over the
   // images for (2, H, T, S).
-  std::vector<int> checked = {0, 1, 2};
-  if (c.mask != MaskKind::kNone) checked.push_back(3);
+  std::vector<int> checked = c.packed ? std::vector<int>{0} : std::vector<int>{0, 1, 2};
+  if (c.mask != MaskKind::kNone) checked.push_back(int(checked.size()));
   CheckGradient(*layer, in.bottom, {&in.top}, checked, options);
 }
 
@@ -173,7 +197,13 @@ INSTANTIATE_TEST_SUITE_P(
         // Swin's windows: a (2, H, T, S) mask over a batch of 4.
         Case{4, 2, 6, 6, 5, 4, false, MaskKind::kWindows, false},
         // Causal with T > S: the first queries see no key and give 0.
-        Case{1, 1, 5, 3, 4, 4, true, MaskKind::kNone, false}));
+        Case{1, 1, 5, 3, 4, 4, true, MaskKind::kNone, false},
+        // nn.MultiheadAttention's order (T, B, H*D), separate and packed as
+        // its input projection writes them; packed with a mask bottom.
+        Case{2, 2, 9, 11, 6, 5, true, MaskKind::kNone, true, true},
+        Case{3, 2, 6, 6, 5, 5, false, MaskKind::kNone, true, true, true},
+        Case{2, 3, 7, 7, 4, 4, false, MaskKind::kPlane, true, false, true},
+        Case{2, 2, 67, 67, 3, 3, true, MaskKind::kPerBatch, true, true, true}));
 
 // A query that sees no key has output 0 and passes no gradient (no NaN).
 TEST(Attention, QueriesWithoutKeysGiveZeroAndNoNaN) {
@@ -207,10 +237,11 @@ void CopyRows(const Case& c, const std::vector<float>& all, int rows, int d, int
 
 // Incremental decoding: fed the positions in chunks (a prompt, then single
 // tokens), the layer's key/value cache gives each chunk's rows what causal
-// attention over the whole sequence gives them.
+// attention over the whole sequence gives them, in every layout.
 TEST(Attention, KeyValueCacheGivesTheRowsOfTheWholeSequence) {
-  for (bool heads_in_last_axis : {false, true}) {
-    const Case c{2, 3, 9, 9, 5, 4, true, MaskKind::kNone, heads_in_last_axis};
+  for (const Case& c : {Case{2, 3, 9, 9, 5, 4, true, MaskKind::kNone, false},
+                        Case{2, 3, 9, 9, 5, 4, true, MaskKind::kNone, true},
+                        Case{2, 3, 9, 9, 4, 4, true, MaskKind::kNone, true, true, true}}) {
     SCOPED_TRACE(Describe(c));
     Inputs whole(c);
     auto full = MakeLayer(LayerText(c));
@@ -220,7 +251,16 @@ TEST(Attention, KeyValueCacheGivesTheRowsOfTheWholeSequence) {
                              k = whole.k.ReadData(), v = whole.v.ReadData();
 
     auto cached = MakeLayer(LayerText(c));
-    Blob q_part(TestContext()), k_part(TestContext()), v_part(TestContext()), out(TestContext());
+    Blob q_part(TestContext()), k_part(TestContext()), v_part(TestContext()),
+        qkv_part(TestContext()), out(TestContext());
+    // The chunk's bottoms: Q, K, V, or the three packed.
+    const auto parts = [&]() -> std::vector<Blob*> {
+      if (!c.packed) return {&q_part, &k_part, &v_part};
+      qkv_part.Reshape(Shape(c, q_part.shape(c.sequence_first ? 0 : 1), 3 * c.dk));
+      qkv_part.WriteData(
+          Pack(q_part.ReadData(), k_part.ReadData(), v_part.ReadData(), c.H * c.dk));
+      return {&qkv_part};
+    };
     DecodeState state;
     state.incremental = true;
     state.capacity = 11;
@@ -228,12 +268,13 @@ TEST(Attention, KeyValueCacheGivesTheRowsOfTheWholeSequence) {
       CopyRows(c, q, c.T, c.dk, first, n, &q_part);
       CopyRows(c, k, c.S, c.dk, first, n, &k_part);
       CopyRows(c, v, c.S, c.dv, first, n, &v_part);
+      const std::vector<Blob*> bottom = parts();
       state.position = first;
       cached->SetDecodeState(state);
-      if (first == 0) cached->SetUp({&q_part, &k_part, &v_part}, {&out});
-      cached->Reshape({&q_part, &k_part, &v_part}, {&out});
+      if (first == 0) cached->SetUp(bottom, {&out});
+      cached->Reshape(bottom, {&out});
       ASSERT_EQ(out.shape(), Shape(c, n, c.dv));
-      cached->Forward({&q_part, &k_part, &v_part}, {&out});
+      cached->Forward(bottom, {&out});
       const std::vector<float> got = out.ReadData();
       for (int b = 0; b < c.B; ++b)
         for (int h = 0; h < c.H; ++h)
@@ -249,16 +290,20 @@ TEST(Attention, KeyValueCacheGivesTheRowsOfTheWholeSequence) {
       q_part.Reshape(Shape(c, q_rows, c.dk));
       k_part.Reshape(Shape(c, kv_rows, c.dk));
       v_part.Reshape(Shape(c, kv_rows, c.dv));
+      const std::vector<Blob*> bottom = parts();
       state.position = position;
       cached->SetDecodeState(state);
-      return ErrorOf([&] { cached->Reshape({&q_part, &k_part, &v_part}, {&out}); });
+      return ErrorOf([&] { cached->Reshape(bottom, {&out}); });
     };
     EXPECT_NE(reshape_error(9, 3, 3).find("pass the key/value cache's capacity 11"),
               std::string::npos);
     EXPECT_NE(reshape_error(10, 1, 1).find("the cache holds 9 positions only"), std::string::npos);
-    EXPECT_NE(reshape_error(9, 1, 2).find("as many as the queries"), std::string::npos);
-    EXPECT_NE(ErrorOf([&] { cached->Backward({&out}, {true, true, true},
-                                             {&q_part, &k_part, &v_part}); })
+    if (!c.packed) {  // packed, K and V are as long as Q
+      EXPECT_NE(reshape_error(9, 1, 2).find("as many as the queries"), std::string::npos);
+    }
+    const std::vector<Blob*> bottom = parts();
+    EXPECT_NE(ErrorOf([&] { cached->Backward({&out}, std::vector<bool>(bottom.size(), true),
+                                             bottom); })
                   .find("incrementally"),
               std::string::npos);
   }
@@ -283,6 +328,23 @@ TEST(Attention, ShapesThatDoNotFitAreNamed) {
   const std::string windows_error =
       ErrorOf([&] { windowed->SetUp({&q, &k2, &v, &windows}, {&top}); });
   EXPECT_NE(windows_error.find("W dividing B 2"), std::string::npos) << windows_error;
+
+  // Packed: a last axis that is not 3 * H * D, and bottoms that are not one
+  // blob (and a mask).
+  Blob qkv(TestContext(), {2, 5, 3 * 2 * 4 + 1});
+  auto packed = MakeLayer(
+      "name: 'att' type: 'Attention' attention_param { num_heads: 2 packed_qkv: true }");
+  const std::string packed_error = ErrorOf([&] { packed->SetUp({&qkv}, {&top}); });
+  EXPECT_NE(packed_error.find("must be (B, T, 3*H*D) with num_heads H 2"), std::string::npos)
+      << packed_error;
+  auto three = MakeLayer(
+      "name: 'att' type: 'Attention' attention_param { num_heads: 2 packed_qkv: true }");
+  const std::string count_error = ErrorOf([&] { three->SetUp({&q, &k, &v}, {&top}); });
+  EXPECT_NE(count_error.find("1 or 2 bottoms, got 3"), std::string::npos) << count_error;
+  auto headless = MakeLayer(
+      "name: 'att' type: 'Attention' attention_param { layout: SEQUENCE_FIRST }");
+  const std::string headless_error = ErrorOf([&] { headless->SetUp({&q, &k, &v}, {&top}); });
+  EXPECT_NE(headless_error.find("need num_heads"), std::string::npos) << headless_error;
 }
 
 }  // namespace test

@@ -41,6 +41,8 @@ struct Case {
   const char* name;
   int B, H, T, S, dk, dv;
   bool heads_side_by_side, causal, mask;
+  // With heads side by side: (T, B, H*D), and Q, K, V packed in one bottom.
+  bool sequence_first = false, packed = false;
 };
 
 // Tensors as the test holds them: [b][h][t][d], whatever the layer's layout.
@@ -57,7 +59,13 @@ int At(const Case& c, int b, int h, int t, int d, int rows, int D) {
   return ((b * c.H + h) * rows + t) * D + d;
 }
 
-// [b][h][t][d] <-> the layer's layout ((B, H, T, D), or (B, T, H*D)).
+// Row (b, t) of heads side by side: (B, T, ...) or (T, B, ...).
+int RowOf(const Case& c, int b, int t, int rows) {
+  return c.sequence_first ? t * c.B + b : b * rows + t;
+}
+
+// [b][h][t][d] <-> the layer's layout ((B, H, T, D), (B, T, H*D) or (T, B,
+// H*D)).
 std::vector<float> ToLayer(const Case& c, const std::vector<float>& x, int rows, int D) {
   if (!c.heads_side_by_side) return x;
   std::vector<float> y(x.size());
@@ -65,7 +73,7 @@ std::vector<float> ToLayer(const Case& c, const std::vector<float>& x, int rows,
     for (int h = 0; h < c.H; ++h)
       for (int t = 0; t < rows; ++t)
         for (int d = 0; d < D; ++d)
-          y[((b * rows + t) * c.H + h) * D + d] = x[At(c, b, h, t, d, rows, D)];
+          y[(RowOf(c, b, t, rows) * c.H + h) * D + d] = x[At(c, b, h, t, d, rows, D)];
   return y;
 }
 std::vector<float> FromLayer(const Case& c, const std::vector<float>& y, int rows, int D) {
@@ -75,13 +83,32 @@ std::vector<float> FromLayer(const Case& c, const std::vector<float>& y, int row
     for (int h = 0; h < c.H; ++h)
       for (int t = 0; t < rows; ++t)
         for (int d = 0; d < D; ++d)
-          x[At(c, b, h, t, d, rows, D)] = y[((b * rows + t) * c.H + h) * D + d];
+          x[At(c, b, h, t, d, rows, D)] = y[(RowOf(c, b, t, rows) * c.H + h) * D + d];
   return x;
 }
 
 std::vector<int> Shape(const Case& c, int rows, int D) {
+  if (c.heads_side_by_side && c.sequence_first) return {rows, c.B, c.H * D};
   if (c.heads_side_by_side) return {c.B, rows, c.H * D};
   return {c.B, c.H, rows, D};
+}
+
+// Packed rows: Q's, K's and V's row (each `width` values) side by side, and
+// back.
+std::vector<float> Pack(const std::vector<std::vector<float>>& parts, int width) {
+  std::vector<float> packed;
+  for (size_t row = 0; row * width < parts[0].size(); ++row)
+    for (const std::vector<float>& x : parts)
+      packed.insert(packed.end(), x.begin() + row * width, x.begin() + (row + 1) * width);
+  return packed;
+}
+std::vector<float> Unpack(const std::vector<float>& packed, int part, int width) {
+  std::vector<float> x;
+  for (size_t row = 0; row * 3 * width < packed.size(); ++row) {
+    const auto from = packed.begin() + (row * 3 + part) * width;
+    x.insert(x.end(), from, from + width);
+  }
+  return x;
 }
 
 std::vector<float> Uniform(int n, unsigned seed, StorageType type) {
@@ -107,6 +134,8 @@ Tensors MakeTensors(const Case& c, StorageType type) {
 std::string Param(const Case& c) {
   std::string p = "type: 'Attention' attention_param {";
   if (c.heads_side_by_side) p += " num_heads: " + std::to_string(c.H);
+  if (c.sequence_first) p += " layout: SEQUENCE_FIRST";
+  if (c.packed) p += " packed_qkv: true";
   if (c.causal) p += " causal: true";
   return p + " }";
 }
@@ -114,26 +143,42 @@ std::string Param(const Case& c) {
 Gradients RunLayer(const Case& c, StorageType type, const Tensors& x) {
   Context& ctx = TestContext();
   auto layer = MakeLayer(Param(c));
-  Blob q(ctx), k(ctx), v(ctx), mask(ctx), out(ctx);
-  for (Blob* b : {&q, &k, &v, &out}) b->set_storage_type(type);
+  Blob q(ctx), k(ctx), v(ctx), qkv(ctx), mask(ctx), out(ctx);
+  for (Blob* b : {&q, &k, &v, &qkv, &out}) b->set_storage_type(type);
   q.Reshape(Shape(c, c.T, c.dk));
   k.Reshape(Shape(c, c.S, c.dk));
   v.Reshape(Shape(c, c.S, c.dv));
-  std::vector<Blob*> bottom = {&q, &k, &v};
+  qkv.Reshape(Shape(c, c.T, 3 * c.dk));
+  std::vector<Blob*> bottom = c.packed ? std::vector<Blob*>{&qkv} : std::vector<Blob*>{&q, &k, &v};
   if (c.mask) {
     mask.Reshape({c.T, c.S});
     mask.WriteData(x.mask);
     bottom.push_back(&mask);
   }
   layer->SetUp(bottom, {&out});
-  q.WriteData(ToLayer(c, x.q, c.T, c.dk));
-  k.WriteData(ToLayer(c, x.k, c.S, c.dk));
-  v.WriteData(ToLayer(c, x.v, c.S, c.dv));
+  const std::vector<float> q_values = ToLayer(c, x.q, c.T, c.dk),
+                           k_values = ToLayer(c, x.k, c.S, c.dk),
+                           v_values = ToLayer(c, x.v, c.S, c.dv);
+  if (c.packed) {
+    qkv.WriteData(Pack({q_values, k_values, v_values}, c.H * c.dk));
+  } else {
+    q.WriteData(q_values);
+    k.WriteData(k_values);
+    v.WriteData(v_values);
+  }
   layer->Forward(bottom, {&out});
   out.WriteDiff(ToLayer(c, x.dout, c.T, c.dv));
-  layer->Backward({&out}, {true, true, true, c.mask}, bottom);
-  return {FromLayer(c, out.ReadData(), c.T, c.dv), FromLayer(c, q.ReadDiff(), c.T, c.dk),
-          FromLayer(c, k.ReadDiff(), c.S, c.dk), FromLayer(c, v.ReadDiff(), c.S, c.dv),
+  layer->Backward({&out}, std::vector<bool>(bottom.size(), true), bottom);
+  std::vector<float> dq, dk, dv;
+  if (c.packed) {
+    const std::vector<float> packed = qkv.ReadDiff();
+    dq = Unpack(packed, 0, c.H * c.dk), dk = Unpack(packed, 1, c.H * c.dk),
+    dv = Unpack(packed, 2, c.H * c.dk);
+  } else {
+    dq = q.ReadDiff(), dk = k.ReadDiff(), dv = v.ReadDiff();
+  }
+  return {FromLayer(c, out.ReadData(), c.T, c.dv), FromLayer(c, dq, c.T, c.dk),
+          FromLayer(c, dk, c.S, c.dk), FromLayer(c, dv, c.S, c.dv),
           c.mask ? mask.ReadDiff() : std::vector<float>()};
 }
 
@@ -283,15 +328,18 @@ const Case kCases[] = {
     {"shifted_causal", 1, 2, 20, 130, 16, 48, false, true, false},
     // the largest head size
     {"head_128", 1, 1, 65, 33, 128, 128, false, false, true},
+    // nn.MultiheadAttention's packed, sequence-first projection, a mask
+    {"packed_sequence_first", 2, 3, 70, 70, 32, 32, true, false, true, true, true},
 };
 
 // Emulated (CI), each case is a program to build, about 13 s on PoCL: the
 // short form takes one case per type -- f16 the shifted causal one (Dk !=
-// Dv, three tiles of keys), bf16 the masked one (with the mask's gradient)
-// -- and nightly every case; on tensor cores every case runs.
+// Dv, three tiles of keys), bf16 the packed one (odd lengths, Q, K and V at
+// offsets in one buffer, the mask's gradient) -- and nightly every case; on
+// tensor cores every case runs.
 bool CaseInSample(int index, StorageType type, bool real) {
   if (real || NightlyDepth()) return true;
-  return index == (type == StorageType::kFloat16 ? 2 : 0);
+  return index == (type == StorageType::kFloat16 ? 2 : 4);
 }
 
 TEST(AttentionTensorCores, MatchesDoubleSumsWithinTheRoundings) {
@@ -328,7 +376,7 @@ TEST(AttentionTensorCores, MatchesDoubleSumsWithinTheRoundings) {
 TEST(AttentionTensorCores, RunsAreIdentical) {
   const StorageType type = StorageType::kBFloat16;
   UseTensorCoresOrEmulate(type);
-  const Case& c = kCases[0];  // the bf16 case the short form builds
+  const Case& c = kCases[4];  // the bf16 case the short form builds
   const Tensors x = MakeTensors(c, type);
   const Gradients first = RunLayer(c, type, x), second = RunLayer(c, type, x);
   EXPECT_EQ(first.out, second.out);

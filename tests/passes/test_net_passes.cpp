@@ -287,6 +287,90 @@ TEST(FusionPasses, SwinsWindowBiasBecomesTheAttentionsMaskWithItsGradient) {
   }
 }
 
+// nn.MultiheadAttention's heads as torch.onnx.export gathers them: the
+// packed projection 'x' (T 5, B 2, 3E 24; H 2, D 4) reshaped, permuted and
+// sliced into (B, H, T, D) operands, the output permuted to (T, B, H, D) and
+// flattened. `k_slice` picks K's third of the projection (1; 0 makes K
+// Q's, which no layout reads in place).
+std::string GatheredHeads(int k_slice) {
+  std::string text = R"(
+    force_backward: true
+    layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 5 dim: 2 dim: 24 } } }
+    layer { name: 'r0' type: 'Reshape' bottom: 'x' top: 'r0' reshape_param { shape { dim: 5 dim: 2 dim: 3 dim: 8 } } }
+    layer { name: 'r1' type: 'Reshape' bottom: 'r0' top: 'r1' reshape_param { shape { dim: 1 dim: 5 dim: 2 dim: 3 dim: 8 } } }
+    layer { name: 'p1' type: 'Permute' bottom: 'r1' top: 'p1' permute_param { order: 3 order: 1 order: 2 order: 0 order: 4 } }
+    layer { name: 'r2' type: 'Reshape' bottom: 'p1' top: 'r2' reshape_param { shape { dim: 3 dim: 5 dim: 2 dim: 8 } } })";
+  const int slices[3] = {0, k_slice, 2};
+  const char* names[3] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = names[i], at = std::to_string(slices[i]);
+    text += "layer { name: '" + n + "_slice' type: 'StridedSlice' bottom: 'r2' top: '" + n +
+            "_slice' strided_slice_param { axis: 0 start: " + at + " end: " +
+            std::to_string(slices[i] + 1) + " } }"
+            "layer { name: '" + n + "_rows' type: 'Reshape' bottom: '" + n + "_slice' top: '" + n +
+            "_rows' reshape_param { shape { dim: 5 dim: 2 dim: 8 } } }"
+            "layer { name: '" + n + "_heads' type: 'Reshape' bottom: '" + n + "_rows' top: '" + n +
+            "_heads' reshape_param { shape { dim: 5 dim: 4 dim: 4 } } }"
+            "layer { name: '" + n + "_first' type: 'Permute' bottom: '" + n + "_heads' top: '" + n +
+            "_first' permute_param { order: 1 order: 0 order: 2 } }"
+            "layer { name: '" + n + "' type: 'Reshape' bottom: '" + n + "_first' top: '" + n +
+            "' reshape_param { shape { dim: 2 dim: 2 dim: 5 dim: 4 } } }";
+  }
+  return text + R"(
+    layer { name: 'att' type: 'Attention' bottom: 'q' bottom: 'k' bottom: 'v' top: 'o' attention_param { causal: true } }
+    layer { name: 'out' type: 'Permute' bottom: 'o' top: 'tbhd' permute_param { order: 2 order: 0 order: 1 order: 3 } }
+    layer { name: 'flat' type: 'Reshape' bottom: 'tbhd' top: 'y' reshape_param { shape { dim: 10 dim: 8 } } })";
+}
+
+// The output and the projection's gradient for a fixed output gradient.
+std::pair<std::vector<float>, std::vector<float>> ProjectionForwardBackward(
+    const caffe::NetParameter& param) {
+  dlcaffe::Net net(param, TestContext());
+  FillGaussian(net.blob_by_name("x").get(), 0.f, 1.f, 5);
+  net.Forward();
+  Blob gradient(TestContext(), {net.blob_by_name("y")->count()});
+  FillGaussian(&gradient, 0.f, 1.f, 6);
+  net.blob_by_name("y")->WriteDiff(gradient.ReadData());
+  net.Backward();
+  return {net.blob_by_name("y")->ReadData(), net.blob_by_name("x")->ReadDiff()};
+}
+
+TEST(FusionPasses, GatheredHeadsBecomeAttentionReadingThePackedProjection) {
+  const caffe::NetParameter unfused = Net(GatheredHeads(1));
+  caffe::NetParameter fused = unfused;
+  EXPECT_EQ(RunFusionPasses(&fused, {"x", "y"}), std::vector<std::string>{"AttentionHeads"});
+  // Input, the projection's Reshape to (T, B, 3E), Attention, the output's
+  // Reshape to (T, B, H, D), the flattening.
+  ASSERT_EQ(fused.layer_size(), 5);
+  const caffe::LayerParameter& attention = Layer(fused, "att");
+  EXPECT_EQ(attention.attention_param().num_heads(), 2u);
+  EXPECT_EQ(attention.attention_param().layout(), caffe::AttentionParameter::SEQUENCE_FIRST);
+  EXPECT_TRUE(attention.attention_param().packed_qkv());
+  EXPECT_TRUE(attention.attention_param().causal());
+  ASSERT_EQ(attention.bottom_size(), 1);
+  EXPECT_EQ(attention.bottom(0), "r0");
+  EXPECT_EQ(Layer(fused, "r0").reshape_param().shape().dim_size(), 3);
+  EXPECT_EQ(Layer(fused, "out").type(), "Reshape");
+  const auto [expected_out, expected_grad] = ProjectionForwardBackward(unfused);
+  const auto [out, grad] = ProjectionForwardBackward(fused);
+  ASSERT_EQ(out.size(), expected_out.size());
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected_out[i], 1e-5f) << i;
+  ASSERT_EQ(grad.size(), expected_grad.size());
+  for (size_t i = 0; i < grad.size(); ++i) EXPECT_NEAR(grad[i], expected_grad[i], 1e-5f) << i;
+  EXPECT_NE(expected_grad, std::vector<float>(grad.size(), 0.f));
+}
+
+// Gathers that no layout reads in place (K is Q's third again), or whose
+// blobs something else reads, stay.
+TEST(FusionPasses, GatheredHeadsThatDoNotFitStay) {
+  caffe::NetParameter twice = Net(GatheredHeads(0));
+  EXPECT_TRUE(RunFusionPasses(&twice, {"x", "y"}).empty());
+  caffe::NetParameter read = Net(GatheredHeads(1));
+  EXPECT_TRUE(RunFusionPasses(&read, {"x", "y", "k_rows"}).empty());
+  caffe::NetParameter output = Net(GatheredHeads(1));
+  EXPECT_TRUE(RunFusionPasses(&output, {"x", "y", "o"}).empty());
+}
+
 TEST(FusionPasses, AttentionScoresThatAreAnOutputStay) {
   caffe::NetParameter net = Net(AttentionPattern("", "s"));
   EXPECT_TRUE(RunFusionPasses(&net, {"q", "k", "v", "o", "p"}).empty());
