@@ -60,6 +60,19 @@
 // mean nothing there) the device line is followed only by
 // `wgmma_probe: not an NVIDIA device, skipped`. The exit code is 0 whatever
 // builds (this is a question, not a test), 1 on an internal error.
+//
+//   mma_probe --local_limit [--device=SPEC]
+//
+// asks how much __local memory one work-group may have: it launches
+// src/cl/local_memory_probe.cl with a dynamic __local argument of 16 KiB
+// to 228 KiB (a GPU's deepest tile pipelines want about 200) and prints,
+// per size, whether the launch ran and gave the right sums, or the error
+// the driver returned, beside the device's CL_DEVICE_LOCAL_MEM_SIZE:
+//
+//   local_limit 64 KiB: refused (CL_OUT_OF_RESOURCES)
+//
+// The exit code is 0 whatever runs (a question, not a test), 1 on an
+// internal error.
 #include <CL/cl_ext.h>
 #include <gflags/gflags.h>
 
@@ -84,6 +97,7 @@ DEFINE_int32(repeats, 3, "with --throughput: timed runs per type; the fastest is
 DEFINE_bool(build_log, false,
             "print the whole build error of a type that does not build (--wgmma: every build log)");
 DEFINE_bool(wgmma, false, "only try to build wgmma (Hopper warpgroup MMA) kernels, and report");
+DEFINE_bool(local_limit, false, "only try __local arguments of 16 to 228 KiB, and report");
 
 namespace {
 
@@ -373,10 +387,52 @@ int RunWgmma(Context& ctx) {
   return 0;
 }
 
+// Launches local_memory_probe.cl with each size of __local argument,
+// straight through the OpenCL API, so that a refused launch comes back as a
+// result. Returns the exit code.
+int RunLocalLimit(Context& ctx) {
+  std::printf("local_limit: CL_DEVICE_LOCAL_MEM_SIZE %llu bytes\n",
+              static_cast<unsigned long long>(ctx.info().local_mem_bytes));
+  cl_kernel kernel = ctx.Kernel("local_memory_probe.cl", "", "local_memory_probe");
+  const size_t group = std::min<size_t>(256, ctx.info().max_work_group_size);
+  cl_int err = CL_SUCCESS;
+  cl_mem out = clCreateBuffer(ctx.cl(), CL_MEM_READ_WRITE, group * sizeof(float), nullptr, &err);
+  if (err != CL_SUCCESS) {
+    std::fprintf(stderr, "local_limit: cannot allocate: %s\n", dlcaffe::ClErrorName(err));
+    return 1;
+  }
+  for (int kib : {16, 32, 40, 44, 46, 47, 48, 64, 96, 128, 160, 200, 227, 228}) {
+    const int n = kib * 1024 / int(sizeof(float));
+    clSetKernelArg(kernel, 0, size_t(kib) * 1024, nullptr);
+    clSetKernelArg(kernel, 1, sizeof(n), &n);
+    clSetKernelArg(kernel, 2, sizeof(out), &out);
+    std::vector<float> sums(group, -1.f);
+    err = clEnqueueNDRangeKernel(ctx.queue(), kernel, 1, nullptr, &group, &group, 0, nullptr,
+                                 nullptr);
+    if (err == CL_SUCCESS) err = clFinish(ctx.queue());
+    if (err == CL_SUCCESS)
+      err = clEnqueueReadBuffer(ctx.queue(), out, CL_TRUE, 0, group * sizeof(float), sums.data(),
+                                0, nullptr, nullptr);
+    std::printf("local_limit %d KiB: ", kib);
+    if (err != CL_SUCCESS) {
+      std::printf("refused (%s)\n", dlcaffe::ClErrorName(err));
+      continue;
+    }
+    double expected = 0;  // work-item 0 sums buf[n - 1 - i] for i = 0, group, ...
+    for (int i = 0; i < n; i += int(group)) expected += (n - 1 - i) % 1024;
+    const bool right = sums[0] == float(expected);
+    std::printf(right ? "runs\n" : "runs, WRONG sums (%g, expected %g)\n", sums[0], expected);
+    std::fflush(stdout);
+  }
+  clReleaseMemObject(out);
+  return 0;
+}
+
 int Run() {
   auto ctx = Context::Create(FLAGS_device);
   PrintDevice(ctx->info());
   if (FLAGS_wgmma) return RunWgmma(*ctx);
+  if (FLAGS_local_limit) return RunLocalLimit(*ctx);
   std::mt19937 rng(20240607);
   bool all_passed = true;
   for (const MmaType& type : kTypes) {
@@ -413,7 +469,8 @@ int Run() {
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "mma_probe [--device=SPEC] [--throughput] [--repeats=N] [--build_log]\n"
-      "  mma_probe --wgmma [--device=SPEC] [--build_log]");
+      "  mma_probe --wgmma [--device=SPEC] [--build_log]\n"
+      "  mma_probe --local_limit [--device=SPEC]");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (argc > 1 || FLAGS_repeats < 1) {
     std::fprintf(stderr, "usage: %s\n  (no positional arguments; --repeats >= 1)\n",
