@@ -100,6 +100,14 @@ class Blob : public std::enable_shared_from_this<Blob> {
   // Drops the diff buffer (an inference net never reads it); diff() and the
   // diff accessors allocate a zero-filled one again if something asks.
   void ReleaseDiff() { diff_.reset(); }
+  // From now on a Reshape or storage change allocates no diff; diff() still
+  // makes one when asked. For a layer's own blobs whose diffs nothing reads
+  // (a BatchNorm's normalized input, an in-place layer's copy of its input):
+  // their diffs would be as large as an activation, and unused.
+  void set_diff_on_demand() {
+    diff_on_demand_ = true;
+    diff_.reset();
+  }
   const BufferPtr& diff_storage() const { return diff_; }
   // While `reason` is not empty, reading data to the host (ReadData, ToProto)
   // throws an Error with it: the plan blocks blobs whose storage later layers
@@ -127,6 +135,7 @@ class Blob : public std::enable_shared_from_this<Blob> {
   size_t capacity_ = 0;
   BufferPtr data_;
   mutable BufferPtr diff_;  // null after ReleaseDiff until diff() is asked
+  bool diff_on_demand_ = false;  // set_diff_on_demand
   std::string data_read_error_;
   StorageType storage_type_ = StorageType::kFloat32;
 };

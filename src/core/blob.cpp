@@ -45,7 +45,7 @@ void Blob::Reshape(const std::vector<int>& shape) {
   count_ = static_cast<int>(count);
   if (static_cast<size_t>(count_) > capacity_ || !data_) {
     // A released diff stays released: diff() allocates it when asked.
-    const bool diff_released = data_ && !diff_;
+    const bool diff_released = diff_on_demand_ || (data_ && !diff_);
     capacity_ = std::max<size_t>(count_, 1);
     data_ = ctx_->Allocate(capacity_ * element_bytes());
     FillFresh(data_->mem());
@@ -166,7 +166,7 @@ void Blob::set_storage_type(StorageType type) {
   if (type == storage_type_) return;
   storage_type_ = type;
   if (!data_) return;
-  const bool diff_released = !diff_;
+  const bool diff_released = diff_on_demand_ || !diff_;
   capacity_ = std::max<size_t>(count_, 1);
   data_ = ctx_->Allocate(capacity_ * element_bytes());
   FillFresh(data_->mem());

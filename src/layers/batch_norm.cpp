@@ -151,6 +151,7 @@ class BatchNormLayer : public Layer {
     // In the bottom's type: in 16 bits it is as large as an activation.
     if (x_norm_.storage_type() != bottom[0]->storage_type())
       x_norm_.set_storage_type(bottom[0]->storage_type());
+    x_norm_.set_diff_on_demand();  // data only: as large as the input
     x_norm_.ReshapeLike(*bottom[0]);
     mean_.Reshape(std::vector<int>{channels_});
     stdev_.Reshape(std::vector<int>{channels_});

@@ -46,6 +46,7 @@ class LRNLayer : public Layer {
     if (bottom[0] == top[0]) {
       if (input_copy_.storage_type() != bottom[0]->storage_type())
         input_copy_.set_storage_type(bottom[0]->storage_type());
+      input_copy_.set_diff_on_demand();  // data only: as large as the input
       input_copy_.ReshapeLike(*bottom[0]);
     }
   }

@@ -67,6 +67,7 @@ class RMSNormLayer : public Layer {
     storage_ = bottom[0]->storage_type();
     if (bottom[0] == top[0]) {
       if (x_copy_.storage_type() != storage_) x_copy_.set_storage_type(storage_);
+      x_copy_.set_diff_on_demand();  // data only: as large as the input
       x_copy_.ReshapeLike(*bottom[0]);
     }
   }

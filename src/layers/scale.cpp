@@ -104,13 +104,9 @@ class ScaleLayer : public Layer {
     outer_ = x.count(0, axis);
     scale_dim_ = scale.count();
     inner_ = x.count(axis + scale.num_axes());
-    if (bottom[0] == top[0]) {
-      if (input_copy_.storage_type() != x.storage_type())
-        input_copy_.set_storage_type(x.storage_type());
-      input_copy_.ReshapeLike(x);
-    } else {
-      top[0]->ReshapeLike(x);
-    }
+    // In place, the input's copy is made by Forward: a Scale that a BatchNorm
+    // absorbs (passes/plan_absorb_scale.cpp) never runs, and keeps none.
+    if (bottom[0] != top[0]) top[0]->ReshapeLike(x);
     if (bias_layer_) bias_layer_->Reshape({top[0]}, {top[0]});
   }
 
@@ -123,6 +119,10 @@ class ScaleLayer : public Layer {
     const std::vector<ScalarArg> flags = {bias_layer_ != nullptr, epilogue_.relu};
     const ChannelAxis axis = {scale_dim_, inner_};
     if (bottom[0] == top[0]) {
+      if (input_copy_.storage_type() != bottom[0]->storage_type())
+        input_copy_.set_storage_type(bottom[0]->storage_type());
+      input_copy_.set_diff_on_demand();  // data only: as large as the input
+      input_copy_.ReshapeLike(*bottom[0]);
       kScaleForwardKeepingInput.Launch(
           *ctx_, count, {Data(*bottom[0]), scale.data(), bias, Data(*top[0]), Data(input_copy_)},
           flags, axis, ChannelKernelShape(*ctx_));

@@ -33,6 +33,7 @@ class SwishLayer : public NeuronLayer {
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     NeuronLayer::Reshape(bottom, top);
+    sigmoid_.set_diff_on_demand();  // data only: as large as the input
     sigmoid_.ReshapeLike(*bottom[0]);
   }
 

@@ -145,6 +145,25 @@ TEST(BlobStorage, ChangingTheTypeGivesFreshStorage) {
   EXPECT_EQ(blob.ReadData(), std::vector<float>(20, 1.f / 3));
 }
 
+// A layer's data-only blob (set_diff_on_demand): no Reshape or change of
+// type allocates its diff; asking for it still gives one, of the blob's size.
+TEST(BlobStorage, ADiffOnDemandIsMadeOnlyWhenAskedFor) {
+  Blob blob(TestContext(), {3, 5});
+  EXPECT_NE(blob.diff_storage(), nullptr);  // an ordinary blob has one at once
+  blob.set_diff_on_demand();
+  EXPECT_EQ(blob.diff_storage(), nullptr);
+  blob.Reshape({40, 50});  // past the capacity: new data, still no diff
+  EXPECT_EQ(blob.diff_storage(), nullptr);
+  blob.set_storage_type(StorageType::kFloat16);
+  EXPECT_EQ(blob.diff_storage(), nullptr);
+  blob.SetData(1.5f);
+  EXPECT_EQ(blob.ReadData(), std::vector<float>(2000, 1.5f));
+  blob.SetDiff(0.25f);  // asked for: made
+  ASSERT_NE(blob.diff_storage(), nullptr);
+  EXPECT_GE(blob.diff_storage()->bytes(), 2000u * 2);
+  EXPECT_EQ(blob.ReadDiff(), std::vector<float>(2000, 0.25f));
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace dlcaffe
