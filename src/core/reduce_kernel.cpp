@@ -144,6 +144,19 @@ ChannelReduceKernel::Split ChannelReduceKernel::ChooseSplit(const DeviceInfo& de
   return split;
 }
 
+// Where a channel has several parts, each part's results go to scratch for
+// the combining launch, and the sweep ends there.
+std::string ChannelReduceKernel::StorePartials() const {
+  std::ostringstream s;
+  s << "  if (pw_parts > 1) {  // the combining launch finishes\n"
+    << "    const int pw_slot = channel * pw_parts + pw_part;\n";
+  for (size_t k = 0; k < reductions_.size(); ++k)
+    s << "    pw_partial[" << k << " * pw_channels * pw_parts + pw_slot] = pw_a" << k << ";\n";
+  s << "    return;\n"
+    << "  }\n";
+  return s.str();
+}
+
 std::string ChannelReduceKernel::CpuSweep() const {
   const size_t n = reductions_.size();
   std::ostringstream s;
@@ -185,12 +198,7 @@ std::string ChannelReduceKernel::CpuSweep() const {
       s << "  " << a << " = fmax(" << a << ", pw_max16(fmax(" << a << "_0, " << a << "_1)));\n";
     }
   }
-  s << "  if (pw_parts > 1) {  // the combining launch finishes\n"
-    << "    const int pw_slot = channel * pw_parts + pw_part;\n";
-  for (size_t k = 0; k < n; ++k)
-    s << "    pw_partial[" << k << " * pw_channels * pw_parts + pw_slot] = pw_a" << k << ";\n";
-  s << "    return;\n"
-    << "  }\n";
+  s << StorePartials();
   return s.str();
 }
 
@@ -270,12 +278,7 @@ std::string ChannelReduceKernel::ColumnSweep() const {
     << "  for (; pw_o < pw_row_end; ++pw_o) {\n"
     << "    const int pw_i = pw_o * pw_channels + channel;\n"
     << TermBlock(args_, reductions_, 1, "pw_i", "", "    ") << "  }\n"
-    << "  if (pw_parts > 1) {  // the combining launch finishes\n"
-    << "    const int pw_slot = channel * pw_parts + pw_part;\n";
-  for (size_t k = 0; k < n; ++k)
-    s << "    pw_partial[" << k << " * pw_channels * pw_parts + pw_slot] = pw_a" << k << ";\n";
-  s << "    return;\n"
-    << "  }\n";
+    << StorePartials();
   return s.str();
 }
 

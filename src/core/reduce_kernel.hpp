@@ -116,6 +116,7 @@ class ChannelReduceKernel : public pointwise::GeneratedKernel {
   std::string CpuSweep() const;
   std::string GpuSweep() const;
   std::string ColumnSweep() const;
+  std::string StorePartials() const;
   std::string GroupTree() const;
   std::string CombineParts(bool gpu) const;
   std::string Finish() const;
