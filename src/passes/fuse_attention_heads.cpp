@@ -12,13 +12,16 @@
 // and separate projections (B, T, E) -> Reshape (B, T, H, D) -> Permute
 // [0, 2, 1, 3] -> Attention -> Permute [0, 2, 1, 3].
 //
+// GPT's split of a packed (B, T, 3E) projection (Slice, then Reshape
+// (B, T, H, D) and Permute [0, 2, 1, 3] each) fuses the same way.
+//
 // Rather than matching one exporter's spelling, the pass follows each
 // operand's view layers (Reshape, Permute, StridedSlice, Slice) from the
 // projection as a strided view and fuses only where every element of Q, K
 // and V lies where the fused layer's layout reads it. The first Reshape of
-// each chain stays, reshaping the projection to the layer's 3-D bottom (a
-// Reshape shares its bottom's memory); the Permute after the Attention
-// becomes a Reshape of its 3-D top.
+// each chain stays (a first Slice becomes one), reshaping the projection to
+// the layer's 3-D bottom (a Reshape shares its bottom's memory); the
+// Permute after the Attention becomes a Reshape of its 3-D top.
 #include <algorithm>
 #include <cstdint>
 #include <set>
@@ -117,6 +120,25 @@ std::vector<int64_t> Dims(const View& v) {
 
 int NormalizedAxis(int axis, int rank) { return axis < 0 ? axis + rank : axis; }
 
+// Caffe's Slice: the part [begin, end) of an axis of n that top `top` takes.
+bool SlicePart(const caffe::LayerParameter& l, int top, int64_t n, int64_t* begin,
+               int64_t* end) {
+  const caffe::SliceParameter& p = l.slice_param();
+  if (p.slice_point_size() == 0) {
+    if (n % l.top_size()) return false;
+    *begin = top * (n / l.top_size()), *end = *begin + n / l.top_size();
+  } else {
+    if (p.slice_point_size() + 1 != l.top_size()) return false;
+    *begin = top == 0 ? 0 : p.slice_point(top - 1);
+    *end = top < p.slice_point_size() ? p.slice_point(top) : n;
+  }
+  return 0 <= *begin && *begin <= *end && *end <= n;
+}
+
+int SliceAxis(const caffe::SliceParameter& p, int rank) {
+  return NormalizedAxis(p.has_axis() || !p.has_slice_dim() ? p.axis() : int(p.slice_dim()), rank);
+}
+
 // `v` after `l`, whose top `top` the chain follows; false where the pass
 // does not follow it.
 bool Apply(const caffe::LayerParameter& l, int top, View* v) {
@@ -184,22 +206,10 @@ bool Apply(const caffe::LayerParameter& l, int top, View* v) {
     return true;
   }
   if (l.type() == "Slice") {  // Caffe's: top j between slice points
-    const caffe::SliceParameter& p = l.slice_param();
-    const int axis = NormalizedAxis(p.has_axis() || !p.has_slice_dim() ? p.axis()
-                                                                        : int(p.slice_dim()),
-                                    rank);
+    const int axis = SliceAxis(l.slice_param(), rank);
     if (axis < 0 || axis >= rank) return false;
-    const int64_t n = in[axis];
     int64_t begin, end;
-    if (p.slice_point_size() == 0) {
-      if (n % l.top_size()) return false;
-      begin = top * (n / l.top_size()), end = begin + n / l.top_size();
-    } else {
-      if (p.slice_point_size() + 1 != l.top_size()) return false;
-      begin = top == 0 ? 0 : p.slice_point(top - 1);
-      end = top < p.slice_point_size() ? p.slice_point(top) : n;
-    }
-    return begin <= end && end <= n && Sliced(v, axis, begin, end - begin, 1);
+    return SlicePart(l, top, in[axis], &begin, &end) && Sliced(v, axis, begin, end - begin, 1);
   }
   return false;
 }
@@ -213,9 +223,59 @@ bool IsViewLayer(const caffe::LayerParameter& l) {
 // down to the Attention's bottom, and the view of the source they make.
 struct Chain {
   std::string source;
-  std::vector<int> layers;  // source first; layers[0] a Reshape
+  std::vector<int> layers;  // source first; layers[0] a Reshape or Slice
   View view;
+  int64_t source_count = 0;
 };
+
+// The product of a Reshape's dimensions where all are explicit, else 0.
+int64_t ExplicitCount(const caffe::LayerParameter& l) {
+  if (l.type() != "Reshape" || l.reshape_param().axis() != 0 ||
+      l.reshape_param().num_axes() != -1)
+    return 0;
+  int64_t n = 1;
+  for (int64_t d : l.reshape_param().shape().dim()) {
+    if (d <= 0) return 0;
+    n *= d;
+  }
+  return n;
+}
+
+// The view a chain's first layer makes of its source, whose shape is written
+// nowhere: a Reshape to explicit dimensions makes it a contiguous tensor of
+// those; a Slice along the last axis of an InnerProduct's output (GPT's
+// split of its packed projection) sees it as rows of num_output values, as
+// many rows as the Reshape after the Slice implies.
+bool FirstView(const caffe::NetParameter& net, const BlobUses& uses, const Chain& c, int top,
+               View* view, int64_t* source_count) {
+  const caffe::LayerParameter& first = net.layer(c.layers[0]);
+  if (first.type() == "Reshape") {
+    *source_count = ExplicitCount(first);
+    if (*source_count == 0) return false;
+    std::vector<int64_t> dims(first.reshape_param().shape().dim().begin(),
+                              first.reshape_param().shape().dim().end());
+    *view = Contiguous(dims);
+    return true;
+  }
+  const int producer = uses.Producer(c.source);
+  if (first.type() != "Slice" || c.layers.size() < 2 || producer < 0 ||
+      net.layer(producer).type() != "InnerProduct")
+    return false;
+  const caffe::InnerProductParameter& ip = net.layer(producer).inner_product_param();
+  const int64_t width = ip.num_output();
+  const int rank = ip.axis() + 1;
+  const int64_t part_count = ExplicitCount(net.layer(c.layers[1]));
+  int64_t begin, end;
+  if (ip.axis() < 0 || width <= 0 || part_count == 0 ||
+      SliceAxis(first.slice_param(), rank) != rank - 1 ||
+      !SlicePart(first, top, width, &begin, &end) || end == begin ||
+      part_count % (end - begin))
+    return false;
+  const int64_t rows = part_count / (end - begin);
+  *source_count = rows * width;
+  *view = Contiguous({rows, width});
+  return Sliced(view, 1, begin, end - begin, 1);
+}
 
 bool Trace(const caffe::NetParameter& net, const BlobUses& uses, const std::string& bottom,
            Chain* chain) {
@@ -234,20 +294,9 @@ bool Trace(const caffe::NetParameter& net, const BlobUses& uses, const std::stri
   if (layers.empty()) return false;
   std::reverse(layers.begin(), layers.end());
   std::reverse(tops.begin(), tops.end());
-  // The source's shape is not written anywhere; a first Reshape to explicit
-  // dimensions makes it a contiguous tensor of those.
-  const caffe::LayerParameter& first = net.layer(layers[0]);
-  if (first.type() != "Reshape" || first.reshape_param().axis() != 0 ||
-      first.reshape_param().num_axes() != -1)
-    return false;
-  std::vector<int64_t> dims;
-  for (int64_t d : first.reshape_param().shape().dim()) {
-    if (d <= 0) return false;
-    dims.push_back(d);
-  }
   chain->source = blob;
   chain->layers = layers;
-  chain->view = Contiguous(dims);
+  if (!FirstView(net, uses, *chain, tops[0], &chain->view, &chain->source_count)) return false;
   for (size_t i = 1; i < layers.size(); ++i)
     if (!Apply(net.layer(layers[i]), tops[i], &chain->view)) return false;
   return true;
@@ -258,17 +307,10 @@ bool StrideIs(const Axis& axis, int64_t stride) {
   return axis.empty() || (axis.size() == 1 && axis[0].stride == stride);
 }
 
-int64_t SourceCount(const caffe::NetParameter& net, const Chain& c) {
-  int64_t n = 1;
-  for (int64_t d : net.layer(c.layers[0]).reshape_param().shape().dim()) n *= d;
-  return n;
-}
-
 // Whether a (B, H, rows, D) operand lies in its source as the fused layer
 // reads it: rows of `width` values in (B, rows) or (rows, B) order, head h
 // at offset + h * D.
-bool Fits(const caffe::NetParameter& net, const Chain& c, bool sequence_first, int64_t width,
-          int64_t offset) {
+bool Fits(const Chain& c, bool sequence_first, int64_t width, int64_t offset) {
   const std::vector<int64_t> d = Dims(c.view);
   if (d.size() != 4) return false;
   const int64_t B = d[0], rows = d[2], D = d[3];
@@ -276,7 +318,7 @@ bool Fits(const caffe::NetParameter& net, const Chain& c, bool sequence_first, i
   return c.view.offset == offset && StrideIs(a[3], 1) && StrideIs(a[1], D) &&
          StrideIs(a[0], sequence_first ? width : rows * width) &&
          StrideIs(a[2], sequence_first ? B * width : width) &&
-         SourceCount(net, c) == B * rows * width;
+         c.source_count == B * rows * width;
 }
 
 int FuseAttentionHeads(caffe::NetParameter* net, const BlobSet& keep) {
@@ -309,13 +351,13 @@ int FuseAttentionHeads(caffe::NetParameter* net, const BlobSet& keep) {
     bool fits;
     if (packed) {
       const int64_t width = 3 * H * dk;
-      fits = S == T && dv == dk && Fits(*net, q, sequence_first, width, 0) &&
-             Fits(*net, k, sequence_first, width, H * dk) &&
-             Fits(*net, v, sequence_first, width, 2 * H * dk);
+      fits = S == T && dv == dk && Fits(q, sequence_first, width, 0) &&
+             Fits(k, sequence_first, width, H * dk) &&
+             Fits(v, sequence_first, width, 2 * H * dk);
     } else {
       fits = q.source != k.source && q.source != v.source && k.source != v.source &&
-             Fits(*net, q, sequence_first, H * dk, 0) &&
-             Fits(*net, k, sequence_first, H * dk, 0) && Fits(*net, v, sequence_first, H * dv, 0);
+             Fits(q, sequence_first, H * dk, 0) &&
+             Fits(k, sequence_first, H * dk, 0) && Fits(v, sequence_first, H * dv, 0);
     }
     if (!fits || kd[0] != B || kd[1] != H || vd[0] != B || vd[1] != H) continue;
 
@@ -340,6 +382,13 @@ int FuseAttentionHeads(caffe::NetParameter* net, const BlobSet& keep) {
     for (const Chain* c : packed ? std::vector<const Chain*>{&q}
                                  : std::vector<const Chain*>{&q, &k, &v}) {
       caffe::LayerParameter* reshape = net->mutable_layer(c->layers[0]);
+      if (reshape->type() == "Slice") {  // becomes a Reshape of the whole projection
+        const std::string top = reshape->top(0);
+        reshape->set_type("Reshape");
+        reshape->clear_slice_param();
+        reshape->clear_top();
+        reshape->add_top(top);
+      }
       const int64_t rows = c == &q ? T : S;
       const int64_t width = packed ? 3 * H * dk : (c == &v ? H * dv : H * dk);
       caffe::BlobShape* shape = reshape->mutable_reshape_param()->mutable_shape();

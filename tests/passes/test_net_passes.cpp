@@ -325,6 +325,7 @@ std::string GatheredHeads(int k_slice) {
 // The output and the projection's gradient for a fixed output gradient.
 std::pair<std::vector<float>, std::vector<float>> ProjectionForwardBackward(
     const caffe::NetParameter& param) {
+  TestContext().Seed(48);  // the same weights in both nets
   dlcaffe::Net net(param, TestContext());
   FillGaussian(net.blob_by_name("x").get(), 0.f, 1.f, 5);
   net.Forward();
@@ -369,6 +370,64 @@ TEST(FusionPasses, GatheredHeadsThatDoNotFitStay) {
   EXPECT_TRUE(RunFusionPasses(&read, {"x", "y", "k_rows"}).empty());
   caffe::NetParameter output = Net(GatheredHeads(1));
   EXPECT_TRUE(RunFusionPasses(&output, {"x", "y", "o"}).empty());
+}
+
+// GPT's heads as TorchScript exports them: the packed projection 'qkv'
+// (B 2, T 5, 3E 24; H 2, D 4) split by a Slice on its last axis, each part
+// reshaped to (B, T, H, D) and permuted to (B, H, T, D); the output permuted
+// back and flattened. `project` makes 'qkv' an InnerProduct of 'x' (the
+// pass reads the projection's width off it); false makes it an input, whose
+// shape the pass cannot see.
+std::string SplitHeads(bool project) {
+  std::string text = R"(
+    force_backward: true
+    layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 2 dim: 5 dim: 24 } } })";
+  text += project ? R"(
+    layer { name: 'proj' type: 'InnerProduct' bottom: 'x' top: 'qkv'
+            inner_product_param { num_output: 24 axis: 2 weight_filler { type: 'gaussian' std: 0.3 }
+                                  bias_filler { type: 'gaussian' std: 0.1 } } })"
+                  : R"(
+    layer { name: 'in2' type: 'Input' top: 'qkv' input_param { shape { dim: 2 dim: 5 dim: 24 } } })";
+  text += R"(
+    layer { name: 'split' type: 'Slice' bottom: 'qkv' top: 'q3' top: 'k3' top: 'v3'
+            slice_param { axis: 2 slice_point: 8 slice_point: 16 } })";
+  for (const char* n : {"q", "k", "v"}) {
+    const std::string t = n;
+    text += "layer { name: '" + t + "_heads' type: 'Reshape' bottom: '" + t + "3' top: '" + t +
+            "_heads' reshape_param { shape { dim: 2 dim: 5 dim: 2 dim: 4 } } }"
+            "layer { name: '" + t + "' type: 'Permute' bottom: '" + t + "_heads' top: '" + t +
+            "' permute_param { order: 0 order: 2 order: 1 order: 3 } }";
+  }
+  return text + R"(
+    layer { name: 'att' type: 'Attention' bottom: 'q' bottom: 'k' bottom: 'v' top: 'o' attention_param { causal: true } }
+    layer { name: 'out' type: 'Permute' bottom: 'o' top: 'bthd' permute_param { order: 0 order: 2 order: 1 order: 3 } }
+    layer { name: 'flat' type: 'Reshape' bottom: 'bthd' top: 'y' reshape_param { shape { dim: 2 dim: 5 dim: 8 } } })";
+}
+
+TEST(FusionPasses, SplitHeadsBecomeAttentionReadingThePackedProjection) {
+  const caffe::NetParameter unfused = Net(SplitHeads(true));
+  caffe::NetParameter fused = unfused;
+  EXPECT_EQ(RunFusionPasses(&fused, {"x", "y"}), std::vector<std::string>{"AttentionHeads"});
+  // Input, the projection, the Slice become a Reshape to (B, T, 3E),
+  // Attention, the output's Reshape, the flattening.
+  ASSERT_EQ(fused.layer_size(), 6);
+  const caffe::LayerParameter& attention = Layer(fused, "att");
+  EXPECT_EQ(attention.attention_param().num_heads(), 2u);
+  EXPECT_EQ(attention.attention_param().layout(), caffe::AttentionParameter::BATCH_FIRST);
+  EXPECT_TRUE(attention.attention_param().packed_qkv());
+  EXPECT_EQ(Layer(fused, "split").type(), "Reshape");
+  ASSERT_EQ(attention.bottom_size(), 1);
+  EXPECT_EQ(attention.bottom(0), Layer(fused, "split").top(0));
+  const auto [expected_out, expected_grad] = ProjectionForwardBackward(unfused);
+  const auto [out, grad] = ProjectionForwardBackward(fused);
+  ASSERT_EQ(out.size(), expected_out.size());
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected_out[i], 1e-5f) << i;
+  ASSERT_EQ(grad.size(), expected_grad.size());
+  for (size_t i = 0; i < grad.size(); ++i) EXPECT_NEAR(grad[i], expected_grad[i], 1e-5f) << i;
+  EXPECT_NE(expected_grad, std::vector<float>(grad.size(), 0.f));
+  // Without a layer that gives the projection's shape, the split stays.
+  caffe::NetParameter unknown = Net(SplitHeads(false));
+  EXPECT_TRUE(RunFusionPasses(&unknown, {"x", "qkv", "y"}).empty());
 }
 
 TEST(FusionPasses, AttentionScoresThatAreAnOutputStay) {
