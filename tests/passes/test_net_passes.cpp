@@ -336,6 +336,19 @@ std::pair<std::vector<float>, std::vector<float>> ProjectionForwardBackward(
   return {net.blob_by_name("y")->ReadData(), net.blob_by_name("x")->ReadDiff()};
 }
 
+// The fused net gives the unfused one's output and projection gradient
+// (which is not all zeros: the comparison checks something).
+void ExpectSameProjectionForwardBackward(const caffe::NetParameter& unfused,
+                                         const caffe::NetParameter& fused) {
+  const auto [expected_out, expected_grad] = ProjectionForwardBackward(unfused);
+  const auto [out, grad] = ProjectionForwardBackward(fused);
+  ASSERT_EQ(out.size(), expected_out.size());
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected_out[i], 1e-5f) << i;
+  ASSERT_EQ(grad.size(), expected_grad.size());
+  for (size_t i = 0; i < grad.size(); ++i) EXPECT_NEAR(grad[i], expected_grad[i], 1e-5f) << i;
+  EXPECT_NE(expected_grad, std::vector<float>(grad.size(), 0.f));
+}
+
 TEST(FusionPasses, GatheredHeadsBecomeAttentionReadingThePackedProjection) {
   const caffe::NetParameter unfused = Net(GatheredHeads(1));
   caffe::NetParameter fused = unfused;
@@ -352,13 +365,7 @@ TEST(FusionPasses, GatheredHeadsBecomeAttentionReadingThePackedProjection) {
   EXPECT_EQ(attention.bottom(0), "r0");
   EXPECT_EQ(Layer(fused, "r0").reshape_param().shape().dim_size(), 3);
   EXPECT_EQ(Layer(fused, "out").type(), "Reshape");
-  const auto [expected_out, expected_grad] = ProjectionForwardBackward(unfused);
-  const auto [out, grad] = ProjectionForwardBackward(fused);
-  ASSERT_EQ(out.size(), expected_out.size());
-  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected_out[i], 1e-5f) << i;
-  ASSERT_EQ(grad.size(), expected_grad.size());
-  for (size_t i = 0; i < grad.size(); ++i) EXPECT_NEAR(grad[i], expected_grad[i], 1e-5f) << i;
-  EXPECT_NE(expected_grad, std::vector<float>(grad.size(), 0.f));
+  ExpectSameProjectionForwardBackward(unfused, fused);
 }
 
 // Gathers that no layout reads in place (K is Q's third again), or whose
@@ -418,13 +425,7 @@ TEST(FusionPasses, SplitHeadsBecomeAttentionReadingThePackedProjection) {
   EXPECT_EQ(Layer(fused, "split").type(), "Reshape");
   ASSERT_EQ(attention.bottom_size(), 1);
   EXPECT_EQ(attention.bottom(0), Layer(fused, "split").top(0));
-  const auto [expected_out, expected_grad] = ProjectionForwardBackward(unfused);
-  const auto [out, grad] = ProjectionForwardBackward(fused);
-  ASSERT_EQ(out.size(), expected_out.size());
-  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expected_out[i], 1e-5f) << i;
-  ASSERT_EQ(grad.size(), expected_grad.size());
-  for (size_t i = 0; i < grad.size(); ++i) EXPECT_NEAR(grad[i], expected_grad[i], 1e-5f) << i;
-  EXPECT_NE(expected_grad, std::vector<float>(grad.size(), 0.f));
+  ExpectSameProjectionForwardBackward(unfused, fused);
   // Without a layer that gives the projection's shape, the split stays.
   caffe::NetParameter unknown = Net(SplitHeads(false));
   EXPECT_TRUE(RunFusionPasses(&unknown, {"x", "qkv", "y"}).empty());
