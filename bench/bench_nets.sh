@@ -96,7 +96,7 @@ bench_run() {
          END {if (ms != "") print ms, (mib == "" ? "-" : mib)}'
 }
 
-echo "device: $("$dlcaffe" device_query 2>&1 | grep -m1 'Name:' | sed 's/.*Name: //'), batch $batch"
+echo "device: $("$dlcaffe" device_query 2>&1 | awk '/Name:/ && !seen++ {sub(/.*Name: /, ""); print}'), batch $batch"
 for net in $nets; do
   if [ -n "${ONNX_DIR:-}" ]; then
     # ONNX models (e.g. written by tools/onnx/export_for_bench.py at this

@@ -241,7 +241,7 @@ if [ -n "${TORCH_REF:-}" ]; then
     gen=$(value "s/$pattern generate +([0-9.e+-]+|nan) tokens\/s.*/\1/p" "$work/torch.log")
     label="pytorch $setting"
     [ "$setting" = default ] && label=$(sed -nE 's/^(pytorch default \([^)]*\)) forward .*/\1/p' \
-      "$work/torch.log" | head -n 1)
+      "$work/torch.log" | awk 'NR == 1')
     row "${label:-pytorch default}" "$fwd" "$train" "$fwd_mib" "$train_mib" "$gen" \
       "$(ratio "$fwd" "$our_fwd")" "$(ratio "$train" "$our_train")" "$(ratio "$our_gen" "$gen")"
   done

@@ -31,7 +31,7 @@ snapshot_after_train: false
 snapshot_prefix: "$work/lenet"
 SOLVER
 
-echo "device: $("$build/tools/dlcaffe" device_query 2>&1 | grep -m1 'Name:' | sed 's/.*Name: //')"
+echo "device: $("$build/tools/dlcaffe" device_query 2>&1 | awk '/Name:/ && !seen++ {sub(/.*Name: /, ""); print}')"
 "$build/tools/dlcaffe" train --solver="$work/solver.prototxt" 2> "$work/log"
 # Skip the first display window (kernel builds, warm-up); average the rest.
 awk '/ iter\/s, / { n++; if (n > 1) { gsub(/\(/, "", $7); sum += $7; count++ } }

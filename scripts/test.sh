@@ -101,7 +101,7 @@ for log in "$logs"/*.log; do
   [ -f "$log" ] || continue
   sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.*[^0-9]*([0-9.]+) sec$/\2 \1/p' "$log" |
     sed "s/\$/ $(basename "$log" .log)/"
-done | sort -rn | head -10 | awk '{printf "  %8.1f s  %-36s %s\n", $1, $2, $3}'
+done | sort -rn | awk 'NR <= 10 {printf "  %8.1f s  %-36s %s\n", $1, $2, $3}'
 if [ "$total" -gt "$budget_s" ] && [ "${DLCAFFE_NIGHTLY:-0}" = 0 ]; then
   echo "!!! CI BUDGET EXCEEDED: this run took $total s, over the $budget_s s budget" \
        "(docs/reliability.md, 'CI time'). It still passes; make it fit before it reaches" \

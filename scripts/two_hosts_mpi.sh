@@ -164,7 +164,7 @@ set +e
 wait "$job"
 code=$?
 set -e
-message="$({ grep -E "lost communication with a remote daemon|unexpectedly disconnected|Peer host:|killed by signal|exited on signal|unable to reliably start one or more daemons" "$work/killed.log" || true; } | head -n 3)"
+message="$({ grep -E "lost communication with a remote daemon|unexpectedly disconnected|Peer host:|killed by signal|exited on signal|unable to reliably start one or more daemons" "$work/killed.log" || true; } | awk 'NR <= 3')"
 echo "two_hosts_mpi:    the job ended $((SECONDS - killed_at)) s after the kill (pids $victims), exit code $code:"
 echo "$message" | sed 's/^/      /'
 if [ "$code" -eq 0 ] || [ -z "$message" ]; then
