@@ -97,6 +97,8 @@ class Blob : public std::enable_shared_from_this<Blob> {
   // Keeps data in `storage` (at least count() elements) from now on, sharing it
   // with whatever else holds it; later Reshapes keep it while they fit.
   void UseDataStorage(BufferPtr storage);
+  // The same for the diff (the training memory plan, core/training_memory_plan.hpp).
+  void UseDiffStorage(BufferPtr storage);
   // Drops the diff buffer (an inference net never reads it); diff() and the
   // diff accessors allocate a zero-filled one again if something asks.
   void ReleaseDiff() { diff_.reset(); }
@@ -113,6 +115,11 @@ class Blob : public std::enable_shared_from_this<Blob> {
   // throws an Error with it: the plan blocks blobs whose storage later layers
   // overwrite. Device access (data()) is not checked.
   void set_data_read_error(std::string reason) { data_read_error_ = std::move(reason); }
+  const std::string& data_read_error() const { return data_read_error_; }
+  // The same for the diff (ReadDiff, ToProto with diffs): the training plan
+  // blocks diffs that other blobs' gradients overwrite.
+  void set_diff_read_error(std::string reason) { diff_read_error_ = std::move(reason); }
+  const std::string& diff_read_error() const { return diff_read_error_; }
 
   // Caffe's serialisation (BlobProto with `shape`, or legacy num/channels/...).
   void FromProto(const caffe::BlobProto& proto, bool reshape = true);
@@ -137,6 +144,7 @@ class Blob : public std::enable_shared_from_this<Blob> {
   mutable BufferPtr diff_;  // null after ReleaseDiff until diff() is asked
   bool diff_on_demand_ = false;  // set_diff_on_demand
   std::string data_read_error_;
+  std::string diff_read_error_;
   StorageType storage_type_ = StorageType::kFloat32;
 };
 

@@ -19,6 +19,7 @@ namespace dlcaffe {
 
 class ExecutionPlan;
 class InferenceMemoryPlan;
+class TrainingMemoryPlan;
 
 // Bytes of a net's activation blobs, data and diffs (4 per float of their
 // current shapes; the buffer pool rounds allocations up by at most 1/16),
@@ -99,6 +100,19 @@ class Net {
   bool has_memory_plan() const { return memory_plan_ != nullptr; }
   // The numbers of the last (re)plan.
   const ActivationMemory& activation_memory() const { return activation_memory_; }
+
+  // The training memory plan (a solver's train net has it unless the run
+  // option share_diffs is off): activation diffs whose lifetimes in the
+  // passes do not overlap share device storage, and diffs no backward uses
+  // are released. Net inputs, outputs, loss tops and the blobs named in
+  // `keep` keep diffs of their own; reading another activation blob's diff
+  // to the host outside a backward pass throws (data and parameters are
+  // untouched). Shape changes redo the plan. Logs and returns the diff
+  // bytes without and with it.
+  ActivationMemory PlanTrainingMemory(const std::vector<std::string>& keep = {});
+  bool has_training_memory_plan() const { return training_plan_ != nullptr; }
+  // The numbers of its last (re)plan.
+  const ActivationMemory& diff_memory() const { return diff_memory_; }
 
   // Incremental decoding (decode_state.hpp; `dlcaffe generate`): sets the
   // state on every layer for the next passes. Throws naming the first layer
@@ -242,6 +256,8 @@ class Net {
   std::unique_ptr<ExecutionPlan> plan_;
   std::unique_ptr<InferenceMemoryPlan> memory_plan_;
   ActivationMemory activation_memory_;
+  std::unique_ptr<TrainingMemoryPlan> training_plan_;
+  ActivationMemory diff_memory_;
   // The description without its layers (state, force_backward, ...), so
   // that a rebuild keeps them.
   caffe::NetParameter settings_;

@@ -94,6 +94,11 @@ struct RunOptions {
   // in OpenCL C: slow, for checking those kernels on devices without tensor
   // cores (the tests on PoCL). Off by default.
   bool matrix_emulate = false;
+  // DLCAFFE_SHARE_DIFFS=1|on|0|off: a solver's train net has the training
+  // memory plan (Net::PlanTrainingMemory): activation diffs whose lifetimes
+  // do not overlap share storage, so an activation's diff holds no value
+  // after the backward pass; off keeps each its own, to read them.
+  bool share_diffs = true;
 
   // The defaults, overridden by every DLCAFFE_* variable that is set (one
   // that earlier versions read and this one does not is an error naming

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "dlcaffe/context.hpp"
+#include "dlcaffe/error.hpp"
 #include "dlcaffe/half_conversion.hpp"
 
 namespace dlcaffe_python {
@@ -60,6 +61,9 @@ HostMirrors& HostMirrors::Instance() {
 py::array HostMirrors::Array(dlcaffe::Blob& blob, bool diff) {
   std::vector<py::ssize_t> shape(blob.shape().begin(), blob.shape().end());
   if (blob.count() == 0) return py::array_t<float>(shape);
+  // A memory plan's block (Blob::set_data_read_error / set_diff_read_error).
+  const std::string& blocked = diff ? blob.diff_read_error() : blob.data_read_error();
+  DLC_REQUIRE(blocked.empty(), blocked);
   if (diff) blob.diff();  // a released diff is allocated again
   const dlcaffe::BufferPtr& buffer = diff ? blob.diff_storage() : blob.data_storage();
   const size_t count = static_cast<size_t>(blob.count());

@@ -72,6 +72,14 @@ void Blob::UseDataStorage(BufferPtr storage) {
   data_ = std::move(storage);
 }
 
+void Blob::UseDiffStorage(BufferPtr storage) {
+  CHECK(storage);
+  CHECK_GE(storage->bytes(), static_cast<size_t>(count_) * element_bytes());
+  capacity_ = storage->bytes() / element_bytes();
+  if (data_) capacity_ = std::min(capacity_, data_->bytes() / element_bytes());
+  diff_ = std::move(storage);
+}
+
 void Blob::Reshape(const caffe::BlobShape& shape) {
   std::vector<int> dims;
   for (int i = 0; i < shape.dim_size(); ++i) {
@@ -119,7 +127,10 @@ std::vector<float> Blob::ReadData() const {
   return ReadFloats(data());
 }
 
-std::vector<float> Blob::ReadDiff() const { return ReadFloats(diff()); }
+std::vector<float> Blob::ReadDiff() const {
+  DLC_REQUIRE(diff_read_error_.empty(), diff_read_error_);
+  return ReadFloats(diff());
+}
 
 std::vector<float> Blob::ReadFloats(cl_mem mem) const {
   std::vector<float> v(count_);

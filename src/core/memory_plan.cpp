@@ -83,13 +83,103 @@ size_t DistinctBytes(const std::vector<std::shared_ptr<Blob>>& blobs, StorageOf 
   return total;
 }
 
+}  // namespace
+
 std::string Megabytes(size_t bytes) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(1) << bytes / 1048576.0 << " MiB";
   return s.str();
 }
 
-}  // namespace
+Storages GroupStorages(const std::vector<std::shared_ptr<Blob>>& blobs,
+                       const std::vector<Lifetime>& blob_life, bool diffs) {
+  const int num_blobs = static_cast<int>(blobs.size());
+  const auto buffer_of = [&](int b) -> const BufferPtr& {
+    return diffs ? blobs[b]->diff_storage() : blobs[b]->data_storage();
+  };
+  std::map<const Buffer*, std::vector<int>> holders;
+  for (int b = 0; b < num_blobs; ++b)
+    if (buffer_of(b)) holders[buffer_of(b).get()].push_back(b);
+  std::vector<int> parent(num_blobs);
+  std::iota(parent.begin(), parent.end(), 0);
+  for (const auto& entry : holders)
+    for (size_t i = 0; i < entry.second.size(); ++i)
+      for (size_t j = i + 1; j < entry.second.size(); ++j)
+        if (blob_life[entry.second[i]].Overlaps(blob_life[entry.second[j]]))
+          parent[FindRoot(parent, entry.second[j])] = FindRoot(parent, entry.second[i]);
+  Storages storages;
+  storages.of_blob.assign(num_blobs, -1);
+  std::map<int, int> storage_of_root;
+  for (int b = 0; b < num_blobs; ++b) {
+    if (!buffer_of(b)) continue;
+    const int next = static_cast<int>(storages.members.size());
+    const auto it = storage_of_root.emplace(FindRoot(parent, b), next).first;
+    if (it->second == next) {
+      storages.members.emplace_back();
+      storages.held_elsewhere.push_back(false);
+      storages.bytes.push_back(0);
+      storages.life.emplace_back();
+    }
+    const int s = it->second;
+    storages.of_blob[b] = s;
+    storages.members[s].push_back(b);
+    storages.bytes[s] = std::max(storages.bytes[s], BlobBytes(*blobs[b]));
+    storages.life[s].Extend(blob_life[b]);
+  }
+  for (const auto& entry : holders) {
+    const long owners = buffer_of(entry.second[0]).use_count();
+    if (owners > static_cast<long>(entry.second.size()))
+      for (int b : entry.second) storages.held_elsewhere[storages.of_blob[b]] = true;
+  }
+  return storages;
+}
+
+std::vector<BufferPtr> SlotBuffers(Context& ctx, const SlotPlacement& placement,
+                                   const std::vector<std::vector<int>>& slot_storages,
+                                   const std::function<BufferPtr(int)>& buffer_of,
+                                   std::set<const Buffer*>* taken) {
+  std::vector<BufferPtr> buffers;
+  for (size_t slot = 0; slot < placement.slot_bytes.size(); ++slot) {
+    const size_t need = std::max<size_t>(placement.slot_bytes[slot], sizeof(float));
+    BufferPtr buffer;
+    for (int s : slot_storages[slot]) {
+      BufferPtr candidate = buffer_of(s);
+      if (candidate && candidate->bytes() >= need && !taken->count(candidate.get()) &&
+          (!buffer || candidate->bytes() < buffer->bytes()))
+        buffer = candidate;
+    }
+    if (!buffer) buffer = ctx.Allocate(need);
+    taken->insert(buffer.get());
+    buffers.push_back(std::move(buffer));
+  }
+  return buffers;
+}
+
+void ReadBlocks::Clear() {
+  Set(false);
+  blocked_.clear();
+}
+
+void ReadBlocks::Set(bool blocked) {
+  for (auto& entry : blocked_) {
+    std::string reason = blocked ? entry.second : std::string();
+    if (diffs_) entry.first->set_diff_read_error(std::move(reason));
+    else entry.first->set_data_read_error(std::move(reason));
+  }
+}
+
+ReadBlocks::Pass::Pass(ReadBlocks* blocks) : blocks_(blocks) {
+  if (!blocks_) return;
+  CHECK(!blocks_->in_pass_);
+  blocks_->in_pass_ = true;
+  blocks_->Set(false);
+}
+
+ReadBlocks::Pass::~Pass() {
+  if (!blocks_) return;
+  blocks_->in_pass_ = false;
+  blocks_->Set(true);
+}
 
 ActivationMemory InferenceMemoryPlan::Apply(const Net& net) {
   const auto& blobs = net.blobs();
@@ -114,38 +204,17 @@ ActivationMemory InferenceMemoryPlan::Apply(const Net& net) {
     }
   }
 
-  // Storages: blobs on one data buffer whose lifetimes overlap (transitively).
-  std::map<const Buffer*, std::vector<int>> holders;
-  for (int b = 0; b < num_blobs; ++b)
-    if (blobs[b]->data_storage()) holders[blobs[b]->data_storage().get()].push_back(b);
-  std::vector<int> parent(num_blobs);
-  std::iota(parent.begin(), parent.end(), 0);
-  for (const auto& entry : holders)
-    for (size_t i = 0; i < entry.second.size(); ++i)
-      for (size_t j = i + 1; j < entry.second.size(); ++j)
-        if (blob_life[entry.second[i]].Overlaps(blob_life[entry.second[j]]))
-          parent[FindRoot(parent, entry.second[j])] = FindRoot(parent, entry.second[i]);
-  std::map<int, int> storage_of_root;
-  std::vector<int> storage_of(num_blobs, -1);
-  std::vector<std::vector<int>> members;
-  for (int b = 0; b < num_blobs; ++b) {  // numbered in blob order: a stable plan
-    if (!blobs[b]->data_storage()) continue;
-    const auto it = storage_of_root.emplace(FindRoot(parent, b), (int)members.size()).first;
-    if (it->second == (int)members.size()) members.emplace_back();
-    storage_of[b] = it->second;
-    members[it->second].push_back(b);
-  }
+  const Storages storages = GroupStorages(blobs, blob_life, false);
+  const std::vector<int>& storage_of = storages.of_blob;
+  const std::vector<std::vector<int>>& members = storages.members;
   const int num_storages = static_cast<int>(members.size());
 
   // What each storage is: left alone (held outside the net's activations),
   // kept (its values are read after Forward) or shared.
   enum Kind { kShared, kKept, kAlone };
   std::vector<Kind> kind(num_storages, kShared);
-  for (const auto& entry : holders) {
-    const long owners = blobs[entry.second[0]]->data_storage().use_count();
-    if (owners > static_cast<long>(entry.second.size()))
-      for (int b : entry.second) kind[storage_of[b]] = kAlone;
-  }
+  for (int s = 0; s < num_storages; ++s)
+    if (storages.held_elsewhere[s]) kind[s] = kAlone;
   std::vector<bool> readable(num_blobs, false);
   for (const Blob* input : net.input_blobs())
     for (int b = 0; b < num_blobs; ++b) readable[b] = readable[b] || blobs[b].get() == input;
@@ -159,13 +228,8 @@ ActivationMemory InferenceMemoryPlan::Apply(const Net& net) {
     if (storage_of[b] >= 0 && readable[b] && kind[storage_of[b]] == kShared)
       kind[storage_of[b]] = kKept;
 
-  std::vector<size_t> bytes(num_storages, 0);
-  std::vector<Lifetime> life(num_storages);
-  for (int s = 0; s < num_storages; ++s)
-    for (int b : members[s]) {
-      bytes[s] = std::max(bytes[s], BlobBytes(*blobs[b]));
-      life[s].Extend(blob_life[b]);
-    }
+  const std::vector<size_t>& bytes = storages.bytes;
+  const std::vector<Lifetime>& life = storages.life;
   ActivationMemory memory;
   for (int s = 0; s < num_storages; ++s) memory.bytes_without_plan += bytes[s];
   std::map<int, size_t> unplanned_diffs;
@@ -211,37 +275,28 @@ ActivationMemory InferenceMemoryPlan::Apply(const Net& net) {
   std::vector<std::vector<int>> slot_storages(num_slots);
   for (size_t i = 0; i < shared.size(); ++i)
     slot_storages[placement.slot_of[i]].push_back(shared[i]);
-  for (int slot = 0; slot < num_slots; ++slot) {
-    const size_t need = std::max<size_t>(placement.slot_bytes[slot], sizeof(float));
-    BufferPtr buffer;
-    for (int s : slot_storages[slot]) {
-      BufferPtr candidate = buffer_of(s);
-      if (candidate->bytes() >= need && !taken.count(candidate.get()) &&
-          (!buffer || candidate->bytes() < buffer->bytes()))
-        buffer = candidate;
-    }
-    if (!buffer) buffer = ctx.Allocate(need);
-    taken.insert(buffer.get());
-    for (int s : slot_storages[slot]) place(s, buffer);
-  }
+  const std::vector<BufferPtr> slot_buffers =
+      SlotBuffers(ctx, placement, slot_storages, buffer_of, &taken);
+  for (int slot = 0; slot < num_slots; ++slot)
+    for (int s : slot_storages[slot]) place(s, slot_buffers[slot]);
 
   // Diffs: an inference net never reads them (a loss top's holds its loss
   // weight, so those stay). Reads: blocked where later layers reuse storage.
-  blocked_.clear();
+  blocks_.Clear();
   for (const auto& blob : blobs) blob->set_data_read_error("");
   for (int b = 0; b < num_blobs; ++b) {
     const int s = storage_of[b];
     if (s < 0 || kind[s] == kAlone) continue;
     if (b >= (int)loss_weights.size() || loss_weights[b] == 0.f) blobs[b]->ReleaseDiff();
     if (kind[s] == kShared)
-      blocked_.emplace_back(
+      blocks_.Add(
           blobs[b].get(),
           "blob '" + net.blob_names()[b] + "' of net '" + net.name() +
               "' holds no value outside the net's passes: the inference memory plan "
               "(Net::PlanInferenceMemory) lets later layers reuse its storage; name it in "
               "the plan's keep list to read it");
   }
-  if (!in_own_pass_) BlockReads(true);
+  blocks_.BlockOutsidePasses();
   input_shapes_.clear();
   for (const Blob* input : net.input_blobs()) input_shapes_.push_back(input->shape());
   ctx.pool().Trim();  // give the buffers no blob holds any more back to the device
@@ -273,28 +328,10 @@ bool InferenceMemoryPlan::InputsReshaped(const Net& net) const {
 }
 
 void InferenceMemoryPlan::ForgetBlobsOf(const Net& net) {
-  BlockReads(false);
-  blocked_.clear();
+  blocks_.Clear();
   for (size_t b = 0; b < unplanned_diff_of_blob_.size() && b < net.blob_names().size(); ++b)
     unplanned_diff_by_name_[net.blob_names()[b]] = unplanned_diff_of_blob_[b];
   unplanned_diff_of_blob_.clear();
-}
-
-void InferenceMemoryPlan::BlockReads(bool blocked) {
-  for (auto& entry : blocked_) entry.first->set_data_read_error(blocked ? entry.second : "");
-}
-
-InferenceMemoryPlan::OwnPass::OwnPass(InferenceMemoryPlan* plan) : plan_(plan) {
-  if (!plan_) return;
-  CHECK(!plan_->in_own_pass_);
-  plan_->in_own_pass_ = true;
-  plan_->BlockReads(false);
-}
-
-InferenceMemoryPlan::OwnPass::~OwnPass() {
-  if (!plan_) return;
-  plan_->in_own_pass_ = false;
-  plan_->BlockReads(true);
 }
 
 }  // namespace dlcaffe

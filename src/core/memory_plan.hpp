@@ -22,7 +22,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <functional>
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +69,66 @@ struct SlotPlacement {
 SlotPlacement PlaceInSlots(const std::vector<size_t>& bytes,
                            const std::vector<Lifetime>& lifetimes);
 
+// Storages: the blobs on one buffer (their data, or their diffs where
+// `diffs`) whose lifetimes overlap, transitively; a blob without that buffer
+// is in none (-1). Numbered in blob order, so a plan is stable.
+struct Storages {
+  std::vector<int> of_blob;
+  std::vector<std::vector<int>> members;
+  // The buffer has owners besides the net's blobs (a parameter, a layer's
+  // own blob): a plan leaves it alone.
+  std::vector<bool> held_elsewhere;
+  std::vector<size_t> bytes;  // its largest blob's
+  std::vector<Lifetime> life;
+};
+Storages GroupStorages(const std::vector<std::shared_ptr<Blob>>& blobs,
+                       const std::vector<Lifetime>& blob_life, bool diffs);
+
+// One buffer per slot of `placement` (slot_storages[slot]: its storages):
+// a slot reuses the smallest buffer of its storages (`buffer_of`) that fits
+// and is not in `taken`, else a new one; each chosen buffer joins `taken`.
+std::vector<BufferPtr> SlotBuffers(Context& ctx, const SlotPlacement& placement,
+                                   const std::vector<std::vector<int>>& slot_storages,
+                                   const std::function<BufferPtr(int)>& buffer_of,
+                                   std::set<const Buffer*>* taken);
+
+// Host reads that a plan blocks between the net's passes (the blobs' storage
+// holds another blob's values then), each with its message. During a pass a
+// layer may read (Filter reads its selector in Reshape; debug_info logs the
+// diffs a backward wrote): a Pass lifts the blocks for its scope.
+class ReadBlocks {
+ public:
+  explicit ReadBlocks(bool diffs) : diffs_(diffs) {}
+  // Lifts every block and forgets the blobs.
+  void Clear();
+  void Add(Blob* blob, std::string reason) { blocked_.emplace_back(blob, std::move(reason)); }
+  // Blocks the blobs added, unless a pass is under way (it blocks them as it ends).
+  void BlockOutsidePasses() {
+    if (!in_pass_) Set(true);
+  }
+
+  class Pass {
+   public:
+    explicit Pass(ReadBlocks* blocks);  // null: nothing to lift
+    ~Pass();
+    Pass(const Pass&) = delete;
+    Pass& operator=(const Pass&) = delete;
+
+   private:
+    ReadBlocks* blocks_;
+  };
+
+ private:
+  void Set(bool blocked);
+
+  bool diffs_;
+  std::vector<std::pair<Blob*, std::string>> blocked_;
+  bool in_pass_ = false;
+};
+
+// Megabytes with one decimal ("12.5 MiB"), for the plans' logs.
+std::string Megabytes(size_t bytes);
+
 // The plan of one net: where its activation blobs keep their data.
 class InferenceMemoryPlan {
  public:
@@ -85,21 +148,10 @@ class InferenceMemoryPlan {
   void ForgetBlobsOf(const Net& net);
 
   // The blobs that share storage hold no value between the net's passes, so
-  // host reads of them are blocked; during a pass a layer may read a bottom
-  // (Filter reads its selector in Reshape). Lifts the block for its scope.
-  class OwnPass {
-   public:
-    explicit OwnPass(InferenceMemoryPlan* plan);
-    ~OwnPass();
-    OwnPass(const OwnPass&) = delete;
-    OwnPass& operator=(const OwnPass&) = delete;
-
-   private:
-    InferenceMemoryPlan* plan_;
-  };
+  // host reads of them are blocked (a ReadBlocks::Pass lifts them).
+  ReadBlocks* read_blocks() { return &blocks_; }
 
  private:
-  void BlockReads(bool blocked);
 
   std::vector<std::string> keep_;
   std::vector<std::vector<int>> input_shapes_;
@@ -108,9 +160,8 @@ class InferenceMemoryPlan {
   std::vector<int> unplanned_diff_of_blob_;
   // The same by blob name, across a rebuild (ForgetBlobsOf).
   std::map<std::string, int> unplanned_diff_by_name_;
-  // The blobs whose storage later layers reuse, with their read error.
-  std::vector<std::pair<Blob*, std::string>> blocked_;
-  bool in_own_pass_ = false;
+  // The blobs whose storage later layers reuse.
+  ReadBlocks blocks_{false};
 };
 
 }  // namespace dlcaffe

@@ -16,6 +16,7 @@
 #include "core/execution_plan.hpp"
 #include "core/mean_abs.hpp"
 #include "core/memory_plan.hpp"
+#include "core/training_memory_plan.hpp"
 #include "passes/net_pass.hpp"
 
 namespace dlcaffe {
@@ -455,12 +456,26 @@ void Net::ShareWeights() {
 
 void Net::Reshape() {
   FollowInputShapes();
-  InferenceMemoryPlan::OwnPass pass(memory_plan_.get());
+  ReadBlocks::Pass pass(memory_plan_ ? memory_plan_->read_blocks() : nullptr);
   for (size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
   MakePlan();
   if (memory_plan_) activation_memory_ = memory_plan_->Apply(*this);
+  if (training_plan_) diff_memory_ = training_plan_->Apply(*this);
   ClearUnwrittenTopDiffs(*this);
+}
+
+ActivationMemory Net::PlanTrainingMemory(const std::vector<std::string>& keep) {
+  DLC_REQUIRE(!memory_plan_, "net '" << name_ << "': the training memory plan is for nets "
+                                        "that run backward, and this one has the inference "
+                                        "memory plan");
+  for (const std::string& name : keep)
+    DLC_REQUIRE(has_blob(name), "net '" << name_ << "': the training memory plan cannot keep "
+                                        "the diff of blob '" << name
+                                        << "': the net has no blob of that name");
+  training_plan_ = std::make_unique<TrainingMemoryPlan>(keep);
+  diff_memory_ = training_plan_->Apply(*this);
+  return diff_memory_;
 }
 
 ActivationMemory Net::PlanInferenceMemory(const std::vector<std::string>& keep) {
@@ -491,6 +506,8 @@ const ExecutionPlan& Net::plan() const { return *plan_; }
 void Net::set_options(const RunOptions& options) {
   options_ = options;
   MakePlan();
+  // Fusion decides which layer's backward reads which diff.
+  if (training_plan_) diff_memory_ = training_plan_->Apply(*this);
 }
 
 void Net::ForwardFromTo(int start, int end) {
@@ -525,7 +542,7 @@ void Net::ForwardFromTo(int start, int end) {
                            "whole net (Forward)");
     if (memory_plan_->InputsReshaped(*this)) Reshape();
   }
-  InferenceMemoryPlan::OwnPass pass(memory_plan_.get());
+  ReadBlocks::Pass pass(memory_plan_ ? memory_plan_->read_blocks() : nullptr);
   // Debug output shows each layer's own top, as Caffe's does: no fusion.
   for (const ForwardStep& step : plan_->ForwardPass(*this, start, end, debug_info_)) {
     const int i = step.layer;
@@ -569,6 +586,10 @@ void Net::BackwardFromTo(int start, int end) {
                       << layer_names_[start] << "' down to '" << layer_names_[end]
                       << "') under the inference memory plan, which shares activation "
                          "storage and drops diffs; build the net without the plan");
+  // A Forward that grew a blob gave it fresh storage of its own.
+  if (training_plan_ && training_plan_->BlobsResized(*this))
+    diff_memory_ = training_plan_->Apply(*this);
+  ReadBlocks::Pass pass(training_plan_ ? training_plan_->read_blocks() : nullptr);
   for (const BackwardStep& step : plan_->BackwardPass(*this, start, end)) {
     const int i = step.layer;
     if (step.runs) {

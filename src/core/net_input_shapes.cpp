@@ -12,6 +12,7 @@
 #include "dlcaffe/net.hpp"
 #include "core/execution_plan.hpp"  // complete types for the move
 #include "core/memory_plan.hpp"
+#include "core/training_memory_plan.hpp"
 
 namespace dlcaffe {
 
@@ -167,6 +168,8 @@ void Net::FollowInputShapes() {
 
   if (memory_plan_) memory_plan_->ForgetBlobsOf(*this);
   rebuilt.memory_plan_ = std::move(memory_plan_);
+  if (training_plan_) training_plan_->ForgetBlobs();
+  rebuilt.training_plan_ = std::move(training_plan_);
   rebuilt.debug_info_ = debug_info_;
   rebuilt.after_backward_ = std::move(after_backward_);
   rebuilt.input_shape_resolver_ = std::move(input_shape_resolver_);

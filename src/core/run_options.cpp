@@ -151,6 +151,11 @@ const std::vector<SwitchEntry>& Entries() {
                       "instructions written out in OpenCL C, on any device (slow: for "
                       "checking them where there are no tensor cores)",
                       &RunOptions::matrix_emulate));
+    e.push_back(OnOff("share_diffs", "DLCAFFE_SHARE_DIFFS",
+                      "a solver's train net shares the storage of activation diffs whose "
+                      "lifetimes do not overlap (the training memory plan; off keeps every "
+                      "blob's diff readable after the backward pass)",
+                      &RunOptions::share_diffs));
     return e;
   }();
   return entries;

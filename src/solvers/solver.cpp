@@ -103,6 +103,7 @@ void Solver::InitTrainNet() {
                                              "layers read them as they are)");
   loss_scaler_ = std::make_unique<LossScaler>(net_param);
   net_.reset(new Net(net_param, *ctx_));
+  if (ctx_->options().share_diffs) net_->PlanTrainingMemory();
   if (is_root() && loss_scaler_->active()) LOG(INFO) << loss_scaler_->Describe();
 }
 
