@@ -41,8 +41,13 @@ BufferPtr BufferPool::Acquire(size_t bytes) {
   const size_t size = PoolSize(bytes);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = idle_.find(size);
-    if (it != idle_.end()) {
+    // The smallest idle buffer that fits, up to twice the size asked: a
+    // pass's transient buffers (columns, partial sums) come in many sizes,
+    // and an exact match alone left a quarter of resnet50's training
+    // memory idle (docs/benchmarks.md).
+    auto it = idle_.lower_bound(size);
+    if (it != idle_.end() && it->first <= 2 * size) {
+      const size_t size = it->first;
       cl_mem mem = it->second;
       idle_.erase(it);
       bytes_idle_ -= size;
