@@ -17,6 +17,7 @@
 #include "../../src/core/memory_plan.hpp"
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/net.hpp"
+#include "util/bit_identical.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
 #include "../../src/core/execution_plan.hpp"
@@ -63,18 +64,6 @@ void RandomWeights(Net* net, Net* copy) {
 
 void FillInputs(Net* net, unsigned seed) {
   for (Blob* input : net->input_blobs()) FillUniform(input, -1.f, 1.f, seed++);
-}
-
-void ExpectBitIdentical(const std::vector<float>& expected, const std::vector<float>& actual,
-                        const std::string& what) {
-  ASSERT_EQ(expected.size(), actual.size()) << what;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    uint32_t expected_bits, actual_bits;
-    std::memcpy(&expected_bits, &expected[i], sizeof(float));
-    std::memcpy(&actual_bits, &actual[i], sizeof(float));
-    ASSERT_EQ(expected_bits, actual_bits)
-        << what << "[" << i << "]: " << actual[i] << ", without the plan " << expected[i];
-  }
 }
 
 void ExpectSameOutputs(const Net& reference, const Net& planned) {

@@ -9,9 +9,6 @@
 // has the plan (share_diffs) and trains to the same weights.
 #include <gtest/gtest.h>
 
-#include <cstdint>
-#include <cstring>
-#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -19,26 +16,16 @@
 #include "../../src/core/execution_plan.hpp"
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/solver.hpp"
+#include "util/bit_identical.hpp"
+#include "util/error_of.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/run_dlcaffe.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
 
 namespace {
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // Two branches off one convolution (Split), joined by Eltwise and Concat;
 // in-place BatchNorm + Scale + ReLU, an out-of-place BatchNorm -> Scale, a
@@ -85,18 +72,6 @@ void CopyWeights(const Net& from, Net* to) {
   caffe::NetParameter weights;
   from.ToProto(&weights);
   to->CopyTrainedLayersFrom(weights);
-}
-
-void ExpectBitIdentical(const std::vector<float>& expected, const std::vector<float>& actual,
-                        const std::string& what) {
-  ASSERT_EQ(expected.size(), actual.size()) << what;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    uint32_t expected_bits, actual_bits;
-    std::memcpy(&expected_bits, &expected[i], sizeof(float));
-    std::memcpy(&actual_bits, &actual[i], sizeof(float));
-    ASSERT_EQ(expected_bits, actual_bits)
-        << what << "[" << i << "]: " << actual[i] << ", without the plan " << expected[i];
-  }
 }
 
 // A pass forward and backward on both nets; the gradients must agree.
@@ -176,10 +151,10 @@ TEST(TrainingMemoryPlan, SharedDiffsAreNotReadableOutsideBackward) {
   EXPECT_TRUE(Contains(error, "diff of blob 'cat' of net 'branchy'")) << error;
   EXPECT_TRUE(Contains(error, "share_diffs=off")) << error;
   // Inputs, the loss, kept blobs and data stay readable.
-  EXPECT_EQ(ErrorOf([&] { net.blob_by_name("data")->ReadDiff(); }), "");
-  EXPECT_EQ(ErrorOf([&] { net.blob_by_name("loss")->ReadDiff(); }), "");
-  EXPECT_EQ(ErrorOf([&] { net.blob_by_name("pool")->ReadDiff(); }), "");
-  EXPECT_EQ(ErrorOf([&] { net.blob_by_name("cat")->ReadData(); }), "");
+  EXPECT_EQ(ErrorOf([&] { net.blob_by_name("data")->ReadDiff(); }), "(no error)");
+  EXPECT_EQ(ErrorOf([&] { net.blob_by_name("loss")->ReadDiff(); }), "(no error)");
+  EXPECT_EQ(ErrorOf([&] { net.blob_by_name("pool")->ReadDiff(); }), "(no error)");
+  EXPECT_EQ(ErrorOf([&] { net.blob_by_name("cat")->ReadData(); }), "(no error)");
   const std::string missing = ErrorOf([&] { net.PlanTrainingMemory({"nope"}); });
   EXPECT_TRUE(Contains(missing, "blob 'nope'")) << missing;
 }
