@@ -107,6 +107,24 @@ HostTensor HostGather(const HostTensor& a, const HostTensor& indices, int axis) 
   return out;
 }
 
+HostTensor HostGatherElements(const HostTensor& a, const HostTensor& indices, int axis) {
+  HostTensor out;
+  out.type = a.type;
+  out.shape = indices.shape;
+  const int rank = static_cast<int>(indices.shape.size());
+  for (int64_t i = 0; i < indices.count(); ++i) {
+    int64_t rest = i, offset = 0, stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t c = rest % indices.shape[d];
+      rest /= indices.shape[d];
+      offset += (d == axis ? static_cast<int64_t>(indices.values[i]) : c) * stride;
+      stride *= a.shape[d];
+    }
+    out.values.push_back(a.values[offset]);
+  }
+  return out;
+}
+
 HostTensor HostConcat(const std::vector<const HostTensor*>& parts, int axis) {
   HostTensor out;
   out.type = parts[0]->type;

@@ -23,6 +23,9 @@ HostTensor HostSlice(const HostTensor& a, const std::vector<int64_t>& starts,
 // Gather along `axis` (indices already made non-negative).
 HostTensor HostGather(const HostTensor& a, const HostTensor& indices, int axis);
 HostTensor HostConcat(const std::vector<const HostTensor*>& parts, int axis);
+// GatherElements along `axis` (indices already made non-negative and in range;
+// the result has their shape).
+HostTensor HostGatherElements(const HostTensor& a, const HostTensor& indices, int axis);
 
 }  // namespace onnx_import
 }  // namespace dlcaffe

@@ -521,6 +521,38 @@ void ImportGather(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportGather, "Gather");
 
+// GatherElements (torch.gather): folded on the host where both inputs are
+// constant, else the GatherElements layer (run-time indices as a blob).
+void ImportGatherElements(NodeContext& ctx) {
+  ctx.CheckAttributes({"axis"});
+  const std::vector<int64_t>& data = ctx.shape(0);
+  const std::vector<int64_t>& indices = ctx.shape(1);
+  const int rank = static_cast<int>(data.size());
+  ONNX_REQUIRE(ctx, rank >= 1 && static_cast<int>(indices.size()) == rank,
+               "the indices (shape " << ShapeString(indices) << ") must have the data's rank "
+                                     << rank);
+  const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", 0), rank);
+  for (int d = 0; d < rank; ++d)
+    ONNX_REQUIRE(ctx, d == axis || indices[d] <= data[d],
+                 "the indices' axis " << d << " (" << indices[d] << ") exceeds the data's ("
+                                      << data[d] << ")");
+  if (ctx.is_constant(0) && ctx.is_constant(1)) {
+    HostTensor index = ctx.constant(1);
+    for (double& v : index.values) {
+      if (v < 0) v += data[axis];
+      ONNX_REQUIRE(ctx, v >= 0 && v < data[axis],
+                   "index out of range for axis " << axis << " of size " << data[axis]);
+    }
+    return ctx.SetConstantOutput(0, HostGatherElements(ctx.constant(0), index, axis));
+  }
+  caffe::LayerParameter* layer =
+      ctx.AddLayer("GatherElements", {ctx.blob(0), ctx.blob(1)}, {ctx.output_name(0)});
+  layer->mutable_gather_elements_param()->set_axis(axis);
+  ctx.SetOutput(0, indices);
+  ctx.MarkOutputInteger(0, ctx.input(0).integer || ctx.input(0).tensor.is_integer());
+}
+REGISTER_ONNX_OP(ImportGatherElements, "GatherElements");
+
 // Mode 'wrap' (opset 19), as np.pad: output index i of a padded axis reads
 // input index (i - pad_begin) mod size. Negative pads crop first (one
 // StridedSlice); then each padded axis is a Concat of the StridedSlices

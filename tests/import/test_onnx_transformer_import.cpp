@@ -217,6 +217,59 @@ TEST(OnnxTransformerImport, TokenIdsGatherThroughEmbedLayersWithATiedHead) {
   }
 }
 
+// GatherElements (torch.gather) as BERT's embeddings use it: over a constant
+// buffer with constant positions it folds at import; over run-time data
+// with constant indices it is the GatherElements layer, forward and the
+// input's gradient (repeated picks summed) against a host reference.
+TEST(OnnxTransformerImport, GatherElementsFoldsOnConstantsAndIsALayerOnData) {
+  const int b = 2, t = 5;
+  OnnxModelBuilder m;
+  m.Input("x", {b, t});
+  // Constants as an exporter writes them: a buffer of token types and the
+  // positions to pick, both (1, n) through Reshape.
+  m.Int64Initializer("types", {0, 0, 1, 1, 1});
+  m.Int64Initializer("positions", {4, 0, 2});
+  m.Int64Initializer("row_of_5", {1, 5});
+  m.Int64Initializer("row_of_3", {1, 3});
+  m.Int64Initializer("picks_flat", {4, -1, 4, 0, 2, 2});
+  m.Int64Initializer("two_by_3", {b, 3});
+  m.Node("Reshape", {"types", "row_of_5"}, {"types2"}, "types_row");
+  m.Node("Reshape", {"positions", "row_of_3"}, {"positions2"}, "positions_row");
+  m.Node("Reshape", {"picks_flat", "two_by_3"}, {"picks"}, "picks_matrix");
+  OnnxModelBuilder::SetInt(
+      m.Node("GatherElements", {"types2", "positions2"}, {"picked_types"}, "fold"), "axis", 1);
+  OnnxModelBuilder::SetInt(m.Node("GatherElements", {"x", "picks"}, {"picked"}, "gather"),
+                           "axis", 1);
+  OnnxModelBuilder::SetInt(m.Node("Cast", {"picked_types"}, {"type_floats"}, "cast"), "to",
+                           onnx::TensorProto::FLOAT);
+  m.Node("Add", {"picked", "type_floats"}, {"y"}, "add");
+  m.Output("y");
+  const std::string path = m.Save(TempDir());
+  OnnxImportOptions options;
+  options.training = true;
+  const OnnxModel model = ImportOnnx(path, options);
+  int layers = 0;
+  for (const auto& layer : model.net.layer()) layers += layer.type() == "GatherElements";
+  EXPECT_EQ(layers, 1) << "the constants' GatherElements folds, the data's stays";
+  Net net = MakeNet(model, true);
+  const std::vector<float> x = RandomValues(b * t, 9);
+  net.blob_by_name("x")->WriteData(x);
+  net.ForwardNoLoss();
+  const std::vector<int> picks = {4, 4, 4, 0, 2, 2};  // -1 is the last
+  const std::vector<float> types = {1, 0, 1};         // types at positions 4, 0, 2
+  std::vector<float> want;
+  for (int i = 0; i < b; ++i)
+    for (int j = 0; j < 3; ++j) want.push_back(x[i * t + picks[i * 3 + j]] + types[j]);
+  ExpectNear(net.blob_by_name("y")->ReadData(), want, 0.f, "y");
+  const std::vector<float> dy = RandomValues(b * 3, 10);
+  net.blob_by_name("y")->WriteDiff(dy);
+  net.Backward();
+  std::vector<float> dx(b * t, 0.f);
+  for (int i = 0; i < b; ++i)
+    for (int j = 0; j < 3; ++j) dx[i * t + picks[i * 3 + j]] += dy[i * 3 + j];
+  ExpectNear(net.blob_by_name("x")->ReadDiff(), dx, 1e-6f, "x gradient");
+}
+
 // Which initializers train: a causal-mask buffer read only through Equal
 // (the condition of a Where) is a constant folded at import; a cos table
 // that multiplies the data trains unless frozen; a real weight trains.
