@@ -67,23 +67,20 @@ int FindRoot(std::vector<int>& parent, int i) {
   return i;
 }
 
+}  // namespace
+
 size_t BlobBytes(const Blob& blob) { return static_cast<size_t>(blob.count()) * blob.element_bytes(); }
 
-// Bytes of the distinct buffers that `storage_of` picks from the blobs, each
-// counted once at the size of its largest holder.
-template <typename StorageOf>
-size_t DistinctBytes(const std::vector<std::shared_ptr<Blob>>& blobs, StorageOf storage_of) {
+size_t DistinctBytes(const std::vector<std::shared_ptr<Blob>>& blobs, bool diffs) {
   std::map<const Buffer*, size_t> largest;
   for (const auto& blob : blobs) {
-    const Buffer* buffer = storage_of(*blob);
+    const Buffer* buffer = (diffs ? blob->diff_storage() : blob->data_storage()).get();
     if (buffer) largest[buffer] = std::max(largest[buffer], BlobBytes(*blob));
   }
   size_t total = 0;
   for (const auto& entry : largest) total += entry.second;
   return total;
 }
-
-}  // namespace
 
 std::string Megabytes(size_t bytes) {
   std::ostringstream s;
@@ -302,8 +299,7 @@ ActivationMemory InferenceMemoryPlan::Apply(const Net& net) {
   ctx.pool().Trim();  // give the buffers no blob holds any more back to the device
 
   memory.bytes_with_plan =
-      DistinctBytes(blobs, [](const Blob& b) { return b.data_storage().get(); }) +
-      DistinctBytes(blobs, [](const Blob& b) { return b.diff_storage().get(); });
+      DistinctBytes(blobs, false) + DistinctBytes(blobs, true);
   int kept = 0, alone = 0;
   for (int s = 0; s < num_storages; ++s) {
     kept += kind[s] == kKept;

@@ -126,6 +126,12 @@ class ReadBlocks {
   bool in_pass_ = false;
 };
 
+// A blob's bytes in its storage type.
+size_t BlobBytes(const Blob& blob);
+// Bytes of the blobs' distinct data buffers (or diff buffers, where `diffs`),
+// each counted once at the size of its largest holder.
+size_t DistinctBytes(const std::vector<std::shared_ptr<Blob>>& blobs, bool diffs);
+
 // Megabytes with one decimal ("12.5 MiB"), for the plans' logs.
 std::string Megabytes(size_t bytes);
 

@@ -12,8 +12,6 @@ namespace dlcaffe {
 
 namespace {
 
-size_t BlobBytes(const Blob& blob) { return static_cast<size_t>(blob.count()) * blob.element_bytes(); }
-
 // Whether a backward pass writes blob b's diff (a layer that reads b
 // propagates down to it) and whether one reads it (a layer that wrote b
 // runs backward).
@@ -120,12 +118,7 @@ ActivationMemory TrainingMemoryPlan::Apply(const Net& net) {
   for (const auto& blob : blobs) counts_.push_back(blob->count());
   ctx.pool().Trim();
 
-  std::map<const Buffer*, size_t> largest;
-  for (const auto& blob : blobs)
-    if (blob->diff_storage())
-      largest[blob->diff_storage().get()] =
-          std::max(largest[blob->diff_storage().get()], BlobBytes(*blob));
-  for (const auto& entry : largest) memory.bytes_with_plan += entry.second;
+  memory.bytes_with_plan = DistinctBytes(blobs, true);
   int own_count = 0;
   for (int s = 0; s < num_storages; ++s) own_count += own[s];
   LOG(INFO) << "Training memory plan for net '" << net.name() << "': activation diffs take "
