@@ -73,6 +73,9 @@ std::string Graph::Materialize(const std::string& name, const std::string& where
   DLC_REQUIRE(value.sequence.empty(),
               where << "'" << name << "' is a tensor sequence: sequences are not supported "
                        "as graph outputs or as inputs of ops other than SequenceAt");
+  DLC_REQUIRE(value.nan_test_of.empty(),
+              where << "'" << name << "' is IsNaN of run-time data, which is only supported as "
+                       "Where(IsNaN(x), 0, x) after a Softmax (PyTorch's attention)");
   DLC_REQUIRE(value.constant, where << "tensor '" << name << "' has no blob");
   // A constant used at run time: a Parameter layer holds it.
   const std::string blob = UniqueBlobName(name);
@@ -133,6 +136,22 @@ const HostTensor& NodeContext::constant(int i) const {
                                      "initializer, or computed from shapes only); values known only at run "
                                      "time are not supported here");
   return v.tensor;
+}
+
+std::string NodeContext::ProducerType(const std::string& blob) const {
+  const caffe::NetParameter& net = graph_.net();
+  for (int l = net.layer_size() - 1; l >= 0; --l)
+    for (const auto& top : net.layer(l).top())
+      if (top == blob) return net.layer(l).type();
+  return "";
+}
+
+std::string NodeContext::ConstantBlob(const HostTensor& value, const std::string& suffix) {
+  const std::string top = TempBlob(suffix);
+  caffe::LayerParameter* layer = AddLayer("Parameter", {}, {top}, suffix);
+  *layer->mutable_parameter_param()->mutable_shape() = ToBlobShape(value.shape);
+  AddValueBlob(layer, value);
+  return top;
 }
 
 std::string NodeContext::blob(int i) {

@@ -32,6 +32,9 @@ struct Value {
   // A run-time tensor of integers (token ids, positions), held as floats
   // (exact below 2^24): integer-only arithmetic on it is refused.
   bool integer = false;
+  // IsNaN of this run-time blob: never a blob itself; only the pattern
+  // Where(IsNaN(x), 0, x) after a Softmax reads it (onnx_ops_select.cpp).
+  std::string nan_test_of;
   // A tensor sequence (SplitToSequence): the names of its elements' values.
   // It never becomes a blob; SequenceAt picks an element.
   std::vector<std::string> sequence;
@@ -50,6 +53,13 @@ class NodeContext {
   const OnnxImportOptions& options() const;
   // "model.onnx: node 'Conv_0' (Conv): " — the start of every error.
   std::string Where() const;
+
+  // The type of the layer that writes `blob` ("" for none: an input, or a
+  // constant's Parameter).
+  std::string ProducerType(const std::string& blob) const;
+  // A Parameter layer holding `value` (not learnable), for constants a layer
+  // takes as a bottom; returns its blob.
+  std::string ConstantBlob(const HostTensor& value, const std::string& suffix);
 
   // Inputs. An empty name (an omitted optional input) is absent.
   int num_inputs() const { return node_.input_size(); }

@@ -139,6 +139,12 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
     trainable.erase(name);
   }
   graph.SetTrainable(std::move(trainable));
+  // Every tensor name of the file is taken before any blob gets a name of
+  // the importer's making ("bitwise_and" + "_1" must not be a later node's
+  // output).
+  for (const auto& node : g.node())
+    for (const auto& out : node.output())
+      if (!out.empty()) graph.ClaimBlobName(out);
 
   // One Input layer for the graph inputs that are not initializers.
   caffe::LayerParameter input_layer;

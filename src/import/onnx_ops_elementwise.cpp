@@ -61,6 +61,22 @@ void CastTo(NodeContext& ctx, int64_t to) {
                "casting a run-time tensor to "
                    << onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(to))
                    << " is not supported (dlcaffe computes in float)");
+  if (to == onnx::TensorProto::BOOL) {
+    // x != 0 of integers, as min(|x|, 1): masks later read as 0/1
+    // (And as a product, Where as a blend).
+    const std::string magnitude = ctx.TempBlob("abs");
+    ctx.AddLayer("AbsVal", {ctx.blob(0)}, {magnitude}, "abs");
+    caffe::LayerParameter* layer = ctx.AddLayer("BinaryOp", {magnitude}, {ctx.output_name(0)});
+    caffe::BinaryOpParameter* p = layer->mutable_binary_op_param();
+    p->set_operation(caffe::BinaryOpParameter::MIN);
+    *p->mutable_operand_shape() = ToBlobShape({});
+    HostTensor one;
+    one.values = {1.0};
+    ctx.AddValueBlob(layer, one);
+    ctx.SetOutput(0, ctx.shape(0));
+    ctx.MarkOutputInteger(0, true);
+    return;
+  }
   Alias(ctx);
   if (ctx.has_output(0) && to == onnx::TensorProto::FLOAT)
     ctx.MarkOutputInteger(0, false);
@@ -112,14 +128,26 @@ void ImportUnary(NodeContext& ctx) {
         {"Tanh", [](double x) { return std::tanh(x); }},
         {"Erf", Erf},
         {"Not", [](double x) { return double(x == 0); }},
+        {"IsNaN", [](double x) { return double(std::isnan(x)); }},
+        {"Cos", [](double x) { return std::cos(x); }},  // rotary tables
+        {"Sin", [](double x) { return std::sin(x); }},
     };
     auto it = host.find(op);
     if (it != host.end()) {
       HostTensor t = HostUnary(ctx.constant(0), it->second);
-      if (op == "Not") t.type = onnx::TensorProto::BOOL;
+      if (op == "Not" || op == "IsNaN") t.type = onnx::TensorProto::BOOL;
       ctx.SetConstantOutput(0, t);
       return;
     }
+  }
+  if (op == "IsNaN") {
+    // No layer: PyTorch's attention writes Where(IsNaN(p), 0, p) after its
+    // softmax, which ImportWhere takes as one op.
+    Value v;
+    v.shape = ctx.shape(0);
+    v.nan_test_of = ctx.blob(0);
+    ctx.SetOutputValue(0, std::move(v));
+    return;
   }
   if (op == "Relu") return Unary(ctx, "ReLU");
   if (op == "Sigmoid") return Unary(ctx, "Sigmoid");
@@ -176,7 +204,7 @@ void ImportUnary(NodeContext& ctx) {
   }
   ONNX_REQUIRE(ctx, false, "run-time inputs are not supported");
 }
-REGISTER_ONNX_OP(ImportUnary, "Relu", "Sigmoid", "Tanh", "Abs", "Erf", "Softplus", "HardSwish", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "LeakyRelu", "Elu", "HardSigmoid", "Selu", "Floor", "Ceil", "Not", "Gelu");
+REGISTER_ONNX_OP(ImportUnary, "Relu", "Sigmoid", "Tanh", "Abs", "Erf", "Softplus", "HardSwish", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "LeakyRelu", "Elu", "HardSigmoid", "Selu", "Floor", "Ceil", "Not", "Gelu", "IsNaN", "Cos", "Sin");
 REGISTER_ONNX_OP(ImportIdentity, "Identity");
 REGISTER_ONNX_OP(ImportDropout, "Dropout");
 REGISTER_ONNX_OP(ImportCast, "Cast");
@@ -242,6 +270,8 @@ const std::map<std::string, std::function<double(double, double)>>& HostBinaryOp
       {"Equal", [](double a, double b) { return double(a == b); }},
       {"Less", [](double a, double b) { return double(a < b); }},
       {"Greater", [](double a, double b) { return double(a > b); }},
+      {"LessOrEqual", [](double a, double b) { return double(a <= b); }},
+      {"GreaterOrEqual", [](double a, double b) { return double(a >= b); }},
       {"And", [](double a, double b) { return double(a != 0 && b != 0); }},
       {"Or", [](double a, double b) { return double(a != 0 || b != 0); }},
       {"Mod", [](double a, double b) { return std::fmod(a, b); }},  // fmod = 1
@@ -381,9 +411,17 @@ void ImportBinary(NodeContext& ctx) {
   if (ctx.all_constant()) {
     const std::string host_op = op == "Mod" && ctx.attr_int("fmod", 0) == 0 ? "ModInteger" : op;
     HostTensor out = HostBinary(ctx, ctx.constant(0), ctx.constant(1), HostBinaryOps().at(host_op));
-    if (op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or")
+    if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+        op == "GreaterOrEqual" || op == "And" || op == "Or")
       out.type = onnx::TensorProto::BOOL;
     ctx.SetConstantOutput(0, out);
+    return;
+  }
+  if (op == "And" || op == "Or") {
+    // Booleans are 0/1 at run time (Cast to bool makes them so): And is the
+    // product, Or the larger.
+    ChainOfBinaryOps(ctx, op == "And" ? caffe::BinaryOpParameter::MUL : caffe::BinaryOpParameter::MAX);
+    ctx.MarkOutputInteger(0, true);
     return;
   }
   static const std::set<std::string> kLayerOps = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
@@ -434,7 +472,7 @@ void ImportBinary(NodeContext& ctx) {
   layer->mutable_binary_op_param()->set_operation(BinaryOperation(op));
   ctx.SetOutput(0, shape);
 }
-REGISTER_ONNX_OP(ImportBinary, "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Greater", "And", "Or", "Mod");
+REGISTER_ONNX_OP(ImportBinary, "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Mod");
 
 // Sum of several inputs (ONNX Sum, numpy broadcasting).
 void ImportSum(NodeContext& ctx) {

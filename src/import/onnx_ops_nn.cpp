@@ -394,8 +394,55 @@ std::vector<int64_t> MatMulShape(const NodeContext& ctx, std::vector<int64_t> a,
   return batch;
 }
 
+// A @ B of constants (numpy's matmul: batch axes broadcast, a 1-d operand
+// promoted and its axis dropped), on the host: rotary tables from their
+// frequencies and positions.
+HostTensor HostMatMul(const NodeContext& ctx, const HostTensor& a, const HostTensor& b,
+                      const std::vector<int64_t>& out) {
+  std::vector<int64_t> sa = a.shape, sb = b.shape;
+  if (sa.size() == 1) sa.insert(sa.begin(), 1);
+  if (sb.size() == 1) sb.push_back(1);
+  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  const std::vector<int64_t> batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+  const std::vector<int64_t> batch = BroadcastShapes(ctx, batch_a, batch_b);
+  // The flat index of batch entry `flat` in an operand with batch axes `dims`
+  // (right-aligned, broadcast where 1).
+  auto offset = [&](const std::vector<int64_t>& dims, int64_t flat) {
+    int64_t index = 0, stride = 1;
+    for (int d = static_cast<int>(batch.size()) - 1, e = static_cast<int>(dims.size()) - 1; d >= 0; --d, --e) {
+      const int64_t coord = flat % batch[d];
+      flat /= batch[d];
+      if (e >= 0) {
+        index += (dims[e] == 1 ? 0 : coord) * stride;
+        stride *= dims[e];
+      }
+    }
+    return index;
+  };
+  int64_t batches = 1;
+  for (int64_t d : batch) batches *= d;
+  HostTensor c;
+  c.type = a.type;
+  c.shape = out;
+  c.values.assign(static_cast<size_t>(batches * m * n), 0.0);
+  for (int64_t t = 0; t < batches; ++t) {
+    const double* pa = a.values.data() + offset(batch_a, t) * m * k;
+    const double* pb = b.values.data() + offset(batch_b, t) * k * n;
+    double* pc = c.values.data() + t * m * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t q = 0; q < k; ++q) sum += pa[i * k + q] * pb[q * n + j];
+        pc[i * n + j] = sum;
+      }
+  }
+  return c;
+}
+
 void ImportMatMul(NodeContext& ctx) {
   const auto out = MatMulShape(ctx, ctx.shape(0), ctx.shape(1), false, false);
+  if (ctx.is_constant(0) && ctx.is_constant(1))
+    return ctx.SetConstantOutput(0, HostMatMul(ctx, ctx.constant(0), ctx.constant(1), out));
   // x @ W with a stored 2-d W: an InnerProduct over the last axis (its
   // transpose mode keeps W's K x N layout).
   if (ctx.is_weight(1) && !ctx.is_weight(0) && ctx.rank(1) == 2 && ctx.rank(0) >= 2) {

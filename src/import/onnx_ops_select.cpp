@@ -1,9 +1,13 @@
 // Selection by a mask: Where and Trilu. On constants they are evaluated on
-// the host. At run time the mask must be known at import time — as the
-// causal masks exporters write are (tril of ones, masked_fill's condition):
+// the host. A run-time mask picks between two scalars (an attention mask
+// from the inputs) or guards a softmax against NaN; otherwise the mask must
+// be known at import time — as the causal masks exporters write are (tril
+// of ones, masked_fill's condition):
 // the selection is then a product with a fixed 0/1 mask plus a fixed
 // addend, two BinaryOps with stored operands, so that the gradient reaches
 // the kept elements only and no mask is computed on the device.
+#include <cmath>
+
 #include "import/onnx_graph.hpp"
 #include "import/onnx_host_ops.hpp"
 
@@ -33,7 +37,51 @@ std::string MaskedBlob(NodeContext& ctx, int input, const HostTensor& mask, cons
 }
 
 // Where(c, a, b) = c ? a : b (numpy broadcasting of all three).
+// Where(IsNaN(p), 0, p) for p a Softmax's output (PyTorch's attention
+// zeroes the rows a mask hides entirely): p lies in [0, 1] or is NaN, so it
+// is max(p, 0), and OpenCL's fmax returns the other operand for a NaN.
+bool ImportNanGuard(NodeContext& ctx) {
+  const std::string& tested = ctx.input(0).nan_test_of;
+  if (tested.empty()) return false;
+  ONNX_REQUIRE(ctx, ctx.is_constant(1) && ctx.constant(1).count() == 1 &&
+                        ctx.constant(1).values[0] == 0.0 && !ctx.is_constant(2) &&
+                        ctx.blob(2) == tested && ctx.ProducerType(tested) == "Softmax",
+               "IsNaN of run-time data is only supported as Where(IsNaN(p), 0, p) after a Softmax");
+  caffe::LayerParameter* layer = ctx.AddLayer("BinaryOp", {tested}, {ctx.output_name(0)});
+  caffe::BinaryOpParameter* p = layer->mutable_binary_op_param();
+  p->set_operation(caffe::BinaryOpParameter::MAX);
+  *p->mutable_operand_shape() = ToBlobShape({});
+  ctx.AddValueBlob(layer, ctx.constant(1));
+  ctx.SetOutput(0, ctx.shape(2));
+  return true;
+}
+
+// Where(c, a, b) with a run-time 0/1 condition c and scalar constants a, b
+// (an attention mask turned into 0 and the most negative float): b + c (a -
+// b), one Power layer, where that gives a and b exactly in float.
+void ImportRunTimeCondition(NodeContext& ctx) {
+  ONNX_REQUIRE(ctx, ctx.is_constant(1) && ctx.is_constant(2) && ctx.constant(1).count() == 1 &&
+                        ctx.constant(2).count() == 1,
+               "a condition known only at run time is supported with two scalar constants to "
+               "pick from (an attention mask), not with tensors");
+  const float a = static_cast<float>(ctx.constant(1).values[0]);
+  const float b = static_cast<float>(ctx.constant(2).values[0]);
+  const float scale = a - b;
+  const volatile float picked_a = scale * 1.f + b, picked_b = scale * 0.f + b;
+  ONNX_REQUIRE(ctx, std::isfinite(a) && std::isfinite(b) && std::isfinite(scale) && picked_a == a &&
+                        picked_b == b,
+               "a run-time condition choosing between " << a << " and " << b
+                   << " is not supported (only values that b + c (a - b) gives exactly in float)");
+  caffe::LayerParameter* layer = ctx.AddLayer("Power", {ctx.blob(0)}, {ctx.output_name(0)});
+  layer->mutable_power_param()->set_scale(scale);
+  layer->mutable_power_param()->set_shift(b);
+  ctx.SetOutput(0, ctx.shape(0));
+  ctx.MarkOutputInteger(0, false);
+}
+
 void ImportWhere(NodeContext& ctx) {
+  if (ImportNanGuard(ctx)) return;
+  if (!ctx.is_constant(0)) return ImportRunTimeCondition(ctx);
   if (ctx.all_constant()) {
     HostTensor c = ctx.constant(0);
     c.type = ctx.constant(1).type;  // the results take the values' type
@@ -43,9 +91,6 @@ void ImportWhere(NodeContext& ctx) {
     out.type = ctx.constant(1).type;
     return ctx.SetConstantOutput(0, out);
   }
-  ONNX_REQUIRE(ctx, ctx.is_constant(0),
-               "a condition known only at run time is not supported (the condition must be a "
-               "constant mask, such as a causal mask)");
   const HostTensor& condition = ctx.constant(0);
   const std::vector<int64_t> shape =
       BroadcastShapes(ctx, BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1)), ctx.shape(2));

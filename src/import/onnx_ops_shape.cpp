@@ -438,7 +438,8 @@ void GatherRowsOfTable(NodeContext& ctx) {
 
 // GatherND (batch_dims 0) with constant indices: each index tuple of length
 // k picks a slice of data's axes k.. . On constants it is evaluated on the
-// host; on a stored table, the first k axes become Embed's rows.
+// host; on a stored table, the first k axes become Embed's rows; on
+// run-time data, a GatherElements over the rows.
 void ImportGatherND(NodeContext& ctx) {
   ctx.CheckAttributes({"batch_dims"});
   ONNX_REQUIRE(ctx, ctx.attr_int("batch_dims", 0) == 0, "batch_dims other than 0 are not supported");
@@ -475,11 +476,56 @@ void ImportGatherND(NodeContext& ctx) {
     gathered.shape = out;
     return ctx.SetConstantOutput(0, gathered);
   }
-  ONNX_REQUIRE(ctx, ctx.is_weight(0),
-               "gathering from run-time data is not supported (only from a stored table)");
-  EmbedRowsOfTable(ctx, rows, width, &row_ids, row_ids.shape, out);
+  if (ctx.is_weight(0)) return EmbedRowsOfTable(ctx, rows, width, &row_ids, row_ids.shape, out);
+  // Run-time data (an attention mask picked per batch and position): rows
+  // of data viewed as rows x width, by a GatherElements along the rows.
+  const int64_t picks = static_cast<int64_t>(row_ids.values.size());
+  HostTensor row_index;
+  row_index.type = onnx::TensorProto::INT64;
+  row_index.shape = {picks, width};
+  for (double row : row_ids.values) row_index.values.insert(row_index.values.end(), width, row);
+  const std::string flat = ctx.TempBlob("rows");
+  *ctx.AddLayer("Reshape", {ctx.blob(0)}, {flat}, "rows")->mutable_reshape_param()->mutable_shape() =
+      ToBlobShape({rows, width});
+  const std::string picked = ctx.TempBlob("picked");
+  ctx.AddLayer("GatherElements", {flat, ctx.ConstantBlob(row_index, "indices")}, {picked}, "picked")
+      ->mutable_gather_elements_param()->set_axis(0);
+  *ctx.AddLayer("Reshape", {picked}, {ctx.output_name(0)})->mutable_reshape_param()->mutable_shape() =
+      ToBlobShape(out);
+  ctx.SetOutput(0, out);
 }
 REGISTER_ONNX_OP(ImportGatherND, "GatherND");
+
+// CumSum of constants (positions from a mask's running count), on the host.
+void ImportCumSum(NodeContext& ctx) {
+  ctx.CheckAttributes({"exclusive", "reverse"});
+  ONNX_REQUIRE(ctx, ctx.is_constant(0),
+               "a running sum of run-time data is not supported (only of constants)");
+  const HostTensor& x = ctx.constant(0);
+  ONNX_REQUIRE(ctx, ctx.constant(1).count() == 1, "the axis must be a scalar");
+  const int rank = static_cast<int>(x.shape.size());
+  const int axis = NormalizeAxis(ctx, static_cast<int64_t>(ctx.constant(1).values[0]), rank);
+  const bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (int d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+  const int64_t n = x.shape[axis];
+  HostTensor out = x;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double sum = 0;
+      for (int64_t step = 0; step < n; ++step) {
+        const int64_t k = reverse ? n - 1 - step : step;
+        const size_t at = static_cast<size_t>((o * n + k) * inner + i);
+        const double value = x.values[at];
+        if (!exclusive) sum += value;
+        out.values[at] = sum;
+        if (exclusive) sum += value;
+      }
+    }
+  ctx.SetConstantOutput(0, out);
+}
+REGISTER_ONNX_OP(ImportCumSum, "CumSum");
 
 void ImportGather(NodeContext& ctx) {
   const int rank = ctx.rank(0);
