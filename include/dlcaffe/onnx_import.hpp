@@ -70,6 +70,15 @@ struct OnnxModel {
   std::vector<std::string> applied_fusions;  // one entry per fused subgraph
   // Graph inputs imported with dynamic_dimension_value for a dimension.
   std::vector<std::string> dynamic_inputs;
+  // A training import of torch.onnx.export's default (optimized) file:
+  // parameters recovered from the constants its optimizer folded them into
+  // (one line each: name, shape, how), those that stay frozen, and tables
+  // of which the file keeps only rows 0..N-1 (a gather of positions).
+  std::vector<std::string> recovered_parameters;
+  std::vector<std::string> frozen_parameters;
+  std::map<std::string, int64_t> partial_tables;
+  // Tied weights: each other name of a parameter -> the parameter's name.
+  std::map<std::string, std::string> tied_parameters;
 };
 
 // Reads and converts `path`. Throws dlcaffe::Error naming the file, and the

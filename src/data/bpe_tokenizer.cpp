@@ -180,6 +180,7 @@ BpeTokenizer BpeTokenizer::Load(const std::string& path) {
   }
 
   // added_tokens: whole ids, matched before anything else.
+  std::vector<int> special_ids;
   if (const Value* added = Field(root, "added_tokens")) {
     DLC_REQUIRE(added->kind_case() == Value::kListValue, path << ": added_tokens is not a list");
     for (const Value& entry : added->list_value().values()) {
@@ -192,10 +193,14 @@ BpeTokenizer BpeTokenizer::Load(const std::string& path) {
                   path << ": added_tokens: an entry without content or id");
       const int token_id = set_token(content, id->number_value(), "added_tokens");
       t.added_.emplace_back(content, token_id);
+      if (BoolField(s, "special", false)) special_ids.push_back(token_id);
     }
     std::stable_sort(t.added_.begin(), t.added_.end(),
                      [](const auto& x, const auto& y) { return x.first.size() > y.first.size(); });
   }
+
+  t.special_.assign(t.tokens_.size(), false);
+  for (int id : special_ids) t.special_[id] = true;
 
   // normalizer: none or NFC.
   if (const Value* normalizer = Field(root, "normalizer")) {
@@ -383,12 +388,13 @@ std::vector<int> BpeTokenizer::Encode(const std::string& text) const {
   return ids;
 }
 
-std::string BpeTokenizer::Decode(const std::vector<int>& ids) const {
+std::string BpeTokenizer::Decode(const std::vector<int>& ids, bool skip_special_tokens) const {
   std::string text;
   for (int id : ids) {
     DLC_REQUIRE(id >= 0 && id < size(),
                 "token id " << id << " is outside the vocabulary of " << path_ << " (" << size()
                             << " ids)");
+    if (skip_special_tokens && special_[id]) continue;
     // As tokenizers' ByteLevel decoder: every character of the alphabet is
     // its byte, any other stays as it is (added tokens are mostly ASCII).
     for (const uint32_t c : DecodeUtf8(tokens_[id])) {

@@ -74,8 +74,8 @@ std::string Graph::Materialize(const std::string& name, const std::string& where
               where << "'" << name << "' is a tensor sequence: sequences are not supported "
                        "as graph outputs or as inputs of ops other than SequenceAt");
   DLC_REQUIRE(value.nan_test_of.empty(),
-              where << "'" << name << "' is IsNaN of run-time data, which is only supported as "
-                       "Where(IsNaN(x), 0, x) after a Softmax (PyTorch's attention)");
+              where << "'" << name << "' is IsNaN of run-time data, which is not supported "
+                       "except as Where(IsNaN(p), 0, p) after a Softmax (PyTorch's attention)");
   DLC_REQUIRE(value.constant, where << "tensor '" << name << "' has no blob");
   // A constant used at run time: a Parameter layer holds it.
   const std::string blob = UniqueBlobName(name);

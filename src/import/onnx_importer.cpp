@@ -13,6 +13,7 @@
 #include "dlcaffe/onnx_import.hpp"
 #include "import/onnx_graph.hpp"
 #include "import/onnx_trainable.hpp"
+#include "import/torch_export_folds.hpp"
 #include "passes/net_pass.hpp"
 
 namespace dlcaffe {
@@ -107,15 +108,36 @@ bool IsOnnxPath(const std::string& path) {
 }
 
 OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
-  const onnx::ModelProto model = ReadModel(path);
+  onnx::ModelProto model = ReadModel(path);
   const int opset = DefaultOpset(path, model);
-  const onnx::GraphProto& g = model.graph();
   Graph graph(path, options, opset);
   OnnxModel result;
   result.opset = opset;
+  if (options.training) {
+    // torch.onnx.export's optimizer folds some parameters into constants:
+    // put them back under their names, so that they train.
+    FoldRecovery recovery = RecoverFoldedParameters(model.mutable_graph(), graph.model_dir());
+    for (const auto& line : recovery.recovered) LOG(INFO) << path << ": parameter " << line;
+    if (!recovery.frozen.empty()) {
+      std::string names;
+      for (const auto& name : recovery.frozen) names += (names.empty() ? "" : ", ") + name;
+      LOG(WARNING) << path << ": the exporter folded " << recovery.frozen.size()
+                   << " parameter(s) into constants the import cannot trace back: " << names
+                   << ". They stay frozen (not trained); export with torch.onnx.export(..., "
+                      "optimize=False) to keep every parameter.";
+    }
+    result.recovered_parameters = std::move(recovery.recovered);
+    result.frozen_parameters = std::move(recovery.frozen);
+    result.partial_tables = std::move(recovery.partial_rows);
+    result.tied_parameters = std::move(recovery.tied);
+  }
+  const onnx::GraphProto& g = model.graph();
   std::set<std::string> trainable;
   if (options.training)
     trainable = options.trained_initializers ? *options.trained_initializers : TrainableInitializers(g);
+  // A tied weight asked for by its other name trains as the one stored.
+  for (const auto& [alias, parameter] : result.tied_parameters)
+    if (trainable.count(alias)) trainable.insert(parameter);
   std::set<std::string> initializer_names;
   for (const auto& init : g.initializer()) {
     Value v;

@@ -46,7 +46,8 @@ bool ImportNanGuard(NodeContext& ctx) {
   ONNX_REQUIRE(ctx, ctx.is_constant(1) && ctx.constant(1).count() == 1 &&
                         ctx.constant(1).values[0] == 0.0 && !ctx.is_constant(2) &&
                         ctx.blob(2) == tested && ctx.ProducerType(tested) == "Softmax",
-               "IsNaN of run-time data is only supported as Where(IsNaN(p), 0, p) after a Softmax");
+               "IsNaN of run-time data is not supported except as Where(IsNaN(p), 0, p) after a "
+               "Softmax (PyTorch's attention)");
   caffe::LayerParameter* layer = ctx.AddLayer("BinaryOp", {tested}, {ctx.output_name(0)});
   caffe::BinaryOpParameter* p = layer->mutable_binary_op_param();
   p->set_operation(caffe::BinaryOpParameter::MAX);
@@ -62,8 +63,8 @@ bool ImportNanGuard(NodeContext& ctx) {
 void ImportRunTimeCondition(NodeContext& ctx) {
   ONNX_REQUIRE(ctx, ctx.is_constant(1) && ctx.is_constant(2) && ctx.constant(1).count() == 1 &&
                         ctx.constant(2).count() == 1,
-               "a condition known only at run time is supported with two scalar constants to "
-               "pick from (an attention mask), not with tensors");
+               "a condition known only at run time is not supported except between two scalar "
+               "constants (an attention mask)");
   const float a = static_cast<float>(ctx.constant(1).values[0]);
   const float b = static_cast<float>(ctx.constant(2).values[0]);
   const float scale = a - b;

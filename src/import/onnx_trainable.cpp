@@ -76,15 +76,12 @@ std::set<std::string> TrainableInitializers(const onnx::GraphProto& graph) {
     for (int i : DifferentiableInputs(node))
       if (i < node.input_size() && !node.input(i).empty()) reached.insert(node.input(i));
   }
-  // torch.export's signature decides alone where every parameter it lists is
-  // an initializer (none was folded into a constant of the exporter's
-  // naming); else it still rules out its buffers and constants.
+  // torch.export's signature decides alone: its parameters train, and what
+  // it folded into constants of its own naming that the import could not
+  // trace back to them (torch_export_folds.hpp) stays constant, as the
+  // import says.
   const TorchExportSignature signature = ReadTorchExportSignature(graph);
-  std::set<std::string> initializers;
-  for (const auto& init : graph.initializer()) initializers.insert(init.name());
-  bool signature_decides = signature.present && !signature.parameters.empty();
-  for (const auto& parameter : signature.parameters)
-    signature_decides = signature_decides && initializers.count(parameter);
+  const bool signature_decides = signature.present && !signature.parameters.empty();
   const std::set<std::string> weights = WeightOperands(graph);
 
   std::set<std::string> trainable;
@@ -94,10 +91,10 @@ std::set<std::string> TrainableInitializers(const onnx::GraphProto& graph) {
     const bool is_float = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
                           type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
     if (!is_float || !reached.count(name)) continue;
-    if (weights.count(name)) {
-      trainable.insert(name);
-    } else if (signature_decides) {
+    if (signature_decides) {
       if (signature.parameters.count(name)) trainable.insert(name);
+    } else if (weights.count(name)) {
+      trainable.insert(name);
     } else if (!signature.non_trained.count(name) && !ExporterConstantName(name)) {
       trainable.insert(name);
     }

@@ -4,6 +4,7 @@
 //   [scores = scores * kept + fill]   masked_fill, stored operands
 //   [scores = scores + mask]          a stored additive mask
 //   o = MatMul(Softmax(scores, axis 3), v)
+//   [o = MatMul(max(Softmax(...), 0), v)]  PyTorch's NaN guard
 // (a, b, c: fixed scalar Power or BinaryOp MUL/DIV layers, any of them
 // absent; torch.export writes K's transpose as Reshape(Permute(k3, [0,2,1]))
 // of k3 = (B*H, S, d) instead) becomes one Attention layer (src/layers/attention.cpp) of scale
@@ -90,12 +91,18 @@ bool PlaneOperand(const caffe::LayerParameter& l, caffe::BinaryOpParameter::Oper
   const auto& shape = p.operand_shape();
   const int axes = shape.dim_size();
   if (axes < 2) return false;
-  for (int i = 0; i + 2 < axes; ++i)
-    if (shape.dim(i) != 1) return false;
+  int64_t planes = 1;
+  for (int i = 0; i + 2 < axes; ++i) planes *= shape.dim(i);
   *T = static_cast<int>(shape.dim(axes - 2));
   *S = static_cast<int>(shape.dim(axes - 1));
-  if (l.blobs(0).data_size() != *T * *S) return false;
-  values->assign(l.blobs(0).data().begin(), l.blobs(0).data().end());
+  const int64_t plane = int64_t(*T) * *S;
+  if (l.blobs(0).data_size() != planes * plane) return false;
+  // A plane repeated over the batch (PyTorch's masks expanded to B x 1 x
+  // T x S): one plane, when every copy is equal.
+  const auto& data = l.blobs(0).data();
+  for (int64_t i = plane; i < planes * plane; ++i)
+    if (data[i] != data[i % plane]) return false;
+  values->assign(data.begin(), data.begin() + plane);
   return true;
 }
 
@@ -343,14 +350,25 @@ int FuseAttention(caffe::NetParameter* net, const BlobSet& keep) {
         softmax.bottom_size() != 1)
       continue;
     const BlobUses uses(*net);
+    std::set<int> removed = {sm};
+    // [p = max(p, 0)]: PyTorch's guard against the NaN of a row masked
+    // entirely (Where(IsNaN(p), 0, p)); the Attention layer gives such a
+    // row 0, as the guard does.
+    std::string probs = softmax.top(0);
+    float floor;
+    const int guard = uses.SingleReader(probs);
+    if (guard >= 0 && !keep.count(probs) &&
+        ScalarOperand(net->layer(guard), caffe::BinaryOpParameter::MAX, &floor) && floor == 0.f) {
+      removed.insert(guard);
+      probs = net->layer(guard).top(0);
+    }
     // o = MatMul(p, v)
-    const int m2 = uses.SingleReader(softmax.top(0));
-    if (m2 < 0 || keep.count(softmax.top(0))) continue;
+    const int m2 = uses.SingleReader(probs);
+    if (m2 < 0 || keep.count(probs)) continue;
     const caffe::LayerParameter& out = net->layer(m2);
-    if (out.type() != "MatMul" || out.bottom_size() != 2 || out.bottom(0) != softmax.top(0) ||
+    if (out.type() != "MatMul" || out.bottom_size() != 2 || out.bottom(0) != probs ||
         out.matmul_param().transpose_a() || out.matmul_param().transpose_b())
       continue;
-    std::set<int> removed = {sm};
     bool ok;
     Mask mask;
     float scale = 1.f;

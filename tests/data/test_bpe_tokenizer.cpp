@@ -129,7 +129,8 @@ TEST(BpeTokenizer, AddedTokensAreWholeIdsAnywhere) {
   EXPECT_EQ(t.AddedTokenId("<|end|>"), 256);
   EXPECT_EQ(t.Encode("a<|end|>b"), (std::vector<int>{'a', 256, 'b'}));
   EXPECT_EQ(t.Encode("<|end|>xy<|end|>"), (std::vector<int>{257, 'y', 256}));  // the longest
-  EXPECT_EQ(t.Decode({'a', 256, 'b'}), "a<|end|>b");
+  EXPECT_EQ(t.Decode({'a', 256, 'b'}, false), "a<|end|>b");
+  EXPECT_EQ(t.Decode({'a', 256, 'b'}), "ab");  // special tokens left out, as tokenizers' decode
 }
 
 TEST(BpeTokenizer, SequenceOfSplitAndByteLevelAsLlama3) {
@@ -160,6 +161,32 @@ TEST(BpeTokenizer, RefusesWhatItDoesNotFollowNamingTheFile) {
       WriteTokenizer({}, {}, "{\"type\":\"Whitespace\"}");
   EXPECT_TRUE(Contains(ErrorOf([&] { BpeTokenizer::Load(no_byte_level); }),
                        "pre_tokenizer step 0 (Whitespace): this pre-tokenizer is not supported"));
+}
+
+// Hugging Face's `tokenizers` (0.23, on the GPU host) trained a byte-level
+// BPE of 320 ids on the repository's Markdown and encoded these strings:
+// every id and every decoded text must agree.
+TEST(BpeTokenizer, AgreesWithHuggingFaceTokenizers) {
+  const std::string dir = SourceDir() + "/tests/import/hf_models/hf_generation";
+  const BpeTokenizer t = BpeTokenizer::Load(dir + "/tokenizer.json");
+  EXPECT_EQ(t.size(), 320);
+  EXPECT_EQ(t.AddedTokenId("<|endoftext|>"), 0);
+  std::ifstream in(dir + "/tokenizer_cases.json");
+  std::stringstream json;
+  json << in.rdbuf();
+  google::protobuf::ListValue cases;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.str(), &cases).ok());
+  ASSERT_GE(cases.values_size(), 10);
+  for (const auto& entry : cases.values()) {
+    const auto& fields = entry.struct_value().fields();
+    const std::string text = fields.at("text").string_value();
+    std::vector<int> expected;
+    for (const auto& id : fields.at("ids").list_value().values())
+      expected.push_back(static_cast<int>(id.number_value()));
+    const std::vector<int> ids = t.Encode(text);
+    EXPECT_EQ(ids, expected) << "'" << text << "'";
+    EXPECT_EQ(t.Decode(ids), fields.at("decoded").string_value()) << "'" << text << "'";
+  }
 }
 
 }  // namespace

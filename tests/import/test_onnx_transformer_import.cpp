@@ -340,8 +340,7 @@ TEST(OnnxTransformerImport, FoldedWeightsTrainAndFoldedAddendsDoNot) {
 // torch.export's graph signature (the dynamo exporter's metadata_props of
 // the graph, field 16, which Debian's onnx does not know) names the
 // parameters: exactly those train, not a buffer nor a constant the exporter
-// folded ("unsqueeze_2"). Where a listed parameter is not an initializer (a
-// folded or tied one), the names decide again, buffers still excepted.
+// folded ("unsqueeze_2"), also where a listed parameter is not in the file.
 TEST(OnnxTransformerImport, TorchExportSignatureNamesTheParameters) {
   auto model_with = [](const std::string& signature) {
     OnnxModelBuilder m;
@@ -370,13 +369,17 @@ TEST(OnnxTransformerImport, TorchExportSignatureNamesTheParameters) {
   EXPECT_TRUE(Learnable(decided, "blocks.0.scale"));
   EXPECT_FALSE(Learnable(decided, "rope_cos"));
   EXPECT_FALSE(Learnable(decided, "unsqueeze_2"));
-  const OnnxModel fallback = model_with(
+  // A listed parameter the file lacks, with no node metadata to trace it
+  // back (torch_export_folds.hpp): the signature still decides, and the
+  // import names it as frozen rather than training a constant in its place.
+  const OnnxModel folded = model_with(
       header + "p_blocks_0_scale: PARAMETER target='blocks.0.scale'\n"
                "p_head_weight: PARAMETER target='head.weight'\n"
                "b_rope_cos: BUFFER target='rope_cos' persistent=True\nx: USER_INPUT\n");
-  EXPECT_TRUE(Learnable(fallback, "blocks.0.scale"));
-  EXPECT_FALSE(Learnable(fallback, "rope_cos"));
-  EXPECT_TRUE(Learnable(fallback, "unsqueeze_2"));
+  EXPECT_TRUE(Learnable(folded, "blocks.0.scale"));
+  EXPECT_FALSE(Learnable(folded, "rope_cos"));
+  EXPECT_FALSE(Learnable(folded, "unsqueeze_2"));
+  EXPECT_EQ(folded.frozen_parameters, std::vector<std::string>{"head.weight"});
 }
 
 // Run-time integers are held as floats; integer division (truncating) of

@@ -39,8 +39,9 @@ class BpeTokenizer {
   // Token ids of UTF-8 text; throws on invalid UTF-8.
   std::vector<int> Encode(const std::string& text) const;
   // The text of ids (bytes of partial UTF-8 sequences are kept as they are,
-  // so that a token can be printed as soon as it is made).
-  std::string Decode(const std::vector<int>& ids) const;
+  // so that a token can be printed as soon as it is made). Special tokens
+  // (<|endoftext|>) are left out unless asked for, as tokenizers' decode.
+  std::string Decode(const std::vector<int>& ids, bool skip_special_tokens = true) const;
   // An added token's id by its content, or -1.
   int AddedTokenId(const std::string& content) const;
 
@@ -55,6 +56,7 @@ class BpeTokenizer {
   std::unordered_map<std::string, int> ids_;
   std::map<std::pair<std::string, std::string>, int> merge_rank_;
   std::vector<std::pair<std::string, int>> added_;  // content, id: longest first
+  std::vector<bool> special_;                       // id -> a special added token
   std::vector<std::unique_ptr<Regex>> splits_;      // applied in turn (Isolated)
   bool nfc_ = false;
   bool add_prefix_space_ = false;

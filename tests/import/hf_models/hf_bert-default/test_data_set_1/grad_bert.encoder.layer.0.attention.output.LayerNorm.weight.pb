@@ -1,0 +1,1 @@
+ B6bert.encoder.layer.0.attention.output.LayerNorm.weightJ€19‹=÷½Nt¨;ÑãW>8H%>;?Wd½KoÁ½ùÅ>R¼=N¦¾Z_¼£|¾€˜…½òº=W°Ù>lž½ç¾í>rŽ¾yèR=^¾­•¾%Ì¶=«½¡+¶¾¨ƒ(>œCg¾!¾H¿½c¼'gÎ½œn$¾

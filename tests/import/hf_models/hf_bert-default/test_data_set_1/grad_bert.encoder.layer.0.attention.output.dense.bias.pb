@@ -1,0 +1,1 @@
+ B0bert.encoder.layer.0.attention.output.dense.biasJ€Ý·û½a‹¾(>õÏ>8©U¾‹+ä¾­O>¨ÿä¾(I><{¾‡÷À¾­†<vuA¾3#þ=!›<R¢?¨?>ü	?zÁá>Äq„>Ú <¡¾Ý8O>‹L>îr`=*W!>ÙÝ¾crù=2>îÑF>hv½¾j·o¾

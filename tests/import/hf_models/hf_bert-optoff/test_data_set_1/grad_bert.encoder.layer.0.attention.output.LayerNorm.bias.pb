@@ -1,0 +1,1 @@
+ B4bert.encoder.layer.0.attention.output.LayerNorm.biasJ€¨ÿ½ûšk¾ùF´=b¬=þ„E¾w÷¾	’=]˜»¾œÔx½äH¾è‘Â¾Ÿ½k­¾Š¨=ý|:¼/L?Û1Ö=)	Ô>ÀK÷>ÎÙ“>"”B½ˆo‹¾“Š>¼û><T<=÷VÓ=bà¾GªÐ=®€Ø=×ý¡>ž`À¾4#Q¾

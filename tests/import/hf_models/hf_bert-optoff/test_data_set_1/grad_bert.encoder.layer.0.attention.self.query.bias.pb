@@ -1,0 +1,1 @@
+ B.bert.encoder.layer.0.attention.self.query.biasJ€²Ë@>ï¹V;B\›½ÆÊ*>.M¾DÉ¾U;rúÇ¼"£Ê½®X*>4`}<b·< n<|ø<¼V®½/ß5¾-¸õ½fµ<¨cÝ¼ò7I½X½×ŸÍ=ñxŠ¼ó¾º=ª®`:#ú"=A©<z<¢<8T=¸¡½¥öi<Òç>

@@ -1,0 +1,1 @@
+ B6bert.encoder.layer.1.attention.output.LayerNorm.weightJ€¿+¿>ošÒ¾¼iE¾›iÙ=ùˆ×¾!~ÿ>é,Ÿ>Ó¾Fjì¾ôµÈ½>W¿$=x><)é=‹U1½âíŸ<Ëz~;Ùª?yÓ=“#¾5Ò¾¹®>4=Â“¼Ô{ž½«½…½ëŒ>„<D<_*Ã=«Ì¦<6½G›Á½

@@ -1,0 +1,1 @@
+ B.bert.encoder.layer.1.attention.self.query.biasJ€Ì¾ræ==›í=ñb½Š–V=Æü0½…x?½ ž!>»¾z½Å›<ùt2>4¦ý=hô>p‘n¾\nr=õË¼©1=Ã˜’½¨ßÛ;ÃÍG=»‰»®×=V§½wxt=5‡Ù=m»á»³ª’½Šh/¼Ì>‡Ó¶½©i½

@@ -1,0 +1,1 @@
+Bclassifier.biasJÎœ.À¶hÒ?Ø£¤½

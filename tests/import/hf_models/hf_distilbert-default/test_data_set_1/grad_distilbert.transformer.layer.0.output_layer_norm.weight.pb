@@ -1,0 +1,1 @@
+ B7distilbert.transformer.layer.0.output_layer_norm.weightJЂњrЦЅ`>ѕФi>77ЩЅЛO?ХJm=ЋDїЅўјїВ[ѕ§ћЂѕgугѕМв=ощ%?l>Kg>ѕДгЃ>ѕј>G)6ЅзD>«jјЅ6#ЅяЏ?LПxѕЦAѕNР9>Џ6ЂЅЉ‹ѕјІйѕ§ѕpф=A}„Ѕ«Jh=

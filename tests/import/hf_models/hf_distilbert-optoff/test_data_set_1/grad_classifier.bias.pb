@@ -1,0 +1,1 @@
+Bclassifier.biasJ –u¿àU‡?úÑÖ>

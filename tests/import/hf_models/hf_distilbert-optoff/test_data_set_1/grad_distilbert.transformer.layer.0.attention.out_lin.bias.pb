@@ -1,0 +1,1 @@
+ B5distilbert.transformer.layer.0.attention.out_lin.biasJ€Îö=ø>]¹¾YÙ¾:Kû>¦0¼Þ»>Æ±¾²Dë¾½sÐº”‘£¾l4º¾%à=—>]$¾UŽ=ÎJ:ióÂ=R¥¼\½fž£=rÖb¾ß>ùâ>RÍü>_Ô=õùD>bÖ¾ãe®>ÜÂ¾`…!¿¢ÿ<>

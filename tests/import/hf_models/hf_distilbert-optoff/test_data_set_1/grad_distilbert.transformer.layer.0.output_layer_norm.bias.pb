@@ -1,0 +1,1 @@
+ B5distilbert.transformer.layer.0.output_layer_norm.biasJ€È{=Ó	µ>H)y¾`4É¾kÛ?M;â½Ÿd¡>xS5½×¬•¾$°‘>à¿)mR¾.½òûm>'ÒŒ¾kÂ|½:¤g=öq>>Ûj¾Æå’¾Ó{>é÷T¾|Àµ>ÈVG½½õ™>îF™½÷¸>`nf>!ÍØ>;Õ;>½¿S)Ä>

@@ -1,0 +1,1 @@
+ B3distilbert.transformer.layer.0.sa_layer_norm.weightJ€|~m¾zkm>Ý½¹>wç©½xÒ½‘Wº¾4Ç =ß¿.{D½›0Û<#@¾¤c5¾?t¨>“ ”>ÝÆ½oê•<¦òM? p>¶À>ó¡>Œ¿Ð<Fé†>ë7¿¹èf¾èâ>ãP<~Ã½”_¡=ƒ€¾û,Þ<§L‹½›}>

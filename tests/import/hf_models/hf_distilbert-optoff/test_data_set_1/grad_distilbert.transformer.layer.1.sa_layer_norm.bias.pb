@@ -1,0 +1,1 @@
+ B1distilbert.transformer.layer.1.sa_layer_norm.biasJ€Ë!œ½‡~Ž>¢"¾S	¾Mi/> ß<nnÜ>Øö½¾p‡¾†}ð=Ü4¿BH-¾B´<–á¢=Ÿ=½ÔÐ¨¾™hí¾àŒ?íÊƒ>D>Œ¾‰=¶Bø½¦Ð»|>ÛÜ>R½ùMV>ß¤O>x«;©j©½<êØ¾ºQÍ=

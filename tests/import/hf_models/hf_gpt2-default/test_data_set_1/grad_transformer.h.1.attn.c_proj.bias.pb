@@ -1,0 +1,1 @@
+ B transformer.h.1.attn.c_proj.biasJ€ôæˆB…a‘À¶Â+kA3$ÒAh¸Âø†ÀÕK@Ì&ğAEÒ‡B¥‚@B2øôAQ¿ÂÎ¸YBP‘Â«.ÖÁ3B,‹8BÖÁÀÊ§pBºNA4ÒFÂs	;Â³ª+ÂÍW@²sÿÁ£o…A×PÂáÂè¤BE^MÂ[M B

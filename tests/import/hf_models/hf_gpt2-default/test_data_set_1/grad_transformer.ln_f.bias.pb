@@ -1,0 +1,1 @@
+ Btransformer.ln_f.biasJ€"-3Â£1nAÜUÂ:#8¿9b¿z!¦Âp½„ÀœB0dÉB“ ÚBGWVÁb®A}šëÁAtB<ÅŠÂuB3Âui3B°LáAƒÂO(AIBWQIÂ¾ÓÂ­jãÁU­HAÀHÁ#Ø|BvÒBñiËÂğMîBQyÂåßˆB

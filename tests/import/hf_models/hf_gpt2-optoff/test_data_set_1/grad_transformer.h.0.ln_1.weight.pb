@@ -1,0 +1,1 @@
+ Btransformer.h.0.ln_1.weightJ€IõÂ=©8AVŒBÚ”ÁÛ8Á6çŒÁä­VB&„ÁçìÁ/Âœÿ•AgÇ•A‡PC 'ÅÁä^AB5Z7ÁìÞœAÔÛÀÁÊý‰Â‹¿ÐA@_ÂçgŽAnZÁ4ú¤BsA<@ÝÂ‚Bœ{ÄÂ¸2tÂÍL‰Bá#‡B\àI@‹ˆlA

@@ -1,0 +1,1 @@
+ B%model.layers.1.input_layernorm.weightJ€ ,µAŽ¼@øÂŽ¾G6¡ARŒ?veÂ1¥JÁtè;ÁãH‰ÁÞ™¿À½Sô¾Û;}Áköø@ÃøÔ>¬Æ0ÁÊ»A#^äÀ¦´BÁrè®@>sA±èˆ¿öç¯ÁñtGA~Ò@l:hÀü±À‹¤AÂdçÜÁ­@ÖÁHÞœ@«‡A

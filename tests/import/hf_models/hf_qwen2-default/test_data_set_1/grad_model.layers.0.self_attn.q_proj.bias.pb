@@ -1,0 +1,1 @@
+ B$model.layers.0.self_attn.q_proj.biasJÄû+¬MKE¿∏üöBK|S@J≥ê¬Ç£¿ŒG¡`X¢AÛKwAüfB¥ö¬k´!B>+!A√•OBã’AJÓ–¡Wn4AÔ¨¿>ç‚@∫û.AÂÈ¬l#@X ¶æ˛§Õ¿ﬂÕæë÷¡´Ó´¡*€RA’-B‘•f@&>‹¿ù.A

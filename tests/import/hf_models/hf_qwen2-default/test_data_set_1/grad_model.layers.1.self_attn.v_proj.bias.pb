@@ -1,0 +1,1 @@
+B$model.layers.1.self_attn.v_proj.biasJ@¤PëB†Ø”BôAÒÁÛ šÂõ|ÂIÊ3ÂÇbŠB©H Cd|8AÝ¨BmƒO¿>ò…Bc®B˜Â¾ìÂb³Ã@

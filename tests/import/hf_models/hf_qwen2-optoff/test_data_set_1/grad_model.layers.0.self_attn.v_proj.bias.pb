@@ -1,0 +1,1 @@
+B$model.layers.0.self_attn.v_proj.biasJ@ณ+qย๎Uรบฬ—ยถ@Rยบ|Zรค ูมนิๅB>ขBโk€BjMC4๏Bo2Jร(ฌย“Lรฮษ฿ยัC

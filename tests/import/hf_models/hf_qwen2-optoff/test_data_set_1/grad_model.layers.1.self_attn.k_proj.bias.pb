@@ -1,0 +1,1 @@
+B$model.layers.1.self_attn.k_proj.biasJ@-pŸÀúÅ?éÊ<ÂÀ¦;ßî¶½)a?g—¨¾eLG=Ìô@ß¸À)¥?ÆTÎ<,N*Àé™Ú?Ä°x?”\‘½

@@ -1,0 +1,1 @@
+ B$model.layers.1.self_attn.q_proj.biasJ€€Í8AU›?’µbÁ‘b¼>Æ^+Aá¡šÀ"¼÷ÀÊê@E8ŸÁ?“@ç}z?–¨Á“PrÀYf¿¶#Al´’@ï.ëÀ¾¾ùAe©µ@Õ$zÀÂ©©ÁtÀd·kA_HA¨‡6AÒuGALó@SpSA¾V/Áàº*A½@’*`Á

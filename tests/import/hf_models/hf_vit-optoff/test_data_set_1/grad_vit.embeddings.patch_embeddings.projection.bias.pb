@@ -1,0 +1,2 @@
+ B/vit.embeddings.patch_embeddings.projection.biasJ€pá¢>n}u¿]y•¿ýÿ*?^ÛR¿Ð-A¿ƒôº¿B6^¿Þî?qèÍ¿ƒ¿}?»3À3Þñ¾@]?=Ïº¾åUö?ÏÄt¿
+?º>³£…¿qÍ<?6…?oÒŸ¾Z›K@z‘X½pÜÞ?ù!Àà?—¿Ú×”?ñÎ|¿7UF?½‰ã?

@@ -1,0 +1,168 @@
+// Hugging Face transformers as people export them (issue 49): GPT-2, LLaMA,
+// Qwen2, BERT (token types and an attention mask as inputs), DistilBERT and
+// HF's ViT, small configurations with random weights, written by
+// torch.onnx.export with its defaults (torch.export and its optimizer,
+// which folds parameters into constants) and with optimize=False, on the GPU
+// host (tools/onnx/make_hf_tests.py; tests/import/hf_models/README.md).
+// Forward against float64 PyTorch and the gradient of every parameter under
+// its PyTorch name, through onnx_test_runner; and what a training import of
+// the default files recovers.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "dlcaffe/onnx_import.hpp"
+#include "onnx/onnx_pb.h"
+#include "util/run_dlcaffe.hpp"
+#include "util/test_context.hpp"
+
+namespace dlcaffe {
+namespace test {
+namespace {
+
+const char* const kModels[] = {"gpt2", "llama", "qwen2", "bert", "distilbert", "vit"};
+
+std::string ModelsDir() { return SourceDir() + "/tests/import/hf_models"; }
+
+std::string Dir(const std::string& model, const std::string& mode) {
+  return ModelsDir() + "/hf_" + model + "-" + mode;
+}
+
+OnnxModel TrainingImport(const std::string& path) {
+  OnnxImportOptions options;
+  options.training = true;
+  return ImportOnnx(path, options);
+}
+
+// Each trained parameter's shape, by name (the ParamSpec names the import
+// gives learnable blobs).
+std::map<std::string, std::vector<int64_t>> TrainedShapes(const OnnxModel& model) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& layer : model.net.layer())
+    for (int i = 0; i < layer.param_size() && i < layer.blobs_size(); ++i) {
+      const auto& spec = layer.param(i);
+      if (!spec.has_name() || spec.lr_mult() == 0.f) continue;
+      std::vector<int64_t> dims(layer.blobs(i).shape().dim().begin(), layer.blobs(i).shape().dim().end());
+      shapes[spec.name()] = dims;
+    }
+  return shapes;
+}
+
+TEST(HuggingFaceOnnx, DefaultAndUnoptimizedExportsPassForwardAndBackward) {
+  std::string dirs;
+  for (const char* model : kModels)
+    for (const char* mode : {"default", "optoff"}) dirs += " '" + Dir(model, mode) + "'";
+  const ToolResult r = RunTool("onnx_test_runner", dirs);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "12 passed, 0 failed, 0 skipped")) << r.output;
+  for (const char* model : kModels)
+    for (const char* mode : {"default", "optoff"}) {
+      const std::regex pass(std::string("PASS hf_") + model + "-" + mode +
+                            " \\(worst output error [^,]+, worst gradient error");
+      EXPECT_TRUE(std::regex_search(r.output, pass)) << model << " " << mode << "\n" << r.output;
+    }
+}
+
+// A training import of the default file trains the parameters the
+// unoptimized file keeps, under the same names and shapes; the position
+// tables it recovers from gathered rows hold those rows of the table.
+TEST(HuggingFaceOnnx, TrainingImportRecoversWhatTheOptimizerFolded) {
+  for (const char* model : kModels) {
+    SCOPED_TRACE(model);
+    const OnnxModel folded = TrainingImport(Dir(model, "default") + "/model.onnx");
+    const OnnxModel kept = TrainingImport(Dir(model, "optoff") + "/model.onnx");
+    EXPECT_TRUE(folded.frozen_parameters.empty());
+    EXPECT_TRUE(kept.frozen_parameters.empty());
+    const auto folded_shapes = TrainedShapes(folded), kept_shapes = TrainedShapes(kept);
+    std::set<std::string> folded_names, kept_names;
+    for (const auto& entry : folded_shapes) folded_names.insert(entry.first);
+    for (const auto& entry : kept_shapes) kept_names.insert(entry.first);
+    EXPECT_EQ(folded_names, kept_names);
+    for (const auto& [name, shape] : kept_shapes) {
+      auto partial = folded.partial_tables.find(name);
+      std::vector<int64_t> expected = shape;
+      if (partial != folded.partial_tables.end()) expected[0] = partial->second;
+      EXPECT_EQ(folded_shapes.count(name) ? folded_shapes.at(name) : std::vector<int64_t>{}, expected) << name;
+    }
+    EXPECT_EQ(folded.tied_parameters, kept.tied_parameters);
+  }
+  const OnnxModel gpt2 = TrainingImport(Dir("gpt2", "default") + "/model.onnx");
+  EXPECT_EQ(gpt2.tied_parameters.at("transformer.wte.weight"), "lm_head.weight");
+  EXPECT_EQ(gpt2.partial_tables.at("transformer.wpe.weight"), 13);
+  const OnnxModel llama = TrainingImport(Dir("llama", "default") + "/model.onnx");
+  EXPECT_EQ(llama.recovered_parameters.size(), 15u);  // every Linear weight, lm_head's too
+  EXPECT_EQ(TrainedShapes(llama).at("model.layers.0.self_attn.k_proj.weight"), (std::vector<int64_t>{16, 32}));
+  const OnnxModel vit = TrainingImport(Dir("vit", "default") + "/model.onnx");
+  EXPECT_EQ(TrainedShapes(vit).at("vit.embeddings.cls_token"), (std::vector<int64_t>{1, 1, 32}));
+}
+
+// Attention fuses into one Attention layer where its mask is fixed:
+// PyTorch's NaN guard after the softmax (Where(IsNaN(p), 0, p)) is absorbed
+// (the layer gives a row with no visible key 0, as the guard does) and the
+// causal mask expanded over the batch is one causal plane. BERT's and
+// DistilBERT's masks come from the inputs: they run op by op.
+TEST(HuggingFaceOnnx, AttentionWithAFixedMaskFuses) {
+  for (const char* model : kModels) {
+    SCOPED_TRACE(model);
+    const OnnxModel imported = TrainingImport(Dir(model, "default") + "/model.onnx");
+    int attention = 0, causal = 0, softmax = 0;
+    for (const auto& layer : imported.net.layer()) {
+      attention += layer.type() == "Attention";
+      causal += layer.type() == "Attention" && layer.attention_param().causal();
+      softmax += layer.type() == "Softmax";
+    }
+    const std::string name = model;
+    const bool input_mask = name == "bert" || name == "distilbert";
+    const bool lm = name == "gpt2" || name == "llama" || name == "qwen2";
+    EXPECT_EQ(attention, input_mask ? 0 : 2);
+    EXPECT_EQ(softmax, input_mask ? 2 : 0);
+    EXPECT_EQ(causal, lm ? 2 : 0);
+  }
+}
+
+// Without the nodes' metadata the file cannot say where its folded
+// constants came from: the import names each parameter it could not
+// recover, keeps it frozen and says how to export without folding.
+TEST(HuggingFaceOnnx, UntraceableFoldsStayFrozenAndAreNamed) {
+  onnx::ModelProto proto;
+  {
+    std::ifstream in(Dir("llama", "default") + "/model.onnx", std::ios::binary);
+    ASSERT_TRUE(proto.ParseFromIstream(&in));
+  }
+  // onnx >= 1.16's NodeProto.metadata_props (field 9): unknown to Debian's.
+  for (auto& node : *proto.mutable_graph()->mutable_node()) {
+    node.GetReflection()->MutableUnknownFields(&node)->Clear();
+    const auto* field = node.GetDescriptor()->FindFieldByNumber(9);
+    if (field) node.GetReflection()->ClearField(&node, field);
+  }
+  const std::string path = TempDir() + "/llama_no_metadata.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    ASSERT_TRUE(proto.SerializeToOstream(&out));
+  }
+  const OnnxModel model = TrainingImport(path);
+  EXPECT_EQ(model.frozen_parameters.size(), 15u);
+  EXPECT_TRUE(model.recovered_parameters.empty());
+  const auto trained = TrainedShapes(model);
+  for (const std::string& name : model.frozen_parameters) {
+    EXPECT_FALSE(trained.count(name)) << name;
+    EXPECT_TRUE(name.rfind("model.layers.", 0) == 0 || name == "lm_head.weight") << name;
+  }
+  // Nothing else trains in their place (the folded copies "val_93" are constants).
+  for (const auto& entry : trained) EXPECT_EQ(entry.first.rfind("val_", 0), std::string::npos) << entry.first;
+  const ToolResult r = RunTool("convert_onnx", "--training '" + path + "' '" + TempDir() + "/l.prototxt' '" +
+                                                   TempDir() + "/l.caffemodel'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "the exporter folded 15 parameter(s) into constants the import cannot trace "
+                                 "back: lm_head.weight, model.layers.0.mlp.down_proj.weight"))
+      << r.output;
+  EXPECT_TRUE(Contains(r.output, "optimize=False")) << r.output;
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace dlcaffe
