@@ -28,7 +28,10 @@
 # tools/onnx/make_transformer_tests.py with the host's PyTorch (today's), in
 # each exporter and opset of TX_SPECS (default "torchscript:17 dynamo:18
 # dynamo:20"; TX_MODELS picks models, default the small ones plus the full
-# vit_b_16 and swin_t), and runs them twice like the nets.
+# vit_b_16 and swin_t), and the Hugging Face models of
+# tools/onnx/make_hf_tests.py (HF_MODELS, default all six, with
+# torch.onnx.export's defaults and optimize=False), and runs them twice like
+# the nets.
 #
 # The test programs run as ctest runs them (tests/CMakeLists.txt: with
 # DLCAFFE_POISON=1); the nets with every switch at its default.
@@ -318,6 +321,10 @@ run_transformers() {
     "$DLCAFFE_PYTHON" tools/onnx/make_transformer_tests.py "$dir" --exporter "${spec%%:*}" \
       --opset "${spec##*:}" --models "$models" >> "$out/transformers_made.log" 2>&1 || made=1
   done
+  # Hugging Face's models as torch.onnx.export writes them (defaults and
+  # optimize=False; tools/onnx/make_hf_tests.py, needs transformers).
+  "$DLCAFFE_PYTHON" tools/onnx/make_hf_tests.py "$dir" --models "${HF_MODELS:-gpt2,llama,qwen2,bert,distilbert,vit}" \
+    >> "$out/transformers_made.log" 2>&1 || made=1
   echo "transformers: made in $((SECONDS - start)) s by $("$DLCAFFE_PYTHON" -c 'import torch; print("torch", torch.__version__)')$([ $made = 0 ] || echo ', SOME FAILED TO EXPORT (transformers_made.log)')" | tee -a "$summary"
   local ok=$made
   for run in 1 2; do
