@@ -15,6 +15,12 @@
 #include <regex>
 #include <set>
 
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <sstream>
+
+#include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
 #include "onnx/onnx_pb.h"
 #include "util/run_dlcaffe.hpp"
@@ -121,6 +127,50 @@ TEST(HuggingFaceOnnx, AttentionWithAFixedMaskFuses) {
     EXPECT_EQ(attention, input_mask ? 0 : 2);
     EXPECT_EQ(softmax, input_mask ? 2 : 0);
     EXPECT_EQ(causal, lm ? 2 : 0);
+  }
+}
+
+// The causal LMs exported for generation (the sequence axis dynamic) give,
+// imported at the length of the prompt plus 64 tokens, the tokens
+// transformers' greedy generate(do_sample=False) chose: the argmax of the
+// logits at each position is the next token (teacher forcing, which for
+// greedy decoding is the same test, token for token).
+TEST(HuggingFaceOnnx, CausalLmsPickTheTokensTransformersGenerates) {
+  for (const char* model : {"gpt2", "llama", "qwen2"}) {
+    std::ifstream in(ModelsDir() + "/hf_generation/" + model + ".json");
+    std::stringstream json;
+    json << in.rdbuf();
+    google::protobuf::Struct reference;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.str(), &reference).ok()) << model;
+    std::vector<float> ids;
+    for (const auto& v : reference.fields().at("prompt_ids").list_value().values()) ids.push_back(v.number_value());
+    const size_t prompt = ids.size();
+    std::vector<int> generated;
+    for (const auto& v : reference.fields().at("float32").struct_value().fields().at("ids").list_value().values())
+      generated.push_back(static_cast<int>(v.number_value()));
+    ASSERT_EQ(generated.size(), 64u);
+    ids.insert(ids.end(), generated.begin(), generated.end() - 1);  // the last one is only predicted
+    for (const char* mode : {"default", "optoff"}) {
+      SCOPED_TRACE(std::string(model) + "-" + mode);
+      OnnxImportOptions options;
+      options.input_shapes["input_ids"] = {1, static_cast<int>(ids.size())};
+      const OnnxModel imported =
+          ImportOnnx(ModelsDir() + "/hf_generation/" + model + "-" + mode + ".onnx", options);
+      Net net(imported.net, TestContext());
+      net.blob_by_name("input_ids")->WriteData(ids);
+      net.ForwardNoLoss();
+      const Blob& logits = *net.blob_by_name(imported.outputs.at(0));
+      ASSERT_EQ(logits.shape(), (std::vector<int>{1, static_cast<int>(ids.size()), 320}));
+      const std::vector<float> values = logits.ReadData();
+      int agree = 0;
+      for (size_t t = 0; t < generated.size(); ++t) {
+        const float* row = values.data() + (prompt - 1 + t) * 320;
+        const int argmax = static_cast<int>(std::max_element(row, row + 320) - row);
+        agree += argmax == generated[t];
+        EXPECT_EQ(argmax, generated[t]) << "token " << t;
+      }
+      EXPECT_EQ(agree, 64);
+    }
   }
 }
 
