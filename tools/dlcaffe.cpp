@@ -28,6 +28,7 @@
 #include "dlcaffe/onnx_import.hpp"
 #include "dlcaffe/solver.hpp"
 #include "dlcaffe/text_generator.hpp"
+#include "dlcaffe/data/bpe_tokenizer.hpp"
 #include "dlcaffe/data/vocabulary.hpp"
 #include "storage_flag.hpp"
 
@@ -96,6 +97,12 @@ DEFINE_string(vocab, "", "generate: convert_text's vocab.txt (default: vocab.txt
               "--weights, else beside --model).");
 DEFINE_bool(kv_cache, true, "generate: keep the keys and values of earlier positions, so a "
             "token costs one position's work; false reruns the whole context per token.");
+DEFINE_string(tokenizer, "", "generate: a Hugging Face tokenizer.json (byte-level BPE: GPT-2, "
+              "LLaMA 3, Qwen2) for --prompt and the output, in place of --vocab.");
+DEFINE_string(prompt_ids, "", "generate: the prompt as token ids (comma-separated); the output "
+              "is the generated ids, one line.");
+DEFINE_int32(context, 0, "generate, for an .onnx model with a dynamic sequence axis: the longest "
+             "context it runs at (default: the prompt's length plus --tokens).");
 DEFINE_string(sigint_effect, "stop", "Optional; action to take when a SIGINT signal is "
                                      "received: snapshot, stop or none.");
 DEFINE_string(sighup_effect, "snapshot", "Optional; action to take when a SIGHUP signal is "
@@ -590,33 +597,100 @@ std::string VocabularyPath() {
            "none was found beside --weights or --model");
 }
 
+// --prompt_ids: "1, 2,3" -> {1, 2, 3}.
+std::vector<int> ParsePromptIds(const std::string& text) {
+  std::vector<int> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const size_t start = item.find_first_not_of(' ');
+    DLC_REQUIRE(start != std::string::npos, "--prompt_ids='" << text << "' has an empty item");
+    size_t used = 0;
+    int id = -1;
+    try {
+      id = std::stoi(item.substr(start), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    DLC_REQUIRE(used > 0 && item.find_first_not_of(' ', start + used) == std::string::npos && id >= 0,
+                "--prompt_ids='" << text << "': '" << item << "' is not a token id");
+    ids.push_back(id);
+  }
+  DLC_REQUIRE(!ids.empty(), "--prompt_ids is empty");
+  return ids;
+}
+
 int Generate() {
-  DLC_REQUIRE(!FLAGS_model.empty(), "generate needs --model=deploy.prototxt");
-  DLC_REQUIRE(!FLAGS_weights.empty(), "generate needs --weights=model.caffemodel");
-  DLC_REQUIRE(!FLAGS_prompt.empty(), "generate needs --prompt=\"...\" (at least one token)");
+  DLC_REQUIRE(!FLAGS_model.empty(), "generate needs --model=deploy.prototxt (or a causal LM's .onnx)");
+  const bool onnx = IsOnnxPath(FLAGS_model);
+  DLC_REQUIRE(onnx || !FLAGS_weights.empty(), "generate needs --weights=model.caffemodel");
+  DLC_REQUIRE(!FLAGS_prompt.empty() || !FLAGS_prompt_ids.empty(),
+              "generate needs --prompt=\"...\" or --prompt_ids=1,2,3 (at least one token)");
+  DLC_REQUIRE(FLAGS_prompt.empty() || FLAGS_prompt_ids.empty(),
+              "give --prompt or --prompt_ids, not both");
   DLC_REQUIRE(FLAGS_tokens >= 0, "--tokens must be >= 0, got " << FLAGS_tokens);
-  const Vocabulary vocabulary = Vocabulary::Load(VocabularyPath());
+  // The tokens: ids as given, a tokenizer.json's BPE, or convert_text's vocabulary.
+  std::unique_ptr<BpeTokenizer> tokenizer;
+  std::unique_ptr<Vocabulary> vocabulary;
+  std::vector<int> prompt;
+  if (!FLAGS_prompt_ids.empty()) {
+    prompt = ParsePromptIds(FLAGS_prompt_ids);
+  } else if (!FLAGS_tokenizer.empty()) {
+    tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::Load(FLAGS_tokenizer));
+    prompt = tokenizer->Encode(FLAGS_prompt);
+    DLC_REQUIRE(!prompt.empty(), "the prompt gives no tokens");
+  } else {
+    vocabulary = std::make_unique<Vocabulary>(Vocabulary::Load(VocabularyPath()));
+    prompt = vocabulary->Encode(FLAGS_prompt);
+  }
+  // An imported model runs without the key/value cache: its import fixes
+  // positions, masks and rotary tables for one length.
+  bool use_cache = FLAGS_kv_cache;
+  if (onnx && use_cache) {
+    DLC_REQUIRE(gflags::GetCommandLineFlagInfoOrDie("kv_cache").is_default,
+                FLAGS_model << ": the key/value cache is not supported for imported models yet "
+                               "(the import computes positions and masks for one length); use "
+                               "--kv_cache=false");
+    use_cache = false;
+    LOG(INFO) << FLAGS_model << ": an imported model generates without the key/value cache: "
+                                "each token runs the whole sequence again";
+  }
   auto ctx = MakeContext();
   Net net(FLAGS_model, caffe::TEST, *ctx);
-  net.CopyTrainedLayersFrom(FLAGS_weights);
-  TextGenerator generator(net, FLAGS_kv_cache);
-  DLC_REQUIRE(generator.vocabulary() == vocabulary.size(),
+  if (!FLAGS_weights.empty()) net.CopyTrainedLayersFrom(FLAGS_weights);
+  if (onnx) {
+    DLC_REQUIRE(net.follows_input_shapes(),
+                FLAGS_model << ": its token input has a fixed length; export it with the sequence "
+                               "axis dynamic (torch.onnx.export(..., dynamic_shapes=...)) to "
+                               "generate from it");
+    const int context =
+        FLAGS_context > 0 ? FLAGS_context : static_cast<int>(prompt.size()) + FLAGS_tokens;
+    net.input_blobs()[0]->Reshape({1, context});
+    net.Reshape();
+  }
+  TextGenerator generator(net, use_cache);
+  const int known = tokenizer ? tokenizer->size() : vocabulary ? vocabulary->size() : 0;
+  DLC_REQUIRE(!vocabulary || generator.vocabulary() == known,
               FLAGS_model << " gives logits for " << generator.vocabulary()
-                          << " tokens, but the vocabulary " << VocabularyPath() << " has "
-                          << vocabulary.size());
+                          << " tokens, but the vocabulary " << VocabularyPath() << " has " << known);
+  DLC_REQUIRE(!tokenizer || generator.vocabulary() >= known,
+              FLAGS_model << " gives logits for " << generator.vocabulary() << " tokens, fewer than "
+                          << FLAGS_tokenizer << "'s " << known);
   SamplingOptions options;
   options.temperature = static_cast<float>(FLAGS_temperature);
   options.top_k = FLAGS_top_k;
   std::mt19937_64 rng(FLAGS_seed);
-  const std::vector<int> prompt = vocabulary.Encode(FLAGS_prompt);
-  std::cout << FLAGS_prompt << std::flush;
+  std::cout << (FLAGS_prompt_ids.empty() ? FLAGS_prompt : std::string()) << std::flush;
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   Clock::time_point first_token = start;
   int count = 0;
   generator.Generate(prompt, FLAGS_tokens, options, rng, [&](int id) {
     if (count++ == 0) first_token = Clock::now();
-    std::cout << vocabulary.Decode(id) << std::flush;
+    if (tokenizer) std::cout << tokenizer->Decode({id});
+    else if (vocabulary) std::cout << vocabulary->Decode(id);
+    else std::cout << (count > 1 ? " " : "") << id;
+    std::cout << std::flush;
   });
   ctx->Finish();
   const Clock::time_point end = Clock::now();
@@ -626,7 +700,7 @@ int Generate() {
   LOG(INFO) << "Prompt: " << prompt.size() << " tokens, first token after " << prompt_ms
             << " ms; then " << std::max(0, count - 1) << " tokens in " << rest_s << " s ("
             << (count > 1 && rest_s > 0 ? (count - 1) / rest_s : 0.0) << " tokens/s"
-            << (FLAGS_kv_cache ? ", key/value cache" : ", no cache") << ")";
+            << (use_cache ? ", key/value cache" : ", no cache") << ")";
   return 0;
 }
 
@@ -672,7 +746,9 @@ int main(int argc, char** argv) {
       "  device_query    show OpenCL devices\n"
       "  time            benchmark model execution time\n"
       "  generate        sample text from a language model: --model=deploy.prototxt\n"
-      "                  --weights --prompt --tokens --temperature --top_k --seed\n"
+      "                  --weights --prompt --tokens --temperature --top_k --seed, or an\n"
+      "                  imported causal LM: --model=gpt2.onnx --tokenizer=tokenizer.json\n"
+      "                  (or --prompt_ids=1,2,3)\n"
       "  bench           time whole steps: --mode=forward|train (for comparisons)\n"
       "  tune            measure the GEMM kernels for --model's shapes on this device\n"
       "                  and keep the fastest (DLCAFFE_TUNING_CACHE=dir|off)");

@@ -174,6 +174,72 @@ TEST(HuggingFaceOnnx, CausalLmsPickTheTokensTransformersGenerates) {
   }
 }
 
+// The reference of hf_generation/<model>.json: the prompt's ids, and the
+// ids and text transformers' greedy generate gave in float32.
+struct GenerationReference {
+  std::vector<int> prompt, generated;
+  std::string text;
+};
+
+GenerationReference ReadGenerationReference(const std::string& model) {
+  std::ifstream in(ModelsDir() + "/hf_generation/" + model + ".json");
+  std::stringstream json;
+  json << in.rdbuf();
+  google::protobuf::Struct root;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json.str(), &root).ok()) << model;
+  GenerationReference r;
+  for (const auto& v : root.fields().at("prompt_ids").list_value().values())
+    r.prompt.push_back(static_cast<int>(v.number_value()));
+  const auto& run = root.fields().at("float32").struct_value().fields();
+  for (const auto& v : run.at("ids").list_value().values()) r.generated.push_back(static_cast<int>(v.number_value()));
+  r.text = run.at("text").string_value();
+  return r;
+}
+
+std::string Joined(const std::vector<int>& ids, const std::string& separator) {
+  std::string text;
+  for (size_t i = 0; i < ids.size(); ++i) text += (i ? separator : "") + std::to_string(ids[i]);
+  return text;
+}
+
+// `dlcaffe generate` on an imported causal LM (without the key/value cache,
+// each token running the sequence again) gives transformers' 64 greedy
+// tokens; through the model's tokenizer.json, its text.
+TEST(HuggingFaceOnnx, GenerateFromAnImportGivesTransformersTokens) {
+  for (const char* model : {"gpt2", "llama", "qwen2"}) {
+    const GenerationReference ref = ReadGenerationReference(model);
+    for (const char* mode : {"default", "optoff"}) {
+      SCOPED_TRACE(std::string(model) + "-" + mode);
+      const ToolResult r = RunDlcaffe("generate --model='" + ModelsDir() + "/hf_generation/" + model + "-" +
+                                      mode + ".onnx' --prompt_ids=" + Joined(ref.prompt, ",") +
+                                      " --tokens=64 --temperature=0",
+                                      "GLOG_minloglevel=1");  // no log lines between the tokens
+      EXPECT_EQ(r.exit_code, 0) << r.output;
+      EXPECT_TRUE(Contains(r.output, Joined(ref.generated, " ") + "\n")) << r.output;
+    }
+  }
+  // Qwen2's continuation is printable text ("astst..."), which the others' is not.
+  const GenerationReference qwen2 = ReadGenerationReference("qwen2");
+  const ToolResult r = RunDlcaffe("generate --model='" + ModelsDir() + "/hf_generation/qwen2-default.onnx' "
+                                  "--tokenizer='" + ModelsDir() + "/hf_generation/tokenizer.json' "
+                                  "--prompt='The plan decides' --tokens=64 --temperature=0",
+                                  "GLOG_minloglevel=1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "The plan decides" + qwen2.text + "\n")) << r.output;
+}
+
+TEST(HuggingFaceOnnx, GenerateRefusesWhatAnImportCannotDo) {
+  const ToolResult fixed = RunDlcaffe("generate --model='" + Dir("gpt2", "default") +
+                                      "/model.onnx' --prompt_ids=1,2 --tokens=3");
+  ExpectCleanError(fixed, "its token input has a fixed length; export it with the sequence axis dynamic");
+  const ToolResult cache = RunDlcaffe("generate --model='" + ModelsDir() +
+                                      "/hf_generation/gpt2-default.onnx' --prompt_ids=1,2 --tokens=3 --kv_cache=true");
+  ExpectCleanError(cache, "the key/value cache is not supported for imported models yet");
+  const ToolResult ids = RunDlcaffe("generate --model='" + ModelsDir() +
+                                    "/hf_generation/gpt2-default.onnx' --prompt_ids=1,x --tokens=3");
+  ExpectCleanError(ids, "'x' is not a token id");
+}
+
 // Without the nodes' metadata the file cannot say where its folded
 // constants came from: the import names each parameter it could not
 // recover, keeps it frozen and says how to export without folding.
