@@ -27,6 +27,7 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
 #include "dlcaffe/solver.hpp"
+#include "dlcaffe/language_model.hpp"
 #include "dlcaffe/text_generator.hpp"
 #include "dlcaffe/data/bpe_tokenizer.hpp"
 #include "dlcaffe/data/vocabulary.hpp"
@@ -643,31 +644,12 @@ int Generate() {
     vocabulary = std::make_unique<Vocabulary>(Vocabulary::Load(VocabularyPath()));
     prompt = vocabulary->Encode(FLAGS_prompt);
   }
-  // An imported model runs without the key/value cache: its import fixes
-  // positions, masks and rotary tables for one length.
-  bool use_cache = FLAGS_kv_cache;
-  if (onnx && use_cache) {
-    DLC_REQUIRE(gflags::GetCommandLineFlagInfoOrDie("kv_cache").is_default,
-                FLAGS_model << ": the key/value cache is not supported for imported models yet "
-                               "(the import computes positions and masks for one length); use "
-                               "--kv_cache=false");
-    use_cache = false;
-    LOG(INFO) << FLAGS_model << ": an imported model generates without the key/value cache: "
-                                "each token runs the whole sequence again";
-  }
   auto ctx = MakeContext();
-  Net net(FLAGS_model, caffe::TEST, *ctx);
-  if (!FLAGS_weights.empty()) net.CopyTrainedLayersFrom(FLAGS_weights);
-  if (onnx) {
-    DLC_REQUIRE(net.follows_input_shapes(),
-                FLAGS_model << ": its token input has a fixed length; export it with the sequence "
-                               "axis dynamic (torch.onnx.export(..., dynamic_shapes=...)) to "
-                               "generate from it");
-    const int context =
-        FLAGS_context > 0 ? FLAGS_context : static_cast<int>(prompt.size()) + FLAGS_tokens;
-    net.input_blobs()[0]->Reshape({1, context});
-    net.Reshape();
-  }
+  const int context =
+      FLAGS_context > 0 ? FLAGS_context : static_cast<int>(prompt.size()) + FLAGS_tokens;
+  std::unique_ptr<Net> model = OpenLanguageModel(FLAGS_model, FLAGS_weights, context, FLAGS_kv_cache, *ctx);
+  Net& net = *model;
+  const bool use_cache = FLAGS_kv_cache;
   TextGenerator generator(net, use_cache);
   const int known = tokenizer ? tokenizer->size() : vocabulary ? vocabulary->size() : 0;
   DLC_REQUIRE(!vocabulary || generator.vocabulary() == known,
@@ -681,12 +663,16 @@ int Generate() {
   options.top_k = FLAGS_top_k;
   std::mt19937_64 rng(FLAGS_seed);
   std::cout << (FLAGS_prompt_ids.empty() ? FLAGS_prompt : std::string()) << std::flush;
+  // The rate is taken from the second token on: an imported model's net is
+  // rebuilt at one token's length for the first step after the prompt.
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
-  Clock::time_point first_token = start;
+  Clock::time_point first_token = start, second_token = start;
   int count = 0;
   generator.Generate(prompt, FLAGS_tokens, options, rng, [&](int id) {
-    if (count++ == 0) first_token = Clock::now();
+    if (count == 0) first_token = Clock::now();
+    if (count == 1) second_token = Clock::now();
+    ++count;
     if (tokenizer) std::cout << tokenizer->Decode({id});
     else if (vocabulary) std::cout << vocabulary->Decode(id);
     else std::cout << (count > 1 ? " " : "") << id;
@@ -695,11 +681,13 @@ int Generate() {
   ctx->Finish();
   const Clock::time_point end = Clock::now();
   std::cout << std::endl;
-  const double prompt_ms = std::chrono::duration<double, std::milli>(first_token - start).count();
-  const double rest_s = std::chrono::duration<double>(end - first_token).count();
-  LOG(INFO) << "Prompt: " << prompt.size() << " tokens, first token after " << prompt_ms
-            << " ms; then " << std::max(0, count - 1) << " tokens in " << rest_s << " s ("
-            << (count > 1 && rest_s > 0 ? (count - 1) / rest_s : 0.0) << " tokens/s"
+  const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  const double rest_s = std::chrono::duration<double>(end - second_token).count();
+  const int rest = std::max(0, count - 2);
+  LOG(INFO) << "Prompt: " << prompt.size() << " tokens, first token after " << ms(first_token - start)
+            << " ms, second after " << (count > 1 ? ms(second_token - first_token) : 0.0)
+            << " ms; then " << rest << " tokens in " << rest_s << " s ("
+            << (rest > 0 && rest_s > 0 ? rest / rest_s : 0.0) << " tokens/s"
             << (use_cache ? ", key/value cache" : ", no cache") << ")";
   return 0;
 }

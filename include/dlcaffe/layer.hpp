@@ -55,6 +55,11 @@ class Layer {
   // and that keep no cache of them: a net holding one cannot decode
   // incrementally (its output would silently differ).
   virtual bool DecodesIncrementally() const { return true; }
+  // A net rebuilt for new input shapes while decoding (an imported model
+  // follows the token input's length): the layer of the same name in the
+  // net as it was hands over what it keeps of the earlier positions (the
+  // key/value cache). Called after SetDecodeState.
+  virtual void TakeDecodeCache(Layer& earlier) {}
 
   virtual const char* type() const = 0;
   const std::string& name() const { return param_.name(); }

@@ -79,9 +79,13 @@ class Net {
   // where those changed. It throws naming the parameter where a learnable
   // one would change shape or vanish. The .onnx constructor sets one for
   // models with dynamic input dimensions.
+  // `decodes_positions`: the descriptions compute what depends on absolute
+  // positions at run time (an .onnx imported with incremental_decoding), so
+  // that the net may decode incrementally, each rebuild taking over the
+  // key/value caches (Layer::TakeDecodeCache).
   using InputShapes = std::map<std::string, std::vector<int>>;
   using InputShapeResolver = std::function<caffe::NetParameter(const InputShapes&)>;
-  void set_input_shape_resolver(InputShapeResolver resolver);
+  void set_input_shape_resolver(InputShapeResolver resolver, bool decodes_positions = false);
   bool follows_input_shapes() const { return static_cast<bool>(input_shape_resolver_); }
 
   // The inference memory plan, opt-in, for nets that never run backward (it
@@ -117,8 +121,8 @@ class Net {
   // Incremental decoding (decode_state.hpp; `dlcaffe generate`): sets the
   // state on every layer for the next passes. Throws naming the first layer
   // that cannot follow it (DecodesIncrementally), or when the net follows
-  // its inputs' shapes (a rebuild would lose the caches). Passes with it on
-  // run forward only.
+  // its inputs' shapes with descriptions that fold positions from 0 (see
+  // set_input_shape_resolver). Passes with it on run forward only.
   void SetDecodeState(const DecodeState& state);
   const DecodeState& decode_state() const { return decode_state_; }
   // Caffe's debug_info: after each layer, log the mean absolute value of its
@@ -266,6 +270,7 @@ class Net {
   // description (a fixed blob whose values stay is kept, e.g. trained
   // BatchNorm statistics).
   InputShapeResolver input_shape_resolver_;
+  bool resolver_decodes_positions_ = false;
   std::vector<std::vector<int>> resolved_input_shapes_;  // of input_blobs(), in order
   std::map<std::string, std::vector<size_t>> resolved_blob_hashes_;
   const BlobsByName* reused_blobs_ = nullptr;  // during a rebuild's Init only

@@ -50,6 +50,14 @@ struct OnnxImportOptions {
   // files name them): exactly these initializers are trained, instead of
   // those the analysis finds.
   std::optional<std::set<std::string>> trained_initializers;
+  // A causal language model imported for decoding with the key/value cache
+  // (Net::SetDecodeState, `dlcaffe generate`): what the model computes from
+  // the positions of its tokens (position ids, rotary tables) runs on the
+  // device from a Positions layer, which follows the decode position,
+  // instead of being folded for positions from 0
+  // (src/import/onnx_decode_positions.hpp). Needs a token input with a
+  // dynamic sequence axis. Inference imports only.
+  bool incremental_decoding = false;
 };
 
 // Where an ONNX initializer ended up: blob `blob_index` of layer `layer`.
@@ -79,6 +87,10 @@ struct OnnxModel {
   std::map<std::string, int64_t> partial_tables;
   // Tied weights: each other name of a parameter -> the parameter's name.
   std::map<std::string, std::string> tied_parameters;
+  // An incremental_decoding import: how many values the model computes from
+  // its positions were put on the device (0: none, or no arange over the
+  // token axis was found).
+  int decode_position_values = 0;
 };
 
 // Reads and converts `path`. Throws dlcaffe::Error naming the file, and the
@@ -117,6 +129,14 @@ OnnxInputShapeResolver(const std::string& path, const OnnxImportOptions& options
 // order: what ONNX's backend tests feed input_0.pb, input_1.pb, ... to
 // (whatever names the files' tensors carry).
 std::vector<std::string> OnnxGraphInputNames(const std::string& path);
+
+// The same inputs with the axes the file leaves dynamic (a dim_param, or no
+// size), read without importing the model.
+struct OnnxGraphInput {
+  std::string name;
+  std::vector<int> dynamic_axes;
+};
+std::vector<OnnxGraphInput> OnnxGraphInputs(const std::string& path);
 
 // An ONNX TensorProto file (.pb) as floats, e.g. a backend test's
 // input_0.pb. `name` receives the tensor's name.

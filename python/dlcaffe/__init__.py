@@ -10,7 +10,8 @@ pycaffe's API (`import caffe` is this module):
 
 See docs/python.md for the whole API and when arrays sync with the device.
 """
-from ._dlcaffe import (Blob, BlobVec, Error, Net, Solver, TEST, TRAIN, __version__,
+from ._dlcaffe import (Blob, BlobVec, Error, Net, Solver, TEST, TRAIN, TextGenerator, Tokenizer,
+                       __version__,
                        current_device, devices, init_log, layer_type_list, log, set_device,
                        set_mode_cpu, set_mode_gpu, set_random_seed, solver_type_list)
 from .pycaffe import (NCCL, AdaDeltaSolver, AdaGradSolver, AdamSolver, AdamWSolver, Layer,

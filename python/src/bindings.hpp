@@ -41,6 +41,7 @@ struct LayerView {
 void BindBlob(py::module_& m);
 void BindNet(py::module_& m);
 void BindSolver(py::module_& m);
+void BindGeneration(py::module_& m);
 void RegisterPythonLayer();
 
 }  // namespace dlcaffe_python

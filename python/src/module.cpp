@@ -9,5 +9,6 @@ PYBIND11_MODULE(_dlcaffe, m) {
   dlcaffe_python::BindBlob(m);
   dlcaffe_python::BindNet(m);
   dlcaffe_python::BindSolver(m);
+  dlcaffe_python::BindGeneration(m);
   dlcaffe_python::RegisterPythonLayer();
 }

@@ -8,10 +8,11 @@ void Net::SetDecodeState(const DecodeState& state) {
     DLC_REQUIRE(state.position >= 0 && state.capacity > 0 && state.position < state.capacity,
                 "net '" << name_ << "': incremental decoding needs 0 <= position < capacity, got "
                         "position " << state.position << " and capacity " << state.capacity);
-    DLC_REQUIRE(!follows_input_shapes(),
+    DLC_REQUIRE(!follows_input_shapes() || resolver_decodes_positions_,
                 "net '" << name_ << "' follows its inputs' shapes (an ONNX model with dynamic "
-                        "dimensions): it cannot decode incrementally, since each new length "
-                        "rebuilds it; convert it with fixed shapes (convert_onnx --input_shape)");
+                        "dimensions) with positions folded from 0: it cannot decode "
+                        "incrementally; import it for decoding (OnnxImportOptions::"
+                        "incremental_decoding, as `dlcaffe generate` does)");
     for (size_t i = 0; i < layers_.size(); ++i)
       DLC_REQUIRE(layers_[i]->DecodesIncrementally(),
                   "net '" << name_ << "': layer '" << layer_names_[i] << "' ("

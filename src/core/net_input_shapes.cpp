@@ -54,8 +54,9 @@ Net::Net(const caffe::NetParameter& param, Context& ctx, const BlobsByName& reus
 
 Net& Net::operator=(Net&& other) noexcept = default;
 
-void Net::set_input_shape_resolver(InputShapeResolver resolver) {
+void Net::set_input_shape_resolver(InputShapeResolver resolver, bool decodes_positions) {
   input_shape_resolver_ = std::move(resolver);
+  resolver_decodes_positions_ = decodes_positions && input_shape_resolver_;
   resolved_input_shapes_.clear();  // in net_input_blobs_' order
   resolved_blob_hashes_.clear();
   if (!input_shape_resolver_) return;
@@ -165,6 +166,14 @@ void Net::FollowInputShapes() {
     }
   }
   rebuilt.ShareWeights();  // parameters shared by name follow their owners
+  // Decoding goes on: the new layers take the state and the caches of the
+  // layers they replace.
+  if (decode_state_.incremental) {
+    rebuilt.SetDecodeState(decode_state_);
+    for (size_t l = 0; l < rebuilt.layers_.size(); ++l)
+      if (has_layer(rebuilt.layer_names_[l]))
+        rebuilt.layers_[l]->TakeDecodeCache(*layer_by_name(rebuilt.layer_names_[l]));
+  }
 
   if (memory_plan_) memory_plan_->ForgetBlobsOf(*this);
   rebuilt.memory_plan_ = std::move(memory_plan_);
@@ -173,6 +182,7 @@ void Net::FollowInputShapes() {
   rebuilt.debug_info_ = debug_info_;
   rebuilt.after_backward_ = std::move(after_backward_);
   rebuilt.input_shape_resolver_ = std::move(input_shape_resolver_);
+  rebuilt.resolver_decodes_positions_ = resolver_decodes_positions_;
   rebuilt.resolved_input_shapes_ = std::move(shape_list);
   rebuilt.resolved_blob_hashes_ = std::move(hashes);
   LOG(INFO) << "Net '" << name_ << "' rebuilt for input shapes " << ShapesString(shapes) << ": "

@@ -64,7 +64,8 @@ std::string Graph::UniqueBlobName(const std::string& base) {
 
 bool Graph::IsTrainable(const Value& value) const {
   if (!value.constant || value.initializer.empty() || value.tensor.is_integer()) return false;
-  return !options_.training || trainable_.count(value.initializer) > 0;
+  if (!options_.training) return !inference_constants_.count(value.initializer);
+  return trainable_.count(value.initializer) > 0;
 }
 
 std::string Graph::Materialize(const std::string& name, const std::string& where) {

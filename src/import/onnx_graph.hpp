@@ -188,10 +188,13 @@ class Graph {
 
   // Whether `value` is a trained parameter: in a training import, an
   // initializer that TrainableInitializers picked and the user did not
-  // freeze; in an inference import, any float initializer (as blobs they
-  // keep their names; nothing trains them).
+  // freeze; in an inference import, any float initializer but the
+  // InferenceConstants (as blobs they keep their names; nothing trains them).
   bool IsTrainable(const Value& value) const;
   void SetTrainable(std::set<std::string> names) { trainable_ = std::move(names); }
+  // An inference import's initializers that are not parameters
+  // (InferenceConstants).
+  void SetInferenceConstants(std::set<std::string> names) { inference_constants_ = std::move(names); }
 
   caffe::NetParameter& net() { return net_; }
   std::map<std::string, OnnxParameterSource>& parameters() { return parameters_; }
@@ -208,6 +211,7 @@ class Graph {
   std::map<std::string, OnnxParameterSource> parameters_;
   std::set<std::string> layer_names_, blob_names_;
   std::set<std::string> trainable_;
+  std::set<std::string> inference_constants_;
 };
 
 // Axis helpers: a negative axis counts from the end.

@@ -1,6 +1,6 @@
 // What a runtime feeds to an ONNX model: the graph inputs by position
-// (OnnxGraphInputNames), and input shapes as tools take them on the command
-// line (ParseInputShapes).
+// (OnnxGraphInputNames; OnnxGraphInputs with their dynamic axes), and input
+// shapes as tools take them on the command line (ParseInputShapes).
 #include <climits>
 #include <cstdlib>
 #include <fstream>
@@ -13,7 +13,7 @@
 
 namespace dlcaffe {
 
-std::vector<std::string> OnnxGraphInputNames(const std::string& path) {
+std::vector<OnnxGraphInput> OnnxGraphInputs(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   DLC_REQUIRE(in, path << ": cannot open the ONNX model");
   std::ostringstream bytes;
@@ -23,9 +23,22 @@ std::vector<std::string> OnnxGraphInputNames(const std::string& path) {
               path << ": not a valid ONNX model (it does not parse as an ONNX ModelProto)");
   std::set<std::string> initializers;
   for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  std::vector<OnnxGraphInput> inputs;
+  for (const auto& input : model.graph().input()) {
+    if (initializers.count(input.name())) continue;
+    OnnxGraphInput entry;
+    entry.name = input.name();
+    const auto& dims = input.type().tensor_type().shape().dim();
+    for (int d = 0; d < dims.size(); ++d)
+      if (!(dims[d].has_dim_value() && dims[d].dim_value() > 0)) entry.dynamic_axes.push_back(d);
+    inputs.push_back(std::move(entry));
+  }
+  return inputs;
+}
+
+std::vector<std::string> OnnxGraphInputNames(const std::string& path) {
   std::vector<std::string> names;
-  for (const auto& input : model.graph().input())
-    if (!initializers.count(input.name())) names.push_back(input.name());
+  for (const OnnxGraphInput& input : OnnxGraphInputs(path)) names.push_back(input.name);
   return names;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <glog/logging.h>
@@ -11,6 +12,7 @@
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
+#include "import/onnx_decode_positions.hpp"
 #include "import/onnx_graph.hpp"
 #include "import/onnx_trainable.hpp"
 #include "import/torch_export_folds.hpp"
@@ -161,6 +163,7 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
     trainable.erase(name);
   }
   graph.SetTrainable(std::move(trainable));
+  if (!options.training) graph.SetInferenceConstants(InferenceConstants(g));
   // Every tensor name of the file is taken before any blob gets a name of
   // the importer's making ("bitwise_and" + "_1" must not be a later node's
   // output).
@@ -212,9 +215,22 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
     *graph.net().add_layer() = input_layer;
   }
 
+  std::unique_ptr<DecodePositions> positions;
+  if (options.incremental_decoding) {
+    DLC_REQUIRE(!options.training, path << ": a training import cannot be one for decoding");
+    DLC_REQUIRE(!result.inputs.empty(), path << ": importing for decoding needs a token input");
+    for (const auto& input : g.input())
+      if (input.name() == result.inputs[0]) {
+        std::vector<int64_t> shape;
+        for (const auto& d : graph.Get(input.name(), path).shape) shape.push_back(d);
+        positions = std::make_unique<DecodePositions>(graph, input, shape);
+      }
+  }
+
   try {
     for (int i = 0; i < g.node_size(); ++i) {
-      const onnx::NodeProto& node = g.node(i);
+      const onnx::NodeProto& original = g.node(i);
+      const onnx::NodeProto& node = positions ? positions->Prepare(original, i) : original;
       NodeContext ctx(graph, node, i);
       DLC_REQUIRE(node.domain().empty() || node.domain() == "ai.onnx",
                   ctx.Where() << "operators of domain '" << node.domain()
@@ -233,7 +249,9 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
       for (int k = 0; k < node.output_size(); ++k)
         DLC_REQUIRE(node.output(k).empty() || graph.Has(node.output(k)) || k > 0,
                     ctx.Where() << "produced no value for output '" << node.output(k) << "'");
+      if (positions) positions->Record(original, i);
     }
+    if (positions) result.decode_position_values = positions->run_time_values();
 
     for (const auto& output : g.output()) {
       const std::string where = path + ": graph output: ";
@@ -263,6 +281,10 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
   RelocateParameters(result.net, &result.parameters);
   LOG(INFO) << "Imported " << path << " (opset " << opset << "): " << result.net.layer_size()
             << " layers" << (options.training ? ", for training" : "")
+            << (options.incremental_decoding
+                    ? ", for decoding (" + std::to_string(result.decode_position_values) +
+                          " values from positions on the device)"
+                    : std::string())
             << (result.applied_fusions.empty()
                     ? std::string()
                     : ", " + std::to_string(result.applied_fusions.size()) + " fused subgraphs");

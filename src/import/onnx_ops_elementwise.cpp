@@ -158,6 +158,7 @@ void ImportUnary(NodeContext& ctx) {
   if (op == "HardSwish") return Unary(ctx, "HardSwish");
   if (op == "Exp") return Unary(ctx, "Exp");
   if (op == "Log") return Unary(ctx, "Log");
+  if (op == "Cos" || op == "Sin") return Unary(ctx, op);  // rotary tables of run-time positions
   if (op == "Sqrt")
     return Unary(ctx, "Power", [](caffe::LayerParameter* l) { l->mutable_power_param()->set_power(0.5f); });
   if (op == "Reciprocal")
@@ -311,11 +312,18 @@ bool ImportScalarAsPower(NodeContext& ctx, int const_index, double c) {
   } else {
     return false;
   }
+  if (power == 1 && scale == 1 && shift == 0) {
+    // x + 0, x * 1, x ^ 1: x itself (a decoding step's one-position mask
+    // adds 0 to the scores; the attention fusion then sees no mask).
+    ctx.SetOutputToInput(0, x);
+    return true;
+  }
   caffe::LayerParameter* layer = ctx.AddLayer("Power", {ctx.blob(x)}, {ctx.output_name(0)});
   caffe::PowerParameter* p = layer->mutable_power_param();
   p->set_power(power);
   p->set_scale(scale);
   p->set_shift(shift);
+  ctx.SetOutput(0, ctx.shape(x));
   return true;
 }
 
@@ -440,10 +448,8 @@ void ImportBinary(NodeContext& ctx) {
     const bool learnable = ctx.is_trainable(c);
     // A fixed scalar: a Power layer (no broadcast, no parameter).
     if (!learnable && v.tensor.count() == 1 && ctx.shape(x) == shape &&
-        ImportScalarAsPower(ctx, c, v.tensor.values[0])) {
-      ctx.SetOutput(0, shape);
+        ImportScalarAsPower(ctx, c, v.tensor.values[0]))
       return;
-    }
     // A stored operand: blobs[0] of a one-bottom BinaryOp.
     caffe::LayerParameter* layer = ctx.AddLayer("BinaryOp", {ctx.blob(x)}, {ctx.output_name(0)});
     caffe::BinaryOpParameter* p = layer->mutable_binary_op_param();

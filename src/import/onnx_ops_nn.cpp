@@ -463,6 +463,17 @@ void ImportMatMul(NodeContext& ctx) {
   }
   ONNX_REQUIRE(ctx, !(ctx.is_weight(0) && ctx.is_weight(1)),
                "a product of two constants is not supported");
+  // A stored operand and an inner dimension of 1: an outer product, a
+  // broadcast multiply, exact and free of the position mixing a MatMul of
+  // two activations means (rotary angles, frequencies times run-time
+  // positions, in a decoding import). Two activations stay a MatMul, which
+  // the attention fusion looks for (P V of a single key has K = 1 too).
+  if ((ctx.is_weight(0) || ctx.is_weight(1)) && ctx.rank(0) >= 2 && ctx.rank(1) >= 2 &&
+      ctx.shape(0).back() == 1) {
+    ctx.AddLayer("BinaryOp", {ctx.blob(0), ctx.blob(1)}, {ctx.output_name(0)})
+        ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::MUL);
+    return ctx.SetOutput(0, out);
+  }
   AddMatMul(ctx, 0, 1, false, false, ctx.output_name(0));
   ctx.SetOutput(0, out);
 }

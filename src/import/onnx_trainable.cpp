@@ -102,5 +102,14 @@ std::set<std::string> TrainableInitializers(const onnx::GraphProto& graph) {
   return trainable;
 }
 
+std::set<std::string> InferenceConstants(const onnx::GraphProto& graph) {
+  const TorchExportSignature signature = ReadTorchExportSignature(graph);
+  std::set<std::string> constants;
+  if (!signature.present || signature.parameters.empty()) return constants;
+  for (const auto& init : graph.initializer())
+    if (!signature.parameters.count(init.name())) constants.insert(init.name());
+  return constants;
+}
+
 }  // namespace onnx_import
 }  // namespace dlcaffe

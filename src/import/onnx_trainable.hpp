@@ -27,5 +27,12 @@ namespace onnx_import {
 
 std::set<std::string> TrainableInitializers(const onnx::GraphProto& graph);
 
+// An inference import keeps every float initializer a named blob (a weight
+// file may fill it by name), except those torch.export's signature says are
+// not parameters (its buffers and folded constants, such as the attention
+// scale GPT-2's export multiplies Q and K by): constants, folded and fused
+// like any other. Empty without a signature.
+std::set<std::string> InferenceConstants(const onnx::GraphProto& graph);
+
 }  // namespace onnx_import
 }  // namespace dlcaffe

@@ -22,6 +22,7 @@
 // values of every position so far in a cache of the state's capacity; each
 // pass appends the new positions' K and V (which must be as many as the
 // queries) and attends over the cache, so a new token costs one row's work.
+// A net rebuilt for a new input length hands the cache on (TakeDecodeCache).
 //
 // Tiles: a work-group of query (or key) rows, the keys (or queries) of a tile
 // in __local memory; the tile's length follows the device's local memory, the
@@ -60,6 +61,22 @@ class AttentionLayer : public Layer {
   void SetDecodeState(const DecodeState& state) override {
     if (!state.incremental || state.capacity != decode_.capacity) cached_ = 0;
     decode_ = state;
+  }
+
+  // The caches' storage and the positions they hold, from the layer this one
+  // replaces (Net::FollowInputShapes); ReshapeCache keeps them while their
+  // shape and type are this layer's.
+  void TakeDecodeCache(Layer& earlier) override {
+    auto* from = dynamic_cast<AttentionLayer*>(&earlier);
+    if (!from || !decode_.incremental || from->cached_ == 0 ||
+        from->decode_.capacity != decode_.capacity)
+      return;
+    for (auto [mine, theirs] : {std::pair{&k_cache_, &from->k_cache_}, {&v_cache_, &from->v_cache_}}) {
+      mine->set_storage_type(theirs->storage_type());
+      mine->ReshapeLike(*theirs);
+      mine->ShareData(*theirs);
+    }
+    cached_ = from->cached_;
   }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
