@@ -12,20 +12,6 @@ bool CancelsAShift(const std::string& op) {
          op == "GreaterOrEqual";
 }
 
-void RunHandler(Graph& graph, const onnx::NodeProto& node, int index) {
-  NodeContext ctx(graph, node, index);
-  const OpHandler* handler = OpRegistry::Find(node.op_type());
-  DLC_REQUIRE(handler, ctx.Where() << "operator '" << node.op_type()
-                                   << "' is not supported by the importer");
-  try {
-    (*handler)(ctx);
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    if (what.rfind(graph.path() + ": ", 0) == 0) throw;
-    throw Error(ctx.Where() + what);
-  }
-}
-
 }  // namespace
 
 DecodePositions::DecodePositions(Graph& graph, const onnx::ValueInfoProto& token_input,
@@ -116,7 +102,7 @@ std::string DecodePositions::RunTime(const std::string& name) {
     copy.set_output(k, blob);
   }
   rewritten_.push_back(std::move(copy));
-  RunHandler(graph_, rewritten_.back(), index);
+  ImportNode(graph_, rewritten_.back(), index);
   return run_time_.at(name);
 }
 

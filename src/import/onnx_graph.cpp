@@ -100,6 +100,27 @@ std::string Graph::Materialize(const std::string& name, const std::string& where
   return blob;
 }
 
+void ImportNode(Graph& graph, const onnx::NodeProto& node, int index) {
+  NodeContext ctx(graph, node, index);
+  DLC_REQUIRE(node.domain().empty() || node.domain() == "ai.onnx",
+              ctx.Where() << "operators of domain '" << node.domain()
+                          << "' are not supported by the importer");
+  const OpHandler* handler = OpRegistry::Find(node.op_type());
+  DLC_REQUIRE(handler, ctx.Where() << "operator '" << node.op_type()
+                                   << "' is not supported by the importer");
+  try {
+    (*handler)(ctx);
+  } catch (const Error& e) {
+    // Host helpers (tensor values, shape products) know no node: name it.
+    const std::string what = e.what();
+    if (what.rfind(graph.path() + ": ", 0) == 0) throw;
+    throw Error(ctx.Where() + what);
+  }
+  for (int k = 0; k < node.output_size(); ++k)
+    DLC_REQUIRE(node.output(k).empty() || graph.Has(node.output(k)) || k > 0,
+                ctx.Where() << "produced no value for output '" << node.output(k) << "'");
+}
+
 // ---- NodeContext ----
 
 NodeContext::NodeContext(Graph& graph, const onnx::NodeProto& node, int index)

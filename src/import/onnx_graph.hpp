@@ -214,6 +214,10 @@ class Graph {
   std::set<std::string> inference_constants_;
 };
 
+// Runs the op handler of `node` (graph position `index`), naming the node in
+// its errors.
+void ImportNode(Graph& graph, const onnx::NodeProto& node, int index);
+
 // Axis helpers: a negative axis counts from the end.
 int NormalizeAxis(const NodeContext& ctx, int64_t axis, int rank);
 // The numpy broadcast of two shapes (an error naming the node otherwise).

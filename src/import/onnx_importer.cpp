@@ -231,24 +231,7 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& original = g.node(i);
       const onnx::NodeProto& node = positions ? positions->Prepare(original, i) : original;
-      NodeContext ctx(graph, node, i);
-      DLC_REQUIRE(node.domain().empty() || node.domain() == "ai.onnx",
-                  ctx.Where() << "operators of domain '" << node.domain()
-                              << "' are not supported by the importer");
-      const OpHandler* handler = OpRegistry::Find(node.op_type());
-      DLC_REQUIRE(handler, ctx.Where() << "operator '" << node.op_type()
-                                       << "' is not supported by the importer");
-      try {
-        (*handler)(ctx);
-      } catch (const Error& e) {
-        // Host helpers (tensor values, shape products) know no node: name it.
-        const std::string what = e.what();
-        if (what.rfind(graph.path() + ": ", 0) == 0) throw;
-        throw Error(ctx.Where() + what);
-      }
-      for (int k = 0; k < node.output_size(); ++k)
-        DLC_REQUIRE(node.output(k).empty() || graph.Has(node.output(k)) || k > 0,
-                    ctx.Where() << "produced no value for output '" << node.output(k) << "'");
+      ImportNode(graph, node, i);
       if (positions) positions->Record(original, i);
     }
     if (positions) result.decode_position_values = positions->run_time_values();
