@@ -142,10 +142,12 @@ run_tests() {
        "development machine's tools)" | tee -a "$summary"
   export TEST_TIMEOUT="${TEST_TIMEOUT:-900}" DLCAFFE_POISON=1
   mkdir -p /tmp/gpu/test_logs
-  # One program per job; a program's log is kept whole.
+  # One program per job; a program's log is kept whole. Each result also
+  # lands in $out/test_results.txt as it comes, so a call cut off by the
+  # device tool's time limit still says which programs passed.
   xargs -P "${TEST_JOBS:-4}" -I{} bash -c \
     'start=$(date +%s); if timeout "$TEST_TIMEOUT" "$0/tests/{}" > /tmp/gpu/test_logs/{}.log 2>&1; then r=PASS; else r="FAIL($?)"; fi; echo "$r {} $(( $(date +%s) - start ))s"' \
-    "$build" < "$list" | tee /tmp/gpu/test_results | sed 's/^/  /'
+    "$build" < "$list" | tee /tmp/gpu/test_results "$out/test_results.txt" | sed 's/^/  /'
   local failed
   failed=$(grep -c '^FAIL' /tmp/gpu/test_results || true)
   echo "tests: $(grep -c '^PASS' /tmp/gpu/test_results) passed, $failed failed" | tee -a "$summary"
