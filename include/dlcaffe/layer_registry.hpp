@@ -20,6 +20,11 @@ class LayerRegistry {
                                        Context& ctx);
   static std::vector<std::string> Types();
   static bool Has(const std::string& type);
+  // A native layer standing in for a known Python layer (python_param's
+  // "module.layer", e.g. py-faster-rcnn's "rpn.proposal_layer.ProposalLayer")
+  // where Python layers are not registered (the dlcaffe tools and the C++
+  // API); under pycaffe the Python layer itself runs.
+  static void AddPythonStandIn(const std::string& module_and_layer, Creator creator);
 };
 
 struct LayerRegisterer {

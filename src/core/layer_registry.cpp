@@ -18,10 +18,31 @@ void LayerRegistry::Add(const std::string& type, Creator creator) {
   registry[type] = std::move(creator);
 }
 
+static std::map<std::string, LayerRegistry::Creator>& PythonStandIns() {
+  static std::map<std::string, LayerRegistry::Creator> stand_ins;
+  return stand_ins;
+}
+
+void LayerRegistry::AddPythonStandIn(const std::string& module_and_layer, Creator creator) {
+  auto& stand_ins = PythonStandIns();
+  CHECK(stand_ins.count(module_and_layer) == 0)
+      << "Python layer " << module_and_layer << " given two stand-ins";
+  stand_ins[module_and_layer] = std::move(creator);
+}
+
 std::unique_ptr<Layer> LayerRegistry::Create(const caffe::LayerParameter& param,
                                              Context& ctx) {
   auto& registry = Registry();
   auto it = registry.find(param.type());
+  if (it == registry.end() && param.type() == "Python") {
+    const auto stand_in = PythonStandIns().find(param.python_param().module() + "." +
+                                                param.python_param().layer());
+    if (stand_in != PythonStandIns().end()) {
+      LOG(INFO) << "layer '" << param.name() << "': Python layer " << stand_in->first
+                << " runs as dlcaffe's native equivalent";
+      return stand_in->second(param, ctx);
+    }
+  }
   // Caffe layer types that dlcaffe does not provide (yet): say so plainly
   // rather than calling them unknown.
   // Python layers register when the Python package is imported: a net that
