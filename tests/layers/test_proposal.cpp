@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -70,6 +71,10 @@ std::vector<std::vector<float>> Reference(const Settings& s, int N, int A, int H
           const auto clip = [](float v, float hi) { return std::max(std::min(v, hi), 0.f); };
           std::vector<float> b = {clip(pcx - 0.5f * pw, im[1] - 1.f), clip(pcy - 0.5f * ph, im[0] - 1.f),
                                   clip(pcx + 0.5f * pw, im[1] - 1.f), clip(pcy + 0.5f * ph, im[0] - 1.f)};
+          // The corners are differences of numbers this large: one rounding
+          // of them (a device's exp, a fused multiply-add) moves a corner by
+          // up to an ulp of this, whatever the corner's own size.
+          b.push_back(std::max(std::fabs(pcx) + 0.5f * pw, std::fabs(pcy) + 0.5f * ph));
           const float least = s.min_size * im[2];
           if (b[2] - b[0] + 1.f >= least && b[3] - b[1] + 1.f >= least) {
             order.emplace_back(scores[((size_t(n) * 2 * A + A + a) * H + h) * W + w], int(boxes.size()));
@@ -97,7 +102,7 @@ std::vector<std::vector<float>> Reference(const Settings& s, int N, int A, int H
     }
     for (int k : kept) {
       const std::vector<float>& b = boxes[order[k].second];
-      rows.push_back({float(n), b[0], b[1], b[2], b[3], order[k].first});
+      rows.push_back({float(n), b[0], b[1], b[2], b[3], order[k].first, b[4]});
     }
   }
   return rows;
@@ -143,7 +148,9 @@ void ExpectRows(const std::vector<std::vector<float>>& got, const std::vector<st
   for (size_t r = 0; r < got.size(); ++r) {
     SCOPED_TRACE("region " + std::to_string(r));
     EXPECT_EQ(got[r][0], want[r][0]);
-    for (int k = 1; k < 5; ++k) EXPECT_NEAR(got[r][k], want[r][k], 2e-6f * (1.f + std::fabs(want[r][k])));
+    // Two ulps of the terms the corner is the difference of (Reference).
+    const float bound = 2 * std::numeric_limits<float>::epsilon() * std::max(want[r][6], 1.f);
+    for (int k = 1; k < 5; ++k) EXPECT_NEAR(got[r][k], want[r][k], bound);
     EXPECT_EQ(got[r][5], want[r][5]);
   }
 }
