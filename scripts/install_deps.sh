@@ -20,6 +20,7 @@ packages=(
   python3 python3-pip python3-numpy python3-onnx python3-torch python3-torchvision
   python3-protobuf python3-matplotlib python3-pil graphviz
   libhdf5-dev pybind11-dev python3-dev python3-pytest python3-h5py python3-pydot python3-skimage
+  python3-opencv  # OpenCV's DNN module: the detectors' agreement test (tests/python/test_opencv_detection.py)
   clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   iproute2  # ip netns: the two-host MPI test (scripts/two_hosts_mpi.sh)

@@ -1,0 +1,158 @@
+"""Agreement with OpenCV's DNN module (cv2.dnn.readNetFromCaffe, Debian's
+python3-opencv 4.6) on Caffe SSD nets: models/ssd's two deploy prototxts
+with random weights (saved by dlcaffe as a .caffemodel that both read), a
+photo through blobFromImage, the same detections — labels and order equal,
+boxes and scores within 1e-4 relative. Random weights put scores close
+together: two detections whose scores are nearer than the two runtimes can
+agree on would make the order a coin toss, so the test first checks that
+the scores it compares are far enough apart to order (else it fails, saying
+so: the weights' seed needs changing, not the bound)."""
+import os
+
+import numpy as np
+import pytest
+
+import caffe
+from conftest import SOURCE_DIR
+
+try:
+    import cv2
+except ImportError:  # CI installs python3-opencv (scripts/install_deps.sh)
+    cv2 = None
+
+pytestmark = pytest.mark.skipif(cv2 is None and not os.environ.get("CI"),
+                                reason="python3-opencv is not installed")
+
+PHOTO = os.path.join(SOURCE_DIR, "..", "shared", "data", "images", "fish-bike.jpg")
+MODELS = os.path.join(SOURCE_DIR, "models", "ssd")
+
+
+def random_weights(model, path, seed, conf_gain):
+    """He-scaled convolutions (the first one for pixels minus a mean, the
+    heads' as given: confidences spread enough to pass the threshold, yet
+    short of softmax's saturation at 1), BatchNorm statistics and Scale near the
+    identity, Normalize's scale near SSD's 20; saved to `path`."""
+    net = caffe.Net(model, caffe.TEST)
+    rng = np.random.RandomState(seed)
+    for name, blobs in net.params.items():
+        kind = net.layer_dict[name].type
+        if kind in ("Convolution", "InnerProduct"):
+            weight = blobs[0].data
+            fan_in = np.prod(weight.shape[1:])
+            gain = (conf_gain if name.endswith(("mbox_conf", "cls_score")) else
+                    0.25 if name.endswith(("mbox_loc", "bbox_pred")) else np.sqrt(2.0))
+            if any(b == "data" or b.startswith("data_") for b in net.bottom_names[name]):
+                gain /= 64.0  # pixels minus the mean: tens, not ones
+            weight[...] = rng.normal(0, gain / np.sqrt(fan_in), weight.shape)
+            if len(blobs) > 1:
+                blobs[1].data[...] = rng.normal(0, 0.1, blobs[1].data.shape)
+        elif kind == "BatchNorm":
+            blobs[0].data[...] = rng.normal(0, 0.1, blobs[0].data.shape)
+            blobs[1].data[...] = rng.uniform(0.5, 1.5, blobs[1].data.shape)
+            blobs[2].data[...] = 1.0
+        elif kind == "Scale":
+            blobs[0].data[...] = rng.uniform(0.8, 1.2, blobs[0].data.shape)
+            blobs[1].data[...] = rng.normal(0, 0.1, blobs[1].data.shape)
+        elif kind == "Normalize":
+            blobs[0].data[...] = rng.uniform(15, 25, blobs[0].data.shape)
+        else:
+            raise AssertionError("no random weights for %s (%s)" % (name, kind))
+    net.save(path)
+
+
+def detections_of_opencv(model, weights, blob):
+    net = cv2.dnn.readNetFromCaffe(model, weights)
+    net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
+    net.setPreferableTarget(cv2.dnn.DNN_TARGET_CPU)
+    net.setInput(blob)
+    return net.forward().reshape(-1, 7)
+
+
+def detections_of_dlcaffe(model, weights, blob):
+    net = caffe.Net(model, weights, caffe.TEST)
+    net.blobs["data"].data[...] = blob
+    return net.forward()["detection_out"].reshape(-1, 7).copy()
+
+
+# The confidence heads' gain: 2 classes with a threshold of 0.01, 21 with
+# 0.25 (logits spread enough that some class passes it).
+@pytest.mark.parametrize("model,seed,conf_gain", [("res10_300x300_deploy.prototxt", 1, 0.25),
+                                                  ("mobilenet_ssd_deploy.prototxt", 2, 2.0)])
+def test_ssd_detections_agree_with_opencv(model, seed, conf_gain, tmp_path):
+    assert cv2 is not None, "python3-opencv is missing: scripts/install_deps.sh installs it"
+    model = os.path.join(MODELS, model)
+    weights = str(tmp_path / "weights.caffemodel")
+    random_weights(model, weights, seed, conf_gain)
+    image = cv2.imread(PHOTO)
+    assert image is not None, PHOTO
+    blob = cv2.dnn.blobFromImage(image, 1.0, (300, 300), (104.0, 177.0, 123.0))
+    ours = detections_of_dlcaffe(model, weights, blob)
+    theirs = detections_of_opencv(model, weights, blob)
+    # OpenCV 4.6 pads its top with all-zero rows up to keep_top_k, and
+    # orders an image's rows by score over all labels where keep_top_k cut
+    # them (the fork, and dlcaffe, by label, then score): compare by image,
+    # label, then score.
+    theirs = theirs[~np.all(theirs == 0, axis=1)]
+    assert len(ours) >= 10, "too few detections to compare: %d" % len(ours)
+    assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
+    ours = ours[np.lexsort((-ours[:, 2], ours[:, 1], ours[:, 0]))]
+    theirs = theirs[np.lexsort((-theirs[:, 2], theirs[:, 1], theirs[:, 0]))]
+    # Within a label the rows go by score: neighbours must be further apart
+    # than the runtimes' scores differ (4e-7 at most, measured) for the order
+    # to be defined.
+    for label in np.unique(ours[:, 1]):
+        gaps = -np.diff(ours[ours[:, 1] == label, 2])
+        assert gaps.size == 0 or gaps.min() > 2e-6, \
+            "label %d has scores %.3g apart: pick another seed" % (label, gaps.min())
+    np.testing.assert_array_equal(ours[:, :2], theirs[:, :2])  # image, label
+    np.testing.assert_allclose(ours[:, 2:], theirs[:, 2:], rtol=1e-4, atol=1e-5)
+
+
+def faster_rcnn_outputs(model, weights, blob, info):
+    """(dlcaffe's rois, cls_prob, bbox_pred), OpenCV's, and the number of
+    OpenCV's regions (it pads them with zero rows to post_nms_topn)."""
+    net = caffe.Net(model, weights, caffe.TEST)
+    net.blobs["data"].data[...] = blob
+    net.blobs["im_info"].data[...] = info
+    net.forward()
+    ours = [net.blobs[name].data.copy() for name in ("rois", "cls_prob", "bbox_pred")]
+    theirs_net = cv2.dnn.readNetFromCaffe(model, weights)
+    theirs_net.setInput(blob, "data")
+    theirs_net.setInput(info, "im_info")
+    theirs = [o.reshape(o.shape[0], -1) for o in theirs_net.forward(["proposal", "cls_prob", "bbox_pred"])]
+    regions = int(np.sum(~np.all(theirs[0] == 0, axis=1)))
+    assert np.all(theirs[0][regions:] == 0), "OpenCV's zero rows are not all at the end"
+    return ours, [o[:regions] for o in theirs]
+
+
+def test_faster_rcnn_agrees_with_opencv(tmp_path):
+    """models/faster_rcnn's net (the Proposal layer, ROIPooling, the Fast
+    R-CNN head) with random weights: the same regions in the same order, and
+    the same class probabilities and box deltas for each. OpenCV 4.6's
+    Proposal keeps regions smaller than min_size (py-faster-rcnn's
+    _filter_boxes drops them, and dlcaffe with it): with min_size 0 the two
+    agree wholly; with the default 16, dlcaffe's regions are OpenCV's
+    without those."""
+    assert cv2 is not None, "python3-opencv is missing: scripts/install_deps.sh installs it"
+    model = os.path.join(SOURCE_DIR, "models", "faster_rcnn", "test.prototxt")
+    weights = str(tmp_path / "weights.caffemodel")
+    random_weights(model, weights, 3, 1.0)
+    blob = cv2.dnn.blobFromImage(cv2.imread(PHOTO), 1.0, (288, 224), (102.98, 115.95, 122.77))
+    info = np.array([[224, 288, 1.0]], np.float32)
+
+    with open(model) as f:
+        text = f.read()
+    unfiltered = str(tmp_path / "min_size_0.prototxt")
+    with open(unfiltered, "w") as f:
+        f.write(text.replace("proposal_param {", "proposal_param { min_size: 0"))
+    ours, theirs = faster_rcnn_outputs(unfiltered, weights, blob, info)
+    assert len(ours[0]) == len(theirs[0]) >= 50, (len(ours[0]), len(theirs[0]))
+    for mine, other in zip(ours, theirs):
+        np.testing.assert_allclose(mine, other, rtol=1e-4, atol=1e-4)
+
+    ours, theirs = faster_rcnn_outputs(model, weights, blob, info)
+    sides = np.minimum(theirs[0][:, 3] - theirs[0][:, 1], theirs[0][:, 4] - theirs[0][:, 2]) + 1
+    large = sides >= 16
+    assert 0 < np.sum(~large) and len(ours[0]) == np.sum(large) >= 50, (len(ours[0]), np.sum(large))
+    for mine, other in zip(ours, theirs):
+        np.testing.assert_allclose(mine, other[large], rtol=1e-4, atol=1e-4)
