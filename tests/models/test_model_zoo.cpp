@@ -32,11 +32,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// What a deploy net must produce: its one output blob's shape and its
-// parameter values, split into learnable ones (lr_mult != 0: weights, biases,
-// Scale's scale and shift) and frozen ones (lr_mult 0: BatchNorm statistics).
+// What a deploy net must produce: its output blobs' shapes (in the net's
+// order; a detector's rows are those at setup) and its parameter values,
+// split into learnable ones (lr_mult != 0: weights, biases, Scale's scale and
+// shift) and frozen ones (lr_mult 0: BatchNorm statistics).
 struct DeployFigures {
-  std::vector<int> output_shape;
+  std::vector<std::vector<int>> output_shapes;
   long long learnable;
   long long frozen;
 };
@@ -47,41 +48,59 @@ const std::map<std::string, DeployFigures>& ExpectedDeployFigures() {
   static const std::map<std::string, DeployFigures> figures = {
       // LeNet, 64 x 1 x 28 x 28: conv1 5x5x1x20 + 20 = 520; conv2 5x5x20x50 + 50 = 25,050;
       // ip1 (50x4x4 = 800) x 500 + 500 = 400,500; ip2 500x10 + 10 = 5,010.
-      {"models/lenet/lenet.prototxt", {{64, 10}, 431080, 0}},
+      {"models/lenet/lenet.prototxt", {{{64, 10}}, 431080, 0}},
       // The same LeNet for the image-folder walk-through, one image in.
-      {"models/lenet_image_folder/deploy.prototxt", {{1, 10}, 431080, 0}},
+      {"models/lenet_image_folder/deploy.prototxt", {{{1, 10}}, 431080, 0}},
       // CIFAR-10 quick, 32x32 -> pools (CEIL) 16, 8, 4: conv1 5x5x3x32 + 32 = 2,432;
       // conv2 5x5x32x32 + 32 = 25,632; conv3 5x5x32x64 + 64 = 51,264;
       // ip1 (64x4x4 = 1024) x 64 + 64 = 65,600; ip2 64x10 + 10 = 650.
-      {"models/cifar10_quick/cifar10_quick.prototxt", {{1, 10}, 145578, 0}},
+      {"models/cifar10_quick/cifar10_quick.prototxt", {{{1, 10}}, 145578, 0}},
       // CIFAR-10 full: the same three convolutions (79,328), then
       // ip1 (64x4x4 = 1024) x 10 + 10 = 10,250.
-      {"models/cifar10_full/cifar10_full.prototxt", {{1, 10}, 89578, 0}},
+      {"models/cifar10_full/cifar10_full.prototxt", {{{1, 10}}, 89578, 0}},
       // AlexNet and CaffeNet (published: 60,965,224): conv1 11x11x3x96 + 96 = 34,944;
       // conv2 (group 2) 5x5x48x256 + 256 = 307,456; conv3 3x3x256x384 + 384 = 885,120;
       // conv4 (group 2) 3x3x192x384 + 384 = 663,936; conv5 (group 2) 3x3x192x256 + 256 =
       // 442,624; fc6 9216x4096 + 4096 = 37,752,832; fc7 4096x4096 + 4096 = 16,781,312;
       // fc8 4096x1000 + 1000 = 4,097,000.
-      {"models/bvlc_alexnet/deploy.prototxt", {{10, 1000}, 60965224, 0}},
-      {"models/bvlc_reference_caffenet/deploy.prototxt", {{10, 1000}, 60965224, 0}},
+      {"models/bvlc_alexnet/deploy.prototxt", {{{10, 1000}}, 60965224, 0}},
+      {"models/bvlc_reference_caffenet/deploy.prototxt", {{{10, 1000}}, 60965224, 0}},
       // GoogLeNet (published: 6,998,552): stem 124,416; inception 3a 163,696, 3b 388,736,
       // 4a 376,176, 4b 449,160, 4c 510,104, 4d 605,376, 4e 868,352, 5a 1,043,456,
       // 5b 1,444,080; classifier 1024x1000 + 1000 = 1,025,000.
-      {"models/bvlc_googlenet/deploy.prototxt", {{10, 1000}, 6998552, 0}},
+      {"models/bvlc_googlenet/deploy.prototxt", {{{10, 1000}}, 6998552, 0}},
       // ResNet-50 (published: 25,557,032 = convolutions 23,454,912 + fc1000 2,049,000 +
       // BatchNorm scale and shift, here Scale layers, 2 x 26,560 channels = 53,120), plus
       // the 64 biases of conv1 that Kaiming He's Caffe model has: 25,557,096. Frozen: the
       // 53 BatchNorm layers' mean and variance (2 x 26,560) and scale factor (53).
-      {"models/resnet50/deploy.prototxt", {{1, 1000}, 25557096, 53173}},
+      {"models/resnet50/deploy.prototxt", {{{1, 1000}}, 25557096, 53173}},
       // char_gpt (vocabulary V 113, width D 128, 128 positions, 4 blocks), logits for
       // every position: token table V x D = 14,464 (the head shares it); positions
       // 128 x D = 16,384; per block 2 LayerNorms 4D, QKV 3D^2 + 3D, projection
       // D^2 + D, MLP 8D^2 + 5D: 12D^2 + 13D = 198,272; final LayerNorm 2D = 256.
-      {"models/char_gpt/deploy.prototxt", {{1, 128, 113}, 824192, 0}},
+      {"models/char_gpt/deploy.prototxt", {{{1, 128, 113}}, 824192, 0}},
       // vit_mnist, a 24 x 24 crop: stem 3x3x1x16 + 16 = 160; patches 6x6x16x64 + 64 =
       // 36,928; positions 9 x 64 = 576; per block 12 x 64^2 + 13 x 64 = 49,984 (its MLP
       // is 4x wide); final LayerNorm 128; head 64 x 10 + 10 = 650.
-      {"models/vit_mnist/deploy.prototxt", {{1, 10}, 138410, 0}},
+      {"models/vit_mnist/deploy.prototxt", {{{1, 10}}, 138410, 0}},
+      // The SSDs' DetectionOutput has 1 x 1 x 1 x 7 at setup (rows follow the data).
+      // res10-shaped: conv1 7x7x3x16 + its Scale 32 = 2,384; the four ResNet blocks
+      // (in -> out: 3x3xinxout + 3x3xoutxout + 1x1xinxout + two Scales 4 x out) 16->16,
+      // 16->24, 24->32, 32->48 = 67,360; Normalize 32; the extra 1x1 and 3x3 layers with
+      // biases 11,352; the heads (3x3, priors x (4 + 2) outputs with biases) on 32, 48,
+      // 32, 24, 24 channels with 4, 6, 6, 4, 4 priors = 43,344. Frozen: 9 BatchNorms
+      // (mean and variance per channel, one factor): 2 x (16 + 2 x (16 + 24 + 32 + 48)) + 9 = 521.
+      {"models/ssd/res10_300x300_deploy.prototxt", {{{1, 1, 1, 7}}, 124472, 521}},
+      // MobileNet-SSD-shaped: conv0 3x3x3x8 + 8 = 224; 13 depthwise (3x3 per channel +
+      // bias) and pointwise (in x out + bias) pairs = 210,112; extras (1x1 to half, then
+      // 3x3) from 256 to 128, 64, 64, 32 = 139,184; 1x1 heads of 4 + 21 outputs per
+      // prior on 128, 256, 128, 64, 64, 32 channels with 3, 6, 6, 6, 6, 6 priors = 92,025.
+      {"models/ssd/mobilenet_ssd_deploy.prototxt", {{{1, 1, 1, 7}}, 441545, 0}},
+      // Faster R-CNN (narrow ZF): convolutions 7x7x3x16, 5x5x16x32, 3x3x32x48, 3x3x48x48
+      // twice, with biases = 70,640; RPN 1x1 48 -> 18 and 48 -> 36 = 2,646; fc6
+      // 48x6x6 -> 128, fc7 128 -> 128, cls_score -> 21, bbox_pred -> 84 = 251,369.
+      // Outputs at setup: one region (the Proposal top's first shape).
+      {"models/faster_rcnn/test.prototxt", {{{1, 84}, {1, 21}}, 324655, 0}},
   };
   return figures;
 }
@@ -270,9 +289,10 @@ TEST(ModelZoo, DeployNetsHaveThePublishedOutputShapeAndParameterCount) {
     }
     std::unique_ptr<Net> net;
     ASSERT_NO_THROW(net = BuildNet(ReadNet(path), caffe::TEST));
-    ASSERT_EQ(net->output_blobs().size(), 1u);
-    EXPECT_EQ(ShapeString(net->output_blobs()[0]->shape()),
-              ShapeString(figures->second.output_shape));
+    ASSERT_EQ(net->output_blobs().size(), figures->second.output_shapes.size());
+    for (size_t i = 0; i < net->output_blobs().size(); ++i)
+      EXPECT_EQ(ShapeString(net->output_blobs()[i]->shape()),
+                ShapeString(figures->second.output_shapes[i]));
     const ParamCounts counts = CountParams(*net);
     EXPECT_EQ(counts.learnable, figures->second.learnable);
     EXPECT_EQ(counts.frozen, figures->second.frozen);
