@@ -3,10 +3,11 @@
 // (0), one for every cropped axis, or one per cropped axis. Axes before
 // `axis` keep bottom[0]'s size. Backward writes the top diff into the crop
 // window of bottom[0]'s diff and zeros elsewhere; bottom[1] only gives the
-// shape and takes no gradient.
+// shape: its gradient is zero.
 #include <algorithm>
 #include <vector>
 
+#include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "dlcaffe/math.hpp"
 
@@ -70,6 +71,7 @@ class CropLayer : public Layer {
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
+    WriteZeroGradients({false, propagate_down.size() > 1 && propagate_down[1]}, bottom);
     if (!propagate_down[0]) return;
     SetFloats(*ctx_, bottom[0]->count(), 0.f, bottom[0]->diff(), 0);
     const int n = top[0]->count();

@@ -12,6 +12,7 @@
 
 #include <glog/logging.h>
 
+#include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -139,8 +140,10 @@ class DetectionOutputLayer : public Layer {
     }
   }
 
-  void Backward(const std::vector<Blob*>&, const std::vector<bool>&,
-                const std::vector<Blob*>&) override {}
+  void Backward(const std::vector<Blob*>&, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    WriteZeroGradients(propagate_down, bottom);
+  }
 
  private:
   // The sorts' capacity for n pairs (a power of two).

@@ -6,6 +6,7 @@
 // becomes this layer when it is imported for decoding, so that what the
 // model computes from positions follows the key/value cache. The bottom is
 // read for its shape only; nothing flows back through it.
+#include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -38,8 +39,10 @@ class PositionsLayer : public Layer {
                    top[0]->data());
   }
 
-  void Backward(const std::vector<Blob*>&, const std::vector<bool>&,
-                const std::vector<Blob*>&) override {}
+  void Backward(const std::vector<Blob*>&, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    WriteZeroGradients(propagate_down, bottom);
+  }
 
  private:
   int position_ = 0;

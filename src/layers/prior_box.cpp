@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -113,8 +114,10 @@ class PriorBoxLayer : public Layer {
                    variances_buffer_->mem(), top[0]->data());
   }
 
-  void Backward(const std::vector<Blob*>&, const std::vector<bool>&,
-                const std::vector<Blob*>&) override {}
+  void Backward(const std::vector<Blob*>&, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    WriteZeroGradients(propagate_down, bottom);
+  }
 
  private:
   int priors() const { return static_cast<int>(sizes_.size() / 2); }

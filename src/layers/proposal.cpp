@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -139,8 +140,10 @@ class ProposalLayer : public Layer {
     }
   }
 
-  void Backward(const std::vector<Blob*>&, const std::vector<bool>&,
-                const std::vector<Blob*>&) override {}
+  void Backward(const std::vector<Blob*>&, const std::vector<bool>& propagate_down,
+                const std::vector<Blob*>& bottom) override {
+    WriteZeroGradients(propagate_down, bottom);
+  }
 
  private:
   void Ensure(BufferPtr* buffer, size_t bytes) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <string>
 #include <vector>
 
@@ -99,6 +101,20 @@ TEST(Crop, ReshapeToOtherShapes) {
   ASSERT_EQ(top.shape(), (std::vector<int>{1, 2, 3, 4}));
   layer->Forward({&in, &like}, {&top});
   EXPECT_EQ(top.ReadData(), ReferenceCrop(in.ReadData(), {1, 2, 6, 9}, {1, 2, 3, 4}, {0, 0, 1, 2}));
+}
+
+// The reference bottom gives a shape: its gradient is zero, written (a
+// Split above it sums it with its other readers' gradients: FCN's skip
+// crops read the upsampled scores that the sum reads too).
+TEST(Crop, WritesAZeroGradientToItsReference) {
+  Blob x(TestContext(), {2, 3, 6, 7}), reference(TestContext(), {2, 3, 4, 4}), top(TestContext());
+  auto layer = MakeLayer("type: 'Crop' crop_param { axis: 2 offset: 1 }");
+  layer->SetUp({&x, &reference}, {&top});
+  layer->Forward({&x, &reference}, {&top});
+  top.SetDiff(1.f);
+  reference.SetDiff(std::nanf(""));
+  layer->Backward({&top}, {true, true}, {&x, &reference});
+  for (float g : reference.ReadDiff()) ASSERT_EQ(g, 0.f);
 }
 
 TEST(Crop, ClearErrors) {

@@ -335,6 +335,26 @@ TEST(DetectionOutput, RunsInANetBehindPriorBox) {
   }
 }
 
+// The detections are chosen by sorting: the bottoms' gradients are zero,
+// written where asked for.
+TEST(DetectionOutput, WritesZeroGradientsToItsBottoms) {
+  Settings s;
+  const Inputs in = MakeInputs(s, 1, 3);
+  Blob loc(TestContext(), {1, in.P * 4}), conf(TestContext(), {1, in.P * s.classes}),
+      prior(TestContext(), {1, 2, in.P * 4}), top(TestContext());
+  loc.WriteData(in.loc);
+  conf.WriteData(in.conf);
+  prior.WriteData(in.prior);
+  auto layer = MakeLayer(s.Text());
+  layer->SetUp({&loc, &conf, &prior}, {&top});
+  layer->Forward({&loc, &conf, &prior}, {&top});
+  for (Blob* b : {&loc, &conf, &prior}) b->SetDiff(std::nanf(""));
+  layer->Backward({&top}, {true, true, false}, {&loc, &conf, &prior});
+  for (const Blob* b : {&loc, &conf})
+    for (float g : b->ReadDiff()) ASSERT_EQ(g, 0.f);
+  for (float g : prior.ReadDiff()) ASSERT_TRUE(std::isnan(g));  // not asked for: untouched
+}
+
 TEST(DetectionOutput, BadParametersAndShapesAreNamed) {
   Blob loc(TestContext(), {1, 8}), conf(TestContext(), {1, 6}), prior(TestContext(), {1, 2, 8}), top(TestContext());
   const auto error = [&](const std::string& text) {

@@ -100,6 +100,20 @@ TEST(PriorBox, SizesFromTheBottomsAndRepeatedRatios) {
   ExpectPriors(c, 3, 4, 37, 53);
 }
 
+// The boxes depend on the bottoms' shapes only: their gradients are zero,
+// written (a Split above the map sums them with the heads' gradients).
+TEST(PriorBox, WritesZeroGradientsToItsBottoms) {
+  Blob map(TestContext(), {1, 3, 2, 3}), image(TestContext(), {1, 3, 20, 30}), top(TestContext());
+  auto layer = MakeLayer("type: 'PriorBox' prior_box_param { min_size: 4 }");
+  layer->SetUp({&map, &image}, {&top});
+  layer->Forward({&map, &image}, {&top});
+  map.SetDiff(std::nanf(""));
+  image.SetDiff(std::nanf(""));
+  layer->Backward({&top}, {true, true}, {&map, &image});
+  for (const Blob* b : {&map, &image})
+    for (float g : b->ReadDiff()) ASSERT_EQ(g, 0.f);
+}
+
 TEST(PriorBox, BadParametersAreNamed) {
   Blob map(TestContext(), {1, 3, 2, 2}), image(TestContext(), {1, 3, 20, 20}), top(TestContext());
   const auto error = [&](const std::string& text) {

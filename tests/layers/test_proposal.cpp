@@ -210,6 +210,24 @@ TEST(Proposal, StandsInForPyFasterRcnnsPythonLayer) {
             std::string::npos);
 }
 
+// Regions chosen by sorting: the bottoms' gradients are zero, written where
+// asked for (py-faster-rcnn's layer has no backward either).
+TEST(Proposal, WritesZeroGradientsToItsBottoms) {
+  const Inputs in = MakeInputs(1, 9, 3, 4, {60, 70, 1.f}, 6);
+  Blob scores(TestContext(), {1, 18, 3, 4}), deltas(TestContext(), {1, 36, 3, 4}), info(TestContext(), {1, 3}),
+      rois(TestContext());
+  scores.WriteData(in.scores);
+  deltas.WriteData(in.deltas);
+  info.WriteData(in.info);
+  auto layer = MakeLayer("type: 'Proposal'");
+  layer->SetUp({&scores, &deltas, &info}, {&rois});
+  layer->Forward({&scores, &deltas, &info}, {&rois});
+  for (Blob* b : {&scores, &deltas}) b->SetDiff(std::nanf(""));
+  layer->Backward({&rois}, {true, true, false}, {&scores, &deltas, &info});
+  for (const Blob* b : {&scores, &deltas})
+    for (float g : b->ReadDiff()) ASSERT_EQ(g, 0.f);
+}
+
 TEST(Proposal, BadParametersAndShapesAreNamed) {
   Blob scores(TestContext(), {1, 18, 3, 4}), deltas(TestContext(), {1, 36, 3, 4}), info(TestContext(), {1, 3}),
       rois(TestContext());
