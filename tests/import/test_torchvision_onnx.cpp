@@ -63,6 +63,22 @@ TEST(TorchvisionOnnx, SmallNetsPassForwardAndBackward) {
   EXPECT_TRUE(Contains(r.output, "grad_input_0.pb")) << r.output;
 }
 
+// Segmentation (issue 50, item 5): FCN's dilated ResNet-50 with its
+// bilinear upsampling, DeepLabV3's atrous pyramid pooling on MobileNetV3
+// (global pooling broadcast back), forward and backward against PyTorch.
+TEST(TorchvisionOnnx, SegmentationNetsPassForwardAndBackward) {
+  const std::string dir = TempDir();
+  const std::string log = Generate(dir, "--small --nets fcn_resnet50,deeplabv3_mobilenet_v3_large");
+  ASSERT_FALSE(HasFailure()) << log;
+  const ToolResult r = RunTool("onnx_test_runner", "--verbose '" + dir + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "2 passed, 0 failed, 0 skipped")) << r.output;
+  for (const char* net : {"fcn_resnet50", "deeplabv3_mobilenet_v3_large"}) {
+    const std::regex pass(std::string("PASS ") + net + " \\(worst output error [^,]+, worst gradient error");
+    EXPECT_TRUE(std::regex_search(r.output, pass)) << net << "\n" << r.output;
+  }
+}
+
 // --dtypes: one float64 reference, a bound file per 16-bit type with the
 // same files as tolerances.json; --storage runs every layer but the Input in
 // that type against them. bfloat16's bounds come from CPU autocast where

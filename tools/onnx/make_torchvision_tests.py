@@ -223,6 +223,31 @@ NETS = {
     "regnet_y_400mf": ((96, 128), (32, 48), {}, False),
 }
 
+# Segmentation nets (torchvision.models.segmentation, aux_loss off): their
+# per-pixel class scores, the dict's "out", are the output. Not in the
+# default list of --nets (the 19 classification nets above).
+SEGMENTATION = {
+    "fcn_resnet50": ((96, 128), (32, 48), {"aux_loss": False, "weights_backbone": None}, False),
+    "deeplabv3_mobilenet_v3_large": ((96, 128), (32, 48),
+                                     {"aux_loss": False, "weights_backbone": None}, False),
+}
+
+
+class SegmentationOutput(torch.nn.Module):
+    """A segmentation net's "out" alone (torch.onnx.export takes tensors);
+    its parameters keep their names under "net.". """
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)["out"]
+
+
+def spec(net):
+    return NETS[net] if net in NETS else SEGMENTATION[net]
+
 # BatchNorm running statistics are calibrated on the test input plus this
 # many more random images (see "Weights" in the docstring).
 CAL_EXTRA = 6
@@ -265,8 +290,10 @@ def to_np(t):
 
 
 def build(net, seed):
-    _, _, kwargs, _ = NETS[net]
+    _, _, kwargs, _ = spec(net)
     torch.manual_seed(seed)
+    if net in SEGMENTATION:
+        return SegmentationOutput(getattr(torchvision.models.segmentation, net)(weights=None, **kwargs)).eval()
     model = getattr(torchvision.models, net)(weights=None, **kwargs)
     return model.eval()
 
@@ -278,7 +305,7 @@ def is_constant(t):
 @torch.no_grad()
 def randomize(net, model, x_cal, gen):
     """Randomise constants and calibrate statistics (see the docstring)."""
-    rescale = NETS[net][3]
+    rescale = spec(net)[3]
 
     def normal(shape, std):
         return torch.randn(shape, generator=gen) * std
@@ -660,7 +687,7 @@ def generate(net, out_dir, small, opset, dtypes=()):
     """dtypes: [(16-bit dtype name, autocast device)] to measure besides float32."""
     t0 = time.time()
     seed = zlib.crc32(net.encode())
-    hw = NETS[net][1] if small else NETS[net][0]
+    hw = spec(net)[1] if small else spec(net)[0]
     shape = (BATCH, 3) + tuple(hw)
     if hw[0] == hw[1]:
         fail(net, "input must not be square")
@@ -838,7 +865,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir")
     ap.add_argument("--nets", default=",".join(NETS),
-                    help="comma-separated subset of: " + ",".join(NETS))
+                    help="comma-separated subset of: " + ",".join(list(NETS) + list(SEGMENTATION))
+                    + " (default: the first 19)")
     ap.add_argument("--small", action="store_true", help="smallest inputs (CI)")
     ap.add_argument("--opset", type=int, default=13, help="ONNX opset (9..17, default 13)")
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
@@ -850,9 +878,9 @@ def main():
     args = ap.parse_args()
 
     nets = [n for n in args.nets.split(",") if n]
-    unknown = [n for n in nets if n not in NETS]
+    unknown = [n for n in nets if n not in NETS and n not in SEGMENTATION]
     if unknown:
-        ap.error(f"unknown nets {unknown}; known: {','.join(NETS)}")
+        ap.error(f"unknown nets {unknown}; known: {','.join(list(NETS) + list(SEGMENTATION))}")
     if not 9 <= args.opset <= 17:
         ap.error("--opset must be in 9..17")
     asked = [d for d in args.dtypes.split(",") if d]
