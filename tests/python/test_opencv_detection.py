@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import caffe
-from conftest import SOURCE_DIR
+from conftest import SOURCE_DIR, random_detector_weights
 
 try:
     import cv2
@@ -25,39 +25,6 @@ pytestmark = pytest.mark.skipif(cv2 is None and not os.environ.get("CI"),
 
 PHOTO = os.path.join(SOURCE_DIR, "..", "shared", "data", "images", "fish-bike.jpg")
 MODELS = os.path.join(SOURCE_DIR, "models", "ssd")
-
-
-def random_weights(model, path, seed, conf_gain):
-    """He-scaled convolutions (the first one for pixels minus a mean, the
-    heads' as given: confidences spread enough to pass the threshold, yet
-    short of softmax's saturation at 1), BatchNorm statistics and Scale near the
-    identity, Normalize's scale near SSD's 20; saved to `path`."""
-    net = caffe.Net(model, caffe.TEST)
-    rng = np.random.RandomState(seed)
-    for name, blobs in net.params.items():
-        kind = net.layer_dict[name].type
-        if kind in ("Convolution", "InnerProduct"):
-            weight = blobs[0].data
-            fan_in = np.prod(weight.shape[1:])
-            gain = (conf_gain if name.endswith(("mbox_conf", "cls_score")) else
-                    0.25 if name.endswith(("mbox_loc", "bbox_pred")) else np.sqrt(2.0))
-            if any(b == "data" or b.startswith("data_") for b in net.bottom_names[name]):
-                gain /= 64.0  # pixels minus the mean: tens, not ones
-            weight[...] = rng.normal(0, gain / np.sqrt(fan_in), weight.shape)
-            if len(blobs) > 1:
-                blobs[1].data[...] = rng.normal(0, 0.1, blobs[1].data.shape)
-        elif kind == "BatchNorm":
-            blobs[0].data[...] = rng.normal(0, 0.1, blobs[0].data.shape)
-            blobs[1].data[...] = rng.uniform(0.5, 1.5, blobs[1].data.shape)
-            blobs[2].data[...] = 1.0
-        elif kind == "Scale":
-            blobs[0].data[...] = rng.uniform(0.8, 1.2, blobs[0].data.shape)
-            blobs[1].data[...] = rng.normal(0, 0.1, blobs[1].data.shape)
-        elif kind == "Normalize":
-            blobs[0].data[...] = rng.uniform(15, 25, blobs[0].data.shape)
-        else:
-            raise AssertionError("no random weights for %s (%s)" % (name, kind))
-    net.save(path)
 
 
 def detections_of_opencv(model, weights, blob):
@@ -82,7 +49,7 @@ def test_ssd_detections_agree_with_opencv(model, seed, conf_gain, tmp_path):
     assert cv2 is not None, "python3-opencv is missing: scripts/install_deps.sh installs it"
     model = os.path.join(MODELS, model)
     weights = str(tmp_path / "weights.caffemodel")
-    random_weights(model, weights, seed, conf_gain)
+    random_detector_weights(model, weights, seed, conf_gain)
     image = cv2.imread(PHOTO)
     assert image is not None, PHOTO
     blob = cv2.dnn.blobFromImage(image, 1.0, (300, 300), (104.0, 177.0, 123.0))
@@ -136,7 +103,7 @@ def test_faster_rcnn_agrees_with_opencv(tmp_path):
     assert cv2 is not None, "python3-opencv is missing: scripts/install_deps.sh installs it"
     model = os.path.join(SOURCE_DIR, "models", "faster_rcnn", "test.prototxt")
     weights = str(tmp_path / "weights.caffemodel")
-    random_weights(model, weights, 3, 1.0)
+    random_detector_weights(model, weights, 3, 1.0)
     blob = cv2.dnn.blobFromImage(cv2.imread(PHOTO), 1.0, (288, 224), (102.98, 115.95, 122.77))
     info = np.array([[224, 288, 1.0]], np.float32)
 
