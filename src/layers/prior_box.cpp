@@ -5,6 +5,7 @@
 // widths and heights of a cell's priors are worked out once at setup (in
 // float, as SSD's Caffe does), the corners on the device.
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/zero_gradients.hpp"
@@ -67,22 +68,26 @@ class PriorBoxLayer : public Layer {
       variances_.assign(p.variance().begin(), p.variance().end());
       if (variances_.size() == 1) variances_.assign(4, variances_[0]);
     }
-    DLC_REQUIRE(!(p.has_img_size() && (p.has_img_h() || p.has_img_w())),
-                Where() << "prior_box_param: give img_size or img_h and img_w, not both");
-    DLC_REQUIRE(p.has_img_h() == p.has_img_w(),
-                Where() << "prior_box_param: give both img_h and img_w");
-    img_h_ = p.has_img_size() ? p.img_size() : p.img_h();
-    img_w_ = p.has_img_size() ? p.img_size() : p.img_w();
-    DLC_REQUIRE(!(p.has_img_size() || p.has_img_h()) || (img_h_ > 0 && img_w_ > 0),
-                Where() << "prior_box_param: the image size must be positive");
-    DLC_REQUIRE(!(p.has_step() && (p.has_step_h() || p.has_step_w())),
-                Where() << "prior_box_param: give step or step_h and step_w, not both");
-    DLC_REQUIRE(p.has_step_h() == p.has_step_w(),
-                Where() << "prior_box_param: give both step_h and step_w");
-    step_h_ = p.has_step() ? p.step() : p.step_h();
-    step_w_ = p.has_step() ? p.step() : p.step_w();
-    DLC_REQUIRE(!(p.has_step() || p.has_step_h()) || (step_h_ > 0.f && step_w_ > 0.f),
-                Where() << "prior_box_param: the step must be positive");
+    // The image size and the step: one value, or an h/w pair.
+    const auto one_or_pair = [&](bool has_one, float one, bool has_h, float h, bool has_w, float w,
+                                 const std::string& one_name, const std::string& pair,
+                                 const char* what, float* out_h, float* out_w) {
+      DLC_REQUIRE(!(has_one && (has_h || has_w)),
+                  Where() << "prior_box_param: give " << one_name << " or " << pair << "_h and "
+                          << pair << "_w, not both");
+      DLC_REQUIRE(has_h == has_w,
+                  Where() << "prior_box_param: give both " << pair << "_h and " << pair << "_w");
+      *out_h = has_one ? one : h;
+      *out_w = has_one ? one : w;
+      DLC_REQUIRE(!(has_one || has_h) || (*out_h > 0.f && *out_w > 0.f),
+                  Where() << "prior_box_param: the " << what << " must be positive");
+    };
+    float img_h = 0.f, img_w = 0.f;
+    one_or_pair(p.has_img_size(), p.img_size(), p.has_img_h(), p.img_h(), p.has_img_w(), p.img_w(),
+                "img_size", "img", "image size", &img_h, &img_w);
+    img_h_ = static_cast<unsigned>(img_h), img_w_ = static_cast<unsigned>(img_w);
+    one_or_pair(p.has_step(), p.step(), p.has_step_h(), p.step_h(), p.has_step_w(), p.step_w(),
+                "step", "step", "step", &step_h_, &step_w_);
     const auto upload = [&](const std::vector<float>& values) {
       BufferPtr buffer = ctx_->Allocate(values.size() * sizeof(float));
       ctx_->Write(buffer->mem(), 0, values.size() * sizeof(float), values.data());
