@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -180,23 +181,36 @@ Inputs MakeInputs(const Settings& s, int N, unsigned seed) {
   return in;
 }
 
+// The layer set up and run on `in`, with its bottoms and top.
+struct LayerRun {
+  LayerRun(const Settings& s, const Inputs& in)
+      : loc(TestContext(), {in.N, in.P * (s.share_location ? 1 : s.classes) * 4}),
+        conf(TestContext(), {in.N, in.P * s.classes}),
+        prior(TestContext(), {1, 2, in.P * 4}),
+        top(TestContext()),
+        layer(MakeLayer(s.Text())) {
+    loc.WriteData(in.loc);
+    conf.WriteData(in.conf);
+    prior.WriteData(in.prior);
+    layer->SetUp(bottoms(), {&top});
+    EXPECT_EQ(top.shape(), (std::vector<int>{1, 1, 1, 7}));
+    layer->Reshape(bottoms(), {&top});
+    layer->Forward(bottoms(), {&top});
+    EXPECT_EQ(top.num_axes(), 4);
+  }
+  std::vector<Blob*> bottoms() { return {&loc, &conf, &prior}; }
+  std::vector<std::vector<float>> Rows() const {
+    const std::vector<float> data = top.ReadData();
+    std::vector<std::vector<float>> rows;
+    for (size_t r = 0; r < data.size() / 7; ++r) rows.emplace_back(data.begin() + 7 * r, data.begin() + 7 * r + 7);
+    return rows;
+  }
+  Blob loc, conf, prior, top;
+  std::unique_ptr<Layer> layer;
+};
+
 std::vector<std::vector<float>> RunLayer(const Settings& s, const Inputs& in) {
-  const int L = s.share_location ? 1 : s.classes;
-  Blob loc(TestContext(), {in.N, in.P * L * 4}), conf(TestContext(), {in.N, in.P * s.classes}),
-      prior(TestContext(), {1, 2, in.P * 4}), top(TestContext());
-  loc.WriteData(in.loc);
-  conf.WriteData(in.conf);
-  prior.WriteData(in.prior);
-  auto layer = MakeLayer(s.Text());
-  layer->SetUp({&loc, &conf, &prior}, {&top});
-  EXPECT_EQ(top.shape(), (std::vector<int>{1, 1, 1, 7}));
-  layer->Reshape({&loc, &conf, &prior}, {&top});
-  layer->Forward({&loc, &conf, &prior}, {&top});
-  EXPECT_EQ(top.num_axes(), 4);
-  const std::vector<float> data = top.ReadData();
-  std::vector<std::vector<float>> rows;
-  for (size_t r = 0; r < data.size() / 7; ++r) rows.emplace_back(data.begin() + 7 * r, data.begin() + 7 * r + 7);
-  return rows;
+  return LayerRun(s, in).Rows();
 }
 
 void ExpectRows(const std::vector<std::vector<float>>& got, const std::vector<std::vector<float>>& want) {
@@ -339,20 +353,12 @@ TEST(DetectionOutput, RunsInANetBehindPriorBox) {
 // written where asked for.
 TEST(DetectionOutput, WritesZeroGradientsToItsBottoms) {
   Settings s;
-  const Inputs in = MakeInputs(s, 1, 3);
-  Blob loc(TestContext(), {1, in.P * 4}), conf(TestContext(), {1, in.P * s.classes}),
-      prior(TestContext(), {1, 2, in.P * 4}), top(TestContext());
-  loc.WriteData(in.loc);
-  conf.WriteData(in.conf);
-  prior.WriteData(in.prior);
-  auto layer = MakeLayer(s.Text());
-  layer->SetUp({&loc, &conf, &prior}, {&top});
-  layer->Forward({&loc, &conf, &prior}, {&top});
-  for (Blob* b : {&loc, &conf, &prior}) b->SetDiff(std::nanf(""));
-  layer->Backward({&top}, {true, true, false}, {&loc, &conf, &prior});
-  for (const Blob* b : {&loc, &conf})
+  LayerRun run(s, MakeInputs(s, 1, 3));
+  for (Blob* b : run.bottoms()) b->SetDiff(std::nanf(""));
+  run.layer->Backward({&run.top}, {true, true, false}, run.bottoms());
+  for (const Blob* b : {&run.loc, &run.conf})
     for (float g : b->ReadDiff()) ASSERT_EQ(g, 0.f);
-  for (float g : prior.ReadDiff()) ASSERT_TRUE(std::isnan(g));  // not asked for: untouched
+  for (float g : run.prior.ReadDiff()) ASSERT_TRUE(std::isnan(g));  // not asked for: untouched
 }
 
 TEST(DetectionOutput, BadParametersAndShapesAreNamed) {
