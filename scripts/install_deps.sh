@@ -16,6 +16,7 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   liblmdb-dev libgtest-dev
   libpcre2-dev  # tokenizer.json's pre-tokenizer regexes (src/data/bpe_tokenizer.cpp)
+  libtinyxml2-dev  # PASCAL VOC's XML annotations (tools/convert_annoset.cpp)
   libonnx-dev libonnx-testdata
   python3 python3-pip python3-numpy python3-onnx python3-torch python3-torchvision
   python3-protobuf python3-matplotlib python3-pil graphviz

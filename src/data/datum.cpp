@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "data/datum_mat.hpp"
 #include "dlcaffe/error.hpp"
 
 namespace dlcaffe {
@@ -21,6 +22,39 @@ void CheckDimensions(const caffe::Datum& datum, const std::string& where) {
               where << ": datum has shape " << datum.channels() << " x " << datum.height()
                     << " x " << datum.width() << "; every dimension must be positive");
 }
+
+void DecodeEncoded(const caffe::Datum& datum, DatumColor color, const std::string& where,
+                   DatumImage* image) {
+  const std::string& bytes = datum.data();
+  DLC_REQUIRE(!bytes.empty(), where << ": encoded datum holds no image bytes");
+  int flag = cv::IMREAD_ANYCOLOR;  // Caffe's DecodeDatumToCVMatNative
+  if (color == DatumColor::kForceColor) flag = cv::IMREAD_COLOR;
+  if (color == DatumColor::kForceGray) flag = cv::IMREAD_GRAYSCALE;
+  const cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
+                        const_cast<char*>(bytes.data()));
+  cv::Mat decoded;
+  try {
+    decoded = cv::imdecode(encoded, flag);
+  } catch (const cv::Exception& e) {
+    // OpenCV refuses, before allocating, an image whose header claims more
+    // than OPENCV_IO_MAX_IMAGE_PIXELS (default 2^30) pixels or a side over
+    // OPENCV_IO_MAX_IMAGE_WIDTH/HEIGHT (2^20): say so in words.
+    const std::string what = e.what();
+    DLC_REQUIRE(what.find("CV_IO_MAX_IMAGE") == std::string::npos,
+                where << ": the encoded image's header claims a size over OpenCV's decoding "
+                         "limit (OPENCV_IO_MAX_IMAGE_PIXELS, default 2^30 pixels; "
+                         "OPENCV_IO_MAX_IMAGE_WIDTH/HEIGHT, default 2^20); "
+                         "a corrupt record or not a training image");
+    DLC_FAIL(where << ": cannot decode the encoded image: " << what);
+  }
+  DLC_REQUIRE(!decoded.empty(), where << ": cannot decode the encoded image ("
+                                      << bytes.size() << " bytes; not a JPEG/PNG?)");
+  DLC_REQUIRE(decoded.depth() == CV_8U,
+              where << ": encoded image decodes to a depth other than 8 bits");
+  PixelsFromMat(decoded, image);
+}
+
+}  // namespace
 
 // Copies an 8-bit OpenCV image into `image` (its label untouched). OpenCV
 // keeps pixels interleaved (H×W×C); Caffe's blobs are C×H×W.
@@ -58,38 +92,6 @@ cv::Mat MatFromPixels(const DatumImage& image) {
   return mat;
 }
 
-void DecodeEncoded(const caffe::Datum& datum, DatumColor color, const std::string& where,
-                   DatumImage* image) {
-  const std::string& bytes = datum.data();
-  DLC_REQUIRE(!bytes.empty(), where << ": encoded datum holds no image bytes");
-  int flag = cv::IMREAD_ANYCOLOR;  // Caffe's DecodeDatumToCVMatNative
-  if (color == DatumColor::kForceColor) flag = cv::IMREAD_COLOR;
-  if (color == DatumColor::kForceGray) flag = cv::IMREAD_GRAYSCALE;
-  const cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
-                        const_cast<char*>(bytes.data()));
-  cv::Mat decoded;
-  try {
-    decoded = cv::imdecode(encoded, flag);
-  } catch (const cv::Exception& e) {
-    // OpenCV refuses, before allocating, an image whose header claims more
-    // than OPENCV_IO_MAX_IMAGE_PIXELS (default 2^30) pixels or a side over
-    // OPENCV_IO_MAX_IMAGE_WIDTH/HEIGHT (2^20): say so in words.
-    const std::string what = e.what();
-    DLC_REQUIRE(what.find("CV_IO_MAX_IMAGE") == std::string::npos,
-                where << ": the encoded image's header claims a size over OpenCV's decoding "
-                         "limit (OPENCV_IO_MAX_IMAGE_PIXELS, default 2^30 pixels; "
-                         "OPENCV_IO_MAX_IMAGE_WIDTH/HEIGHT, default 2^20); "
-                         "a corrupt record or not a training image");
-    DLC_FAIL(where << ": cannot decode the encoded image: " << what);
-  }
-  DLC_REQUIRE(!decoded.empty(), where << ": cannot decode the encoded image ("
-                                      << bytes.size() << " bytes; not a JPEG/PNG?)");
-  DLC_REQUIRE(decoded.depth() == CV_8U,
-              where << ": encoded image decodes to a depth other than 8 bits");
-  PixelsFromMat(decoded, image);
-}
-
-}  // namespace
 
 void ParseDatum(std::string_view serialized, const std::string& where, caffe::Datum* datum) {
   DLC_REQUIRE(datum->ParseFromArray(serialized.data(), static_cast<int>(serialized.size())),

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "dlcaffe/data/data_state.hpp"
 #include "dlcaffe/data/image_batch.hpp"
@@ -19,6 +20,7 @@ namespace dlcaffe {
 
 struct PrefetchBatch {
   HostImageBatch images;
+  std::vector<float> box_rows;  // AnnotatedData: the batch's boxes, 8 values each
   DataReaderState state_after;  // the reader's state once this batch was read
   std::exception_ptr error;     // set instead of images when reading failed
 };

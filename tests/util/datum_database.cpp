@@ -23,11 +23,16 @@ caffe::Datum RawDatum(int channels, int height, int width, int label,
 
 void WriteDatumDatabase(const std::string& path, int count,
                         const std::function<caffe::Datum(int i)>& make) {
+  WriteRecordDatabase(path, count, [&](int i) { return make(i).SerializeAsString(); });
+}
+
+void WriteRecordDatabase(const std::string& path, int count,
+                         const std::function<std::string(int i)>& make) {
   LmdbWriter writer(LmdbDatabase::Create(path), 64);
   for (int i = 0; i < count; ++i) {
     char key[16];
     std::snprintf(key, sizeof(key), "%08d", i);
-    writer.Put(key, make(i).SerializeAsString());
+    writer.Put(key, make(i));
   }
   writer.Commit();
 }

@@ -1,5 +1,5 @@
 // Small LMDB databases of raw Datum records for the tests that train through
-// a Data layer.
+// a Data layer (and of other records, for AnnotatedData).
 #pragma once
 #include <functional>
 #include <string>
@@ -18,6 +18,11 @@ caffe::Datum RawDatum(int channels, int height, int width, int label,
 // the keys "00000000", "00000001", ... (so in index order).
 void WriteDatumDatabase(const std::string& path, int count,
                         const std::function<caffe::Datum(int i)>& make);
+
+// The same for records of any message (AnnotatedDatum): record i is make(i)'s
+// serialized bytes.
+void WriteRecordDatabase(const std::string& path, int count,
+                         const std::function<std::string(int i)>& make);
 
 }  // namespace test
 }  // namespace dlcaffe
