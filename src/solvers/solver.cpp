@@ -11,6 +11,7 @@
 
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/math.hpp"
+#include "dlcaffe/detection_evaluation.hpp"
 #include "solvers/loss_scaler.hpp"
 
 namespace dlcaffe {
@@ -108,6 +109,12 @@ void Solver::InitTrainNet() {
 }
 
 void Solver::InitTestNets() {
+  DLC_REQUIRE(param_.eval_type() == "classification" || param_.eval_type() == "detection",
+              "solver: eval_type '" << param_.eval_type()
+                                    << "' is not classification or detection");
+  DLC_REQUIRE(IsApVersion(param_.ap_version()),
+              "solver: ap_version '" << param_.ap_version()
+                                     << "' is not 11point, MaxIntegral or Integral");
   const bool generic = param_.has_net() || param_.has_net_param();
   const int specific = param_.test_net_size() + param_.test_net_param_size();
   if (generic) {
@@ -414,6 +421,10 @@ void Solver::Test(int test_net_id) {
   std::vector<std::unique_ptr<Blob>> sums;
   double loss = 0;
   const int test_iter = param_.test_iter(test_net_id);
+  // Caffe SSD's eval_type "detection": the outputs are DetectionEvaluate's
+  // rows, gathered over the iterations into each output's mAP.
+  const bool detection = param_.eval_type() == "detection";
+  std::vector<DetectionEvaluation> evaluations(detection ? outputs.size() : 0);
   for (int i = 0; i < test_iter; ++i) {
     if (action_request_ && action_request_() == SolverAction::kStop) {
       requested_early_exit_ = true;
@@ -424,7 +435,9 @@ void Solver::Test(int test_net_id) {
       loss += test_net.Forward();
     else
       test_net.ForwardNoLoss();
-    if (i == 0) {
+    if (detection) {
+      for (size_t j = 0; j < outputs.size(); ++j) evaluations[j].Add(outputs[j]->ReadData());
+    } else if (i == 0) {
       for (const Blob* out : outputs) {
         sums.emplace_back(new Blob(*ctx_, out->shape()));
         CopyFloats(*ctx_, out->count(), out->data(), 0, sums.back()->data(), 0);
@@ -437,6 +450,17 @@ void Solver::Test(int test_net_id) {
   if (param_.test_compute_loss()) LOG(INFO) << "Test loss: " << loss / test_iter;
   std::vector<float>& scores = test_scores_[test_net_id];
   scores.clear();
+  if (detection) {
+    for (size_t j = 0; j < evaluations.size(); ++j) {
+      const std::string& name = test_net.blob_names()[test_net.output_blob_indices()[j]];
+      if (param_.show_per_class_result())
+        for (const auto& [label, ap] : evaluations[j].ClassAps(param_.ap_version()))
+          LOG(INFO) << "class" << label << ": " << ap;
+      scores.push_back(evaluations[j].MeanAp(param_.ap_version()));
+      LOG(INFO) << "    Test net output #" << j << ": " << name << " = " << scores.back();
+    }
+    return;
+  }
   int score_index = 0;
   for (size_t j = 0; j < sums.size(); ++j) {
     const int blob_id = test_net.output_blob_indices()[j];
