@@ -114,8 +114,12 @@ ActivationMemory TrainingMemoryPlan::Apply(const Net& net) {
                       "the plan off: DLCAFFE_SHARE_DIFFS=off, or dlcaffe --options="
                       "share_diffs=off)");
   blocks_.BlockOutsidePasses();
-  counts_.clear();
-  for (const auto& blob : blobs) counts_.push_back(blob->count());
+  // Only a blob in a shared slot must keep its size: one with a buffer of
+  // its own (AnnotatedData's boxes, whose number changes every batch) may
+  // grow without a new plan.
+  counts_.assign(blobs.size(), -1);
+  for (int s : shared)
+    for (int b : storages.members[s]) counts_[b] = blobs[b]->count();
   ctx.pool().Trim();
 
   memory.bytes_with_plan = DistinctBytes(blobs, true);
@@ -135,7 +139,7 @@ ActivationMemory TrainingMemoryPlan::Apply(const Net& net) {
 bool TrainingMemoryPlan::BlobsResized(const Net& net) const {
   if (counts_.size() != net.blobs().size()) return true;
   for (size_t b = 0; b < counts_.size(); ++b)
-    if (net.blobs()[b]->count() != counts_[b]) return true;
+    if (counts_[b] >= 0 && net.blobs()[b]->count() != counts_[b]) return true;
   return false;
 }
 

@@ -38,8 +38,9 @@ class TrainingMemoryPlan {
   // Places the diffs for the blobs' current shapes and the net's current
   // execution plan; logs and returns the diff bytes without and with it.
   ActivationMemory Apply(const Net& net);
-  // Whether the blobs' counts differ from the last Apply (a blob that grew
-  // took fresh buffers of its own: right, but no longer shared).
+  // Whether a blob in a shared slot changed its count since the last Apply
+  // (one that grew took fresh buffers of its own: right, but no longer
+  // shared).
   bool BlobsResized(const Net& net) const;
   // The net's blobs are about to be replaced (a rebuild for new input
   // shapes): lifts the read blocks while they still exist.
@@ -51,7 +52,7 @@ class TrainingMemoryPlan {
 
  private:
   std::vector<std::string> keep_;
-  std::vector<int> counts_;  // each blob's count at the last Apply
+  std::vector<int> counts_;  // per blob: its count at the last Apply if shared, else -1
   ReadBlocks blocks_{true};
 };
 

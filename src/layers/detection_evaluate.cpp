@@ -20,27 +20,14 @@
 #include <glog/logging.h>
 
 #include "core/zero_gradients.hpp"
+#include "data/ssd_augmentation.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
 
 namespace {
 
-struct Box {
-  float xmin, ymin, xmax, ymax;
-};
-
-float Size(const Box& b) {
-  return b.xmax < b.xmin || b.ymax < b.ymin ? 0.f : (b.xmax - b.xmin) * (b.ymax - b.ymin);
-}
-
-// Caffe SSD's JaccardOverlap of normalized boxes.
-float Overlap(const Box& a, const Box& b) {
-  if (b.xmin > a.xmax || b.xmax < a.xmin || b.ymin > a.ymax || b.ymax < a.ymin) return 0.f;
-  const float inter = (std::min(a.xmax, b.xmax) - std::max(a.xmin, b.xmin)) *
-                      (std::min(a.ymax, b.ymax) - std::max(a.ymin, b.ymin));
-  return inter > 0 ? inter / (Size(a) + Size(b) - inter) : 0.f;
-}
+using ssd::Box;
 
 struct Detection {
   float score;
@@ -93,7 +80,7 @@ class DetectionEvaluateLayer : public Layer {
       if (image == -1 || label == -1) continue;
       DLC_REQUIRE(label != background_, Where() << "detection row " << r / 7
                                                 << " has the background label " << label);
-      detections[image][label].push_back({det[r + 2], {det[r + 3], det[r + 4], det[r + 5], det[r + 6]}});
+      detections[image][label].push_back({det[r + 2], Box{det[r + 3], det[r + 4], det[r + 5], det[r + 6]}});
     }
     std::map<int, std::map<int, std::vector<Truth>>> truths;
     std::map<int, int> positives;
@@ -104,7 +91,7 @@ class DetectionEvaluateLayer : public Layer {
       DLC_REQUIRE(label != background_, Where() << "ground-truth row " << r / 8
                                                 << " has the background label " << label);
       const bool difficult = gt[r + 7] != 0.f;
-      truths[image][label].push_back({{gt[r + 3], gt[r + 4], gt[r + 5], gt[r + 6]}, difficult});
+      truths[image][label].push_back({Box{gt[r + 3], gt[r + 4], gt[r + 5], gt[r + 6]}, difficult});
       if (difficult_counts || !difficult) ++positives[label];
     }
     std::vector<float> rows(top[0]->count(), 0.f);
@@ -126,7 +113,7 @@ class DetectionEvaluateLayer : public Layer {
           float best = -1.f;
           int match = -1;
           for (size_t j = 0; candidates && j < candidates->size(); ++j) {
-            const float o = Overlap(d.box, (*candidates)[j].box);
+            const float o = ssd::Jaccard(d.box, (*candidates)[j].box);
             if (o > best) best = o, match = static_cast<int>(j);
           }
           float tp = 0.f, fp = 1.f;

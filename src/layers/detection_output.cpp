@@ -14,6 +14,7 @@
 
 #include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
+#include "layers/ssd_priors.hpp"
 
 namespace dlcaffe {
 
@@ -57,12 +58,8 @@ class DetectionOutputLayer : public Layer {
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const Blob &loc = *bottom[0], &conf = *bottom[1], &prior = *bottom[2];
-    DLC_REQUIRE(prior.num_axes() >= 3 && prior.shape(0) == 1 && prior.shape(1) == 2 &&
-                    prior.count(2) % 4 == 0,
-                Where() << "bottom 2 (the priors) must be PriorBox's 1 x 2 x priors * 4, got "
-                        << prior.shape_string());
     images_ = loc.num_axes() > 0 ? loc.shape(0) : 0;
-    priors_ = prior.count(2) / 4;
+    priors_ = PriorCount(prior, Where());
     DLC_REQUIRE(loc.num_axes() >= 2 && loc.count(1) == priors_ * loc_classes_ * 4,
                 Where() << "bottom 0 (the locations) must be N x " << priors_ * loc_classes_ * 4
                         << " (" << priors_ << " priors x " << loc_classes_

@@ -34,15 +34,6 @@ constexpr int kCiIterations = 1000;
 constexpr float kCiAccuracy = 0.94f;
 constexpr float kCiDeployAccuracy = 0.93f;
 
-// The last match of `pattern` (one number captured) in `log`; -1: none.
-double LastNumber(const std::string& log, const std::string& pattern) {
-  const std::regex re(pattern);
-  double value = -1;
-  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it)
-    value = std::stod((*it)[1]);
-  return value;
-}
-
 // The bytes of an IDX file after its header of `header` bytes.
 std::string IdxPayload(const std::string& path, size_t header) {
   const std::string bytes = ReadFileBytes(path);

@@ -6,6 +6,8 @@
 
 #include <array>
 #include <cstdio>
+#include <regex>
+#include <string>
 
 #include "util/test_context.hpp"
 
@@ -44,6 +46,14 @@ ToolResult RunCommand(const std::string& command) {
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+double LastNumber(const std::string& log, const std::string& pattern) {
+  const std::regex re(pattern);
+  double value = -1;
+  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it)
+    value = std::stod((*it)[1]);
+  return value;
 }
 
 bool Contains(const std::string& text, const std::string& part) {

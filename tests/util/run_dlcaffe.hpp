@@ -28,6 +28,10 @@ ToolResult RunCommand(const std::string& command);
 
 bool Contains(const std::string& text, const std::string& part);
 
+// The number captured by the last match of `pattern` (one group) in a log;
+// -1 when nothing matches ("Test net output #0: accuracy = ([0-9.eE+-]+)").
+double LastNumber(const std::string& log, const std::string& pattern);
+
 // A user error: one "dlcaffe: error:" message that mentions `must_mention`,
 // a non-zero exit, no signal, no CHECK failure or abort trace.
 void ExpectCleanError(const ToolResult& r, const std::string& must_mention);
