@@ -1,5 +1,10 @@
 // Caffe SSD's DetectionOutput (src/layers/detection_output.cpp): decoding,
 // per-class selection and NMS, and each image's keep_top_k, on the device.
+// No contraction into fma, and division correctly rounded where the device
+// can (the layer's build option): overlaps and encodings as the host's
+// IEEE arithmetic gives them, so that matches and suppressions at equal or
+// threshold overlaps are decided as on the CPU, on every device.
+#pragma OPENCL FP_CONTRACT OFF
 #include "group_sort.cl"
 #include "group_nms.cl"
 

@@ -3,6 +3,11 @@
 // hard negative mining, the summed loss and its gradient. Images: N; priors:
 // P; classes: C; ground-truth rows: G (AnnotatedData's image, label,
 // instance, xmin, ymin, xmax, ymax, difficult).
+// No contraction into fma, and division correctly rounded where the device
+// can (the layer's build option): overlaps and encodings as the host's
+// IEEE arithmetic gives them, so that matches and suppressions at equal or
+// threshold overlaps are decided as on the CPU, on every device.
+#pragma OPENCL FP_CONTRACT OFF
 #include "group_nms.cl"
 
 #define MB_GROUP 128

@@ -12,6 +12,7 @@
 
 #include <glog/logging.h>
 
+#include "core/exact_division.hpp"
 #include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/ssd_priors.hpp"
@@ -53,6 +54,7 @@ class DetectionOutputLayer : public Layer {
       LOG(WARNING) << Where() << "detection_output_param's save_output_param, visualize and "
                    << "save_file are read but not done: the detections are in the top blob";
     group_ = static_cast<int>(std::min<size_t>(128, ctx_->info().max_work_group_size));
+    build_options_ = ExactDivisionOption(ctx_->info());
     top[0]->Reshape({1, 1, 1, 7});
   }
 
@@ -94,17 +96,17 @@ class DetectionOutputLayer : public Layer {
     const caffe::DetectionOutputParameter& p = param_.detection_output_param();
     if (images_ > 0 && priors_ > 0) {
       const int decoded = images_ * loc_classes_ * priors_;
-      ctx_->Launch1D(ctx_->Kernel("detection_output.cl", "", "detection_decode"), decoded, decoded,
+      ctx_->Launch1D(Kernel("detection_decode"), decoded, decoded,
                      priors_, loc_classes_, static_cast<int>(p.code_type()),
                      static_cast<int>(p.variance_encoded_in_target()), bottom[0]->data(),
                      bottom[2]->data(), boxes_->mem());
-      ctx_->Launch(ctx_->Kernel("detection_output.cl", "", "detection_nms"),
+      ctx_->Launch(Kernel("detection_nms"),
                    NDRange(size_t(group_) * classes_, images_), NDRange(group_, 1), classes_,
                    priors_, loc_classes_, background_, threshold_, top_k_,
                    p.nms_param().nms_threshold(), p.nms_param().eta(), sort_capacity_,
                    kept_capacity_, bottom[1]->data(), boxes_->mem(), sort_score_->mem(),
                    sort_prior_->mem(), kept_score_->mem(), kept_prior_->mem(), kept_count_->mem());
-      ctx_->Launch(ctx_->Kernel("detection_output.cl", "", "detection_gather"),
+      ctx_->Launch(Kernel("detection_gather"),
                    NDRange(size_t(group_) * images_), NDRange(group_), classes_, priors_,
                    loc_classes_, p.keep_top_k(), kept_capacity_, row_capacity_, top_capacity_,
                    kept_score_->mem(), kept_prior_->mem(), kept_count_->mem(), boxes_->mem(),
@@ -143,6 +145,9 @@ class DetectionOutputLayer : public Layer {
   }
 
  private:
+  cl_kernel Kernel(const char* name) {
+    return ctx_->Kernel("detection_output.cl", build_options_, name);
+  }
   // The sorts' capacity for n pairs (a power of two).
   int NextPow2(int n) const {
     DLC_REQUIRE(n <= (1 << 30), Where() << n << " candidates to sort are more than 2^30");
@@ -157,6 +162,7 @@ class DetectionOutputLayer : public Layer {
 
   int classes_ = 0, loc_classes_ = 1, background_ = 0, top_k_ = -1, group_ = 128;
   float threshold_ = 0.f;
+  std::string build_options_;  // overlaps as the host's (core/exact_division.hpp)
   int images_ = 0, priors_ = 0;
   int sort_capacity_ = 1, kept_capacity_ = 1, row_capacity_ = 1, top_capacity_ = 1;
   BufferPtr boxes_;                      // decoded: N x loc classes x priors x 4

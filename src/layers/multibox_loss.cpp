@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/exact_division.hpp"
 #include "core/late_label_check.hpp"
 #include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
@@ -67,6 +68,7 @@ class MultiBoxLossLayer : public LossLayer {
     DLC_REQUIRE(ctx_->info().max_work_group_size >= kGroup,
                 Where() << "needs work-groups of " << kGroup << " work-items; the device allows "
                         << ctx_->info().max_work_group_size);
+    build_options_ = ExactDivisionOption(ctx_->info());
     normalizer_ = ctx_->Allocate(sizeof(float));
     label_check_ = std::make_unique<LateLabelCheck>(*ctx_);
   }
@@ -121,7 +123,7 @@ class MultiBoxLossLayer : public LossLayer {
     if (!p.use_prior_for_matching()) {
       // Match the decoded predictions instead (Caffe SSD decodes them with
       // the same code type, unclipped).
-      ctx_->Launch1D(ctx_->Kernel("detection_output.cl", "", "detection_decode"), count, count,
+      ctx_->Launch1D(ctx_->Kernel("detection_output.cl", build_options_, "detection_decode"), count, count,
                      priors_, 1, static_cast<int>(p.code_type()),
                      static_cast<int>(p.encode_variance_in_target()), bottom[0]->data(),
                      bottom[2]->data(), decoded_->mem());
@@ -170,7 +172,9 @@ class MultiBoxLossLayer : public LossLayer {
   }
 
  private:
-  cl_kernel Kernel(const char* name) { return ctx_->Kernel("multibox_loss.cl", "", name); }
+  cl_kernel Kernel(const char* name) {
+    return ctx_->Kernel("multibox_loss.cl", build_options_, name);
+  }
   int L2() const {
     return param_.multibox_loss_param().loc_loss_type() == caffe::MultiBoxLossParameter_LocLossType_L2;
   }
@@ -188,6 +192,7 @@ class MultiBoxLossLayer : public LossLayer {
       caffe::MultiBoxLossParameter_MiningType_MAX_NEGATIVE;
   caffe::LossParameter::NormalizationMode normalization_ =
       caffe::LossParameter_NormalizationMode_VALID;
+  std::string build_options_;  // overlaps as the host's (core/exact_division.hpp)
   int images_ = 0, priors_ = 0, rows_ = 0;
   BufferPtr decoded_;              // N x priors x 4, without use_prior_for_matching
   BufferPtr image_gt_, taken_;     // N x G: each image's usable rows; bipartite scratch
