@@ -3,14 +3,16 @@
 // ROIPoolingParameter has the geometry, as Fast R-CNN's Caffe computes it).
 // Bottoms: the N x C x H x W feature map and the R x 5 regions (batch index,
 // x1, y1, x2, y2 in image pixels; R x 5 x 1 x 1 too). Top: R x C x pooled_h x
-// pooled_w. Backward reaches the feature map only (each bin's max gets its
-// diff), gathered per input element, so without atomics. The bins' bounds
+// pooled_w. Backward reaches the feature map (each bin's max gets its
+// diff), gathered per input element, so without atomics; the regions get a
+// zero gradient. The bins' bounds
 // are computed exactly in integers (src/cl/roi_pooling.cl): Fast R-CNN's
 // float bin size can move one by a row where the quotient is whole, and
 // OpenCL's float division differs between devices there.
 #include <algorithm>
 #include <cmath>
 
+#include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
 namespace dlcaffe {
@@ -60,8 +62,9 @@ class ROIPoolingLayer : public Layer {
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
-    DLC_REQUIRE(propagate_down.size() < 2 || !propagate_down[1],
-                Where() << "cannot backpropagate to the regions (bottom 1)");
+    // The regions get a zero gradient, as caffe-fast-rcnn gives them none
+    // (a Split above them sums it).
+    WriteZeroGradients({false, propagate_down.size() > 1 && propagate_down[1]}, bottom);
     const int count = bottom[0]->count();
     if (!propagate_down[0] || count == 0) return;
     const Blob& map = *bottom[0];

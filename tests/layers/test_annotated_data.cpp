@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "caffe.pb.h"
+#include "dlcaffe/data/data_state.hpp"
 #include "dlcaffe/error.hpp"
 #include "util/datum_database.hpp"
 #include "util/layer_test_util.hpp"
@@ -183,7 +184,9 @@ TEST(AnnotatedData, AugmentedBoxesFrameTheirObjects) {
         bool listed = false;
         for (size_t r = 0; r + 8 <= b.rows.size(); r += 8)
           listed = listed || (b.rows[r] == n && b.rows[r + 1] == l);
-        if (whole) EXPECT_TRUE(listed) << "image " << n << " shows label " << l << " whole";
+        if (whole) {
+          EXPECT_TRUE(listed) << "image " << n << " shows label " << l << " whole";
+        }
         cut += !whole;
         // Label 1 starts on the left: seen on the right half, the image is mirrored.
         if (l == 1 && found.x0 > 32) ++mirrored;
@@ -215,6 +218,35 @@ TEST(AnnotatedData, BrightnessMovesPixelsNotBoxes) {
     }
   }
   EXPECT_GT(shifted, 0);
+}
+
+// Resuming from a saved reader state gives the batches, augmentation draws
+// included, that followed it.
+TEST(AnnotatedData, ResumesTheSameBatches) {
+  const std::string db = Database(7);
+  const std::string text =
+      Layer(db, "TRAIN", "mirror: true mean_value: 128 expand_param { prob: 0.5 max_expand_ratio: 2 } "
+                         "resize_param { prob: 1 height: 30 width: 40 interp_mode: NEAREST }",
+            "batch_sampler { sampler { min_scale: 0.3 } max_sample: 1 max_trials: 20 }");
+  auto first = MakeLayer(text);
+  Blob data(TestContext()), label(TestContext());
+  first->SetUp({}, {&data, &label});
+  first->Forward({}, {&data, &label});
+  const std::string saved = dynamic_cast<ResumableDataLayer&>(*first).ReaderState().Serialize();
+  std::vector<std::vector<float>> expected;
+  for (int b = 0; b < 3; ++b) {
+    first->Forward({}, {&data, &label});
+    expected.push_back(data.ReadData());
+    expected.push_back(label.ReadData());
+  }
+  auto resumed = MakeLayer(text);
+  resumed->SetUp({}, {&data, &label});
+  dynamic_cast<ResumableDataLayer&>(*resumed).RestoreReaderState(DataReaderState::Parse(saved));
+  for (int b = 0; b < 3; ++b) {
+    resumed->Forward({}, {&data, &label});
+    EXPECT_EQ(data.ReadData(), expected[2 * b]) << "batch " << b;
+    EXPECT_EQ(label.ReadData(), expected[2 * b + 1]) << "batch " << b;
+  }
 }
 
 TEST(AnnotatedData, RejectsWhatItDoesNotDo) {

@@ -105,6 +105,21 @@ TEST(ROIPooling, GradientMatchesNumeric) {
   CheckGradient(*layer, {&map, &rois}, {&top}, {0});
 }
 
+// The regions take no gradient in caffe-fast-rcnn: asked for one (a
+// differentiable layer above them), they get zeros.
+TEST(ROIPooling, RegionsGetAZeroGradient) {
+  Blob map(TestContext(), {2, 3, 11, 13}), rois(TestContext(), {7, 5}), top(TestContext());
+  FillGaussian(&map, 0.f, 1.f, 3);
+  rois.WriteData(kRegions);
+  auto layer = MakeLayer(LayerText(3, 4, 0.5f));
+  layer->SetUp({&map, &rois}, {&top});
+  layer->Forward({&map, &rois}, {&top});
+  top.SetDiff(1.f);
+  rois.SetDiff(NAN);
+  layer->Backward({&top}, {true, true}, {&map, &rois});
+  for (float v : rois.ReadDiff()) ASSERT_EQ(v, 0.f);
+}
+
 // A batch index outside the input cannot be checked on the host without a
 // stall: its region's values are NaN, not another image's.
 TEST(ROIPooling, ABatchIndexOutsideTheInputGivesNaN) {

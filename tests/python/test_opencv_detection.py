@@ -131,3 +131,39 @@ def test_faster_rcnn_agrees_with_opencv(tmp_path):
     large = sides >= 16
     assert 0 < np.sum(~large) and len(ours[0]) == np.sum(large) >= 50, (len(ours[0]), np.sum(large))
     expect_same_outputs(ours, [other[large] for other in theirs])
+
+
+PSROI_NET = """name: "psroi"
+layer { name: "map" type: "Input" top: "map"
+  input_param { shape { dim: 2 dim: 98 dim: 13 dim: 17 } } }
+layer { name: "rois" type: "Input" top: "rois" input_param { shape { dim: 6 dim: 5 } } }
+layer { name: "psroi" type: "PSROIPooling" bottom: "map" bottom: "rois" top: "out"
+  psroi_pooling_param { spatial_scale: 0.0625 output_dim: 2 group_size: 7 } }
+"""
+
+
+def test_psroi_pooling_agrees_with_opencv(tmp_path):
+    """R-FCN's PSROIPooling (OpenCV reads it as R-FCN's prototxt writes it):
+    7 x 7 bins of 2 output channels over 98 score maps at Faster R-CNN's
+    stride 16, regions with fractional corners, reaching outside the map,
+    thinner than a cell, of both images: the same averages."""
+    assert cv2 is not None, "python3-opencv is missing: scripts/install_deps.sh installs it"
+    model = str(tmp_path / "psroi.prototxt")
+    with open(model, "w") as f:
+        f.write(PSROI_NET)
+    rng = np.random.RandomState(4)
+    scores = rng.uniform(-1, 1, (2, 98, 13, 17)).astype(np.float32)
+    rois = np.array([[0, 0, 0, 271, 207], [1, 37.4, 20.6, 190.2, 150.9], [0, -40, -30, 90, 300],
+                     [1, 100, 60, 103, 61], [1, 200, 100, 400, 400], [0, 16, 16, 111, 95]],
+                    np.float32)
+    theirs_net = cv2.dnn.readNetFromCaffe(model)
+    theirs_net.setInput(scores, "map")
+    theirs_net.setInput(rois, "rois")
+    theirs = theirs_net.forward("psroi")
+    net = caffe.Net(model, caffe.TEST)
+    net.blobs["map"].data[...] = scores
+    net.blobs["rois"].data[...] = rois
+    ours = net.forward()["out"]
+    assert ours.shape == theirs.shape == (6, 2, 7, 7)
+    assert np.count_nonzero(ours == 0) > 0  # the regions outside have empty bins
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
