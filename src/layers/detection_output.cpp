@@ -13,6 +13,7 @@
 #include <glog/logging.h>
 
 #include "core/exact_division.hpp"
+#include "core/grow_buffer.hpp"
 #include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
 #include "layers/ssd_priors.hpp"
@@ -76,20 +77,22 @@ class DetectionOutputLayer : public Layer {
     kept_capacity_ = std::max(top_k_ >= 0 ? std::min(top_k_, priors_) : priors_, 1);
     const int all_kept = classes_ * kept_capacity_;
     row_capacity_ = std::max(keep_top_k >= 0 ? std::min(keep_top_k, all_kept) : all_kept, 1);
-    top_capacity_ = NextPow2(all_kept);
+    // keep_top_k's sort over the image's kept boxes: scratch only where it
+    // can cut (the kernel sorts only then).
+    top_capacity_ = keep_top_k >= 0 && keep_top_k < all_kept ? NextPow2(all_kept) : 1;
     const size_t n = std::max(images_, 1), nc = n * classes_;
-    Ensure(&boxes_, n * loc_classes_ * priors_ * 4 * sizeof(float));
-    Ensure(&sort_score_, nc * sort_capacity_ * sizeof(float));
-    Ensure(&sort_prior_, nc * sort_capacity_ * sizeof(int));
-    Ensure(&kept_score_, nc * kept_capacity_ * sizeof(float));
-    Ensure(&kept_prior_, nc * kept_capacity_ * sizeof(int));
-    Ensure(&kept_count_, nc * sizeof(int));
-    Ensure(&class_offset_, n * (classes_ + 1) * sizeof(int));
-    Ensure(&selected_, nc * sizeof(int));
-    Ensure(&top_score_, n * top_capacity_ * sizeof(float));
-    Ensure(&top_id_, n * top_capacity_ * sizeof(int));
-    Ensure(&rows_, n * row_capacity_ * 7 * sizeof(float));
-    Ensure(&image_rows_, n * sizeof(int));
+    GrowBuffer(*ctx_, &boxes_, n * loc_classes_ * priors_ * 4 * sizeof(float));
+    GrowBuffer(*ctx_, &sort_score_, nc * sort_capacity_ * sizeof(float));
+    GrowBuffer(*ctx_, &sort_prior_, nc * sort_capacity_ * sizeof(int));
+    GrowBuffer(*ctx_, &kept_score_, nc * kept_capacity_ * sizeof(float));
+    GrowBuffer(*ctx_, &kept_prior_, nc * kept_capacity_ * sizeof(int));
+    GrowBuffer(*ctx_, &kept_count_, nc * sizeof(int));
+    GrowBuffer(*ctx_, &class_offset_, n * (classes_ + 1) * sizeof(int));
+    GrowBuffer(*ctx_, &selected_, nc * sizeof(int));
+    GrowBuffer(*ctx_, &top_score_, n * top_capacity_ * sizeof(float));
+    GrowBuffer(*ctx_, &top_id_, n * top_capacity_ * sizeof(int));
+    GrowBuffer(*ctx_, &rows_, n * row_capacity_ * 7 * sizeof(float));
+    GrowBuffer(*ctx_, &image_rows_, n * sizeof(int));
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -154,10 +157,6 @@ class DetectionOutputLayer : public Layer {
     int p = 1;
     while (p < n) p <<= 1;
     return p;
-  }
-  void Ensure(BufferPtr* buffer, size_t bytes) {
-    bytes = std::max<size_t>(bytes, sizeof(float));
-    if (!*buffer || (*buffer)->bytes() < bytes) *buffer = ctx_->Allocate(bytes);
   }
 
   int classes_ = 0, loc_classes_ = 1, background_ = 0, top_k_ = -1, group_ = 128;

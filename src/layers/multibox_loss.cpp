@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/exact_division.hpp"
+#include "core/grow_buffer.hpp"
 #include "core/late_label_check.hpp"
 #include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
@@ -92,15 +93,15 @@ class MultiBoxLossLayer : public LossLayer {
     rows_ = gt.count() / 8;
     top[0]->Reshape(std::vector<int>{});
     const size_t n = std::max(images_, 1), np = n * std::max(priors_, 1);
-    Ensure(&image_gt_, n * std::max(rows_, 1) * sizeof(int));
-    Ensure(&taken_, n * std::max(rows_, 1) * sizeof(int));
-    Ensure(&match_, np * sizeof(int));
-    Ensure(&best_overlap_, np * sizeof(float));
-    Ensure(&conf_loss_, np * sizeof(float));
-    Ensure(&role_, np * sizeof(int));
-    Ensure(&matches_, n * sizeof(int));
+    GrowBuffer(*ctx_, &image_gt_, n * std::max(rows_, 1) * sizeof(int));
+    GrowBuffer(*ctx_, &taken_, n * std::max(rows_, 1) * sizeof(int));
+    GrowBuffer(*ctx_, &match_, np * sizeof(int));
+    GrowBuffer(*ctx_, &best_overlap_, np * sizeof(float));
+    GrowBuffer(*ctx_, &conf_loss_, np * sizeof(float));
+    GrowBuffer(*ctx_, &role_, np * sizeof(int));
+    GrowBuffer(*ctx_, &matches_, n * sizeof(int));
     if (!param_.multibox_loss_param().use_prior_for_matching())
-      Ensure(&decoded_, np * 4 * sizeof(float));
+      GrowBuffer(*ctx_, &decoded_, np * 4 * sizeof(float));
   }
 
   void ThrowLateErrors() override {
@@ -177,9 +178,6 @@ class MultiBoxLossLayer : public LossLayer {
   }
   int L2() const {
     return param_.multibox_loss_param().loc_loss_type() == caffe::MultiBoxLossParameter_LocLossType_L2;
-  }
-  void Ensure(BufferPtr* buffer, size_t bytes) {
-    if (!*buffer || (*buffer)->bytes() < bytes) *buffer = ctx_->Allocate(bytes);
   }
 
   static constexpr size_t kGroup = 128;  // MB_GROUP in multibox_loss.cl

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/grow_buffer.hpp"
 #include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
@@ -98,13 +99,13 @@ class ProposalLayer : public Layer {
     while (sort_capacity_ < count) sort_capacity_ <<= 1;
     row_capacity_ = std::max(p.post_nms_topn() > 0 ? std::min<int>(p.post_nms_topn(), count) : count, 1);
     const size_t n = std::max(images_, 1);
-    Ensure(&boxes_, n * std::max(count, 1) * 4 * sizeof(float));
-    Ensure(&sort_score_, n * sort_capacity_ * sizeof(float));
-    Ensure(&sort_id_, n * sort_capacity_ * sizeof(int));
-    Ensure(&kept_, n * row_capacity_ * sizeof(int));
-    Ensure(&rows_, n * row_capacity_ * 5 * sizeof(float));
-    Ensure(&row_scores_, n * row_capacity_ * sizeof(float));
-    Ensure(&image_rows_, n * sizeof(int));
+    GrowBuffer(*ctx_, &boxes_, n * std::max(count, 1) * 4 * sizeof(float));
+    GrowBuffer(*ctx_, &sort_score_, n * sort_capacity_ * sizeof(float));
+    GrowBuffer(*ctx_, &sort_id_, n * sort_capacity_ * sizeof(int));
+    GrowBuffer(*ctx_, &kept_, n * row_capacity_ * sizeof(int));
+    GrowBuffer(*ctx_, &rows_, n * row_capacity_ * 5 * sizeof(float));
+    GrowBuffer(*ctx_, &row_scores_, n * row_capacity_ * sizeof(float));
+    GrowBuffer(*ctx_, &image_rows_, n * sizeof(int));
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -146,10 +147,6 @@ class ProposalLayer : public Layer {
   }
 
  private:
-  void Ensure(BufferPtr* buffer, size_t bytes) {
-    bytes = std::max<size_t>(bytes, sizeof(float));
-    if (!*buffer || (*buffer)->bytes() < bytes) *buffer = ctx_->Allocate(bytes);
-  }
 
   int anchors_per_cell_ = 0, group_ = 128;
   int images_ = 0, height_ = 0, width_ = 0, info_stride_ = 0;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/grow_buffer.hpp"
 #include "core/zero_gradients.hpp"
 #include "dlcaffe/layer_registry.hpp"
 
@@ -46,8 +47,7 @@ class ROIPoolingLayer : public Layer {
                         << rois.shape_string());
     regions_ = rois.shape(0);
     top[0]->Reshape({regions_, map.shape(1), pooled_h_, pooled_w_});
-    const size_t bytes = std::max<size_t>(top[0]->count(), 1) * sizeof(int);
-    if (!argmax_ || argmax_->bytes() < bytes) argmax_ = ctx_->Allocate(bytes);
+    GrowBuffer(*ctx_, &argmax_, top[0]->count() * sizeof(int));
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
