@@ -86,6 +86,10 @@ class Layer {
   // Loss layers get an implicit loss_weight of 1 on their first top.
   virtual bool AutoTopBlobs() const { return false; }
   virtual bool AllowForceBackward(int bottom_index) const { return true; }
+  // Whether Forward sets the tops' shapes from the data (NonZero, TopK with
+  // a run-time k): Reshape gives them a placeholder, and the Net runs such a
+  // layer even where that is empty (it skips other layers whose every top is).
+  virtual bool SizesTopsInForward() const { return false; }
 
   // The parts of an epilogue (layer_epilogue.hpp) this layer's kernels can
   // apply, as LayerEpilogue::Part bits; the execution plan folds only those.

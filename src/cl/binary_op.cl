@@ -5,7 +5,7 @@
 // is broadcast.
 //
 // OP: binary_op.cpp's operation (0 ADD, 1 SUB, 2 MUL, 3 DIV, 4 POW, 5 MAX,
-// 6 MIN); the formulas match the generated kernels' there.
+// 6 MIN, 7..11 the comparisons); the formulas match the generated kernels' there.
 
 #ifndef OP
 #define OP 0
@@ -47,10 +47,25 @@
 #define FORWARD(a, b) fmax(a, b)
 #define GRAD_A(a, b, dy) ((a) > (b) ? (dy) : (a) == (b) ? 0.5f * (dy) : 0.f)
 #define GRAD_B(a, b, dy) ((b) > (a) ? (dy) : (a) == (b) ? 0.5f * (dy) : 0.f)
-#else
+#elif OP == 6
 #define FORWARD(a, b) fmin(a, b)
 #define GRAD_A(a, b, dy) ((a) < (b) ? (dy) : (a) == (b) ? 0.5f * (dy) : 0.f)
 #define GRAD_B(a, b, dy) ((b) < (a) ? (dy) : (a) == (b) ? 0.5f * (dy) : 0.f)
+#else
+// The comparisons (7 EQUAL ... 11 GREATER_EQUAL): 0/1, no gradient.
+#if OP == 7
+#define FORWARD(a, b) ((a) == (b) ? 1.f : 0.f)
+#elif OP == 8
+#define FORWARD(a, b) ((a) < (b) ? 1.f : 0.f)
+#elif OP == 9
+#define FORWARD(a, b) ((a) <= (b) ? 1.f : 0.f)
+#elif OP == 10
+#define FORWARD(a, b) ((a) > (b) ? 1.f : 0.f)
+#else
+#define FORWARD(a, b) ((a) >= (b) ? 1.f : 0.f)
+#endif
+#define GRAD_A(a, b, dy) 0.f
+#define GRAD_B(a, b, dy) 0.f
 #endif
 
 // Groups of axes: sizes and, per tensor, strides.

@@ -1,6 +1,7 @@
 #include "dlcaffe/net.hpp"
 #include "dlcaffe/onnx_import.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <glog/logging.h>
@@ -549,7 +550,13 @@ void Net::ForwardFromTo(int start, int end) {
     // As Caffe's Layer::Forward: shapes follow the bottoms every pass.
     layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
     layers_[i]->set_epilogue(plan_->ForwardEpilogue(*this, step));
-    layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    // Nothing to compute where every top is empty (sizes that follow the
+    // data: a detector's class without boxes).
+    const auto& tops = top_vecs_[i];
+    const bool empty = !tops.empty() && !layers_[i]->SizesTopsInForward() &&
+                       std::all_of(tops.begin(), tops.end(),
+                                                    [](const Blob* b) { return b->count() == 0; });
+    if (!empty) layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
     if (debug_info_) ForwardDebugInfo(i);
     // The layers it stood for, and a ReLU it clamped for, only take shapes.
     for (int j = i + 1; j < step.next; ++j) layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);

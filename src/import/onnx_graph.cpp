@@ -27,6 +27,19 @@ std::vector<std::string> OpRegistry::Ops() {
   return ops;
 }
 
+namespace {
+std::set<std::string>& RuntimeDimsOps() {
+  static std::set<std::string> ops;
+  return ops;
+}
+}  // namespace
+
+void OpRegistry::AllowRuntimeDims(const std::string& op_type) { RuntimeDimsOps().insert(op_type); }
+
+bool OpRegistry::AllowsRuntimeDims(const std::string& op_type) {
+  return RuntimeDimsOps().count(op_type) > 0;
+}
+
 // ---- Graph ----
 
 Graph::Graph(const std::string& path, const OnnxImportOptions& options, int opset)
@@ -108,6 +121,14 @@ void ImportNode(Graph& graph, const onnx::NodeProto& node, int index) {
   const OpHandler* handler = OpRegistry::Find(node.op_type());
   DLC_REQUIRE(handler, ctx.Where() << "operator '" << node.op_type()
                                    << "' is not supported by the importer");
+  if (!OpRegistry::AllowsRuntimeDims(node.op_type()))
+    for (int i = 0; i < ctx.num_inputs(); ++i)
+      DLC_REQUIRE(!ctx.has_runtime_dims(i),
+                  ctx.Where() << "input '" << node.input(i)
+                              << "' has a size that follows the data (it comes after a NonZero, "
+                                 "a TopK of run-time k or a NonMaxSuppression), which the "
+                                 "importer does not take for "
+                              << node.op_type());
   try {
     (*handler)(ctx);
   } catch (const Error& e) {
@@ -284,7 +305,41 @@ void NodeContext::SetOutput(int k, std::vector<int64_t> shape, const std::string
     all_integer = all_integer && input(i).integer;
   }
   v.integer = any_run_time && all_integer;
+  if (has_input(0) && input(0).has_runtime_dims() && input(0).shape == v.shape)
+    v.runtime_dims = input(0).runtime_dims;
   graph_.Set(node_.output(k), std::move(v));
+}
+
+void NodeContext::ImportSubgraph(const onnx::GraphProto& subgraph) {
+  for (const auto& init : subgraph.initializer()) {
+    Value v;
+    v.constant = true;
+    v.tensor = FromTensorProto(init, graph_.model_dir(), Where() + "initializer '" + init.name() + "'");
+    v.shape = v.tensor.shape;
+    graph_.Set(init.name(), std::move(v));
+  }
+  for (int i = 0; i < subgraph.node_size(); ++i) ImportNode(graph_, subgraph.node(i), i);
+}
+
+Value& NodeContext::output_value(int k) { return graph_.Get(output_name(k), Where()); }
+
+std::string NodeContext::MaterializeNamed(const std::string& name) {
+  return graph_.Materialize(name, Where());
+}
+
+std::vector<bool> NodeContext::runtime_dims(int i) const {
+  std::vector<bool> dims = input(i).runtime_dims;
+  dims.resize(input(i).shape.size(), false);
+  return dims;
+}
+
+void NodeContext::SetRuntimeDims(int k, std::vector<bool> dims) {
+  if (!has_output(k)) return;
+  Value& v = graph_.Get(node_.output(k), Where());
+  ONNX_REQUIRE(*this, dims.empty() || dims.size() == v.shape.size(),
+               "internal: " << dims.size() << " run-time size flags for output '"
+                            << node_.output(k) << "' of rank " << v.shape.size());
+  v.runtime_dims = std::move(dims);
 }
 
 void NodeContext::MarkOutputInteger(int k, bool integer) {

@@ -38,6 +38,18 @@ struct Value {
   // A tensor sequence (SplitToSequence): the names of its elements' values.
   // It never becomes a blob; SequenceAt picks an element.
   std::vector<std::string> sequence;
+  // Axes whose size follows the data (after NonZero, a TopK of run-time k,
+  // NonMaxSuppression): `shape` holds their upper bound, and the layers
+  // size them at run time. Empty: every axis is as `shape` says.
+  std::vector<bool> runtime_dims;
+  // A run-time Shape output: the value whose whole shape it holds.
+  std::string shape_of;
+
+  bool has_runtime_dims() const {
+    for (bool d : runtime_dims)
+      if (d) return true;
+    return false;
+  }
 };
 
 
@@ -70,6 +82,10 @@ class NodeContext {
   // Known at import time and free to fold on the host: a constant, or an
   // initializer that is not a trained parameter (Graph::IsTrainable).
   bool is_constant(int i) const;
+  // Input i has axes whose size follows the data (Value::runtime_dims), and
+  // which: one flag per axis.
+  bool has_runtime_dims(int i) const { return has_input(i) && input(i).has_runtime_dims(); }
+  std::vector<bool> runtime_dims(int i) const;
   // Input i is a trained parameter: it must stay a learnable blob.
   bool is_trainable(int i) const;
   // Known at import time, so that a layer can own it as a blob (a weight):
@@ -113,6 +129,17 @@ class NodeContext {
   void SetOutput(int k, std::vector<int64_t> shape, const std::string& blob = "");
   // Overrides that rule (a Cast to float).
   void MarkOutputInteger(int k, bool integer);
+  // Output k's axes whose size follows the data. SetOutput gives an output
+  // of input 0's shape input 0's flags; this sets them (empty: none).
+  void SetRuntimeDims(int k, std::vector<bool> dims);
+  // Imports the nodes of a subgraph (an If's branch) into this graph: its
+  // initializers become constants, its nodes layers; outer values are seen
+  // by name.
+  void ImportSubgraph(const onnx::GraphProto& subgraph);
+  // Output k's value as set so far (SetOutput first).
+  Value& output_value(int k);
+  // The blob of the value named `name` (a constant gets a Parameter layer).
+  std::string MaterializeNamed(const std::string& name);
   // Output k is `value` as it is (a sequence, a sequence's element).
   void SetOutputValue(int k, Value value);
   // Sets a value under a name of the node's own making (a sequence's
@@ -155,6 +182,11 @@ class OpRegistry {
   static void Add(const std::string& op_type, OpHandler handler);
   static const OpHandler* Find(const std::string& op_type);
   static std::vector<std::string> Ops();
+  // The ops whose handlers take inputs with run-time sizes
+  // (Value::runtime_dims) and emit layers that follow them; ImportNode
+  // refuses such inputs to every other op.
+  static void AllowRuntimeDims(const std::string& op_type);
+  static bool AllowsRuntimeDims(const std::string& op_type);
 };
 
 struct OpRegisterer {
@@ -165,6 +197,17 @@ struct OpRegisterer {
 
 #define ONNX_OP_CONCAT_(a, b) a##b
 #define ONNX_OP_CONCAT(a, b) ONNX_OP_CONCAT_(a, b)
+struct RuntimeDimsAllower {
+  explicit RuntimeDimsAllower(const std::vector<std::string>& op_types) {
+    for (const auto& op : op_types) OpRegistry::AllowRuntimeDims(op);
+  }
+};
+
+// ALLOW_RUNTIME_DIMS("Transpose", "Concat"); beside the handlers.
+#define ALLOW_RUNTIME_DIMS(...)                                                           \
+  static ::dlcaffe::onnx_import::RuntimeDimsAllower ONNX_OP_CONCAT(g_onnx_runtime_dims_, \
+                                                                   __LINE__)({__VA_ARGS__})
+
 // REGISTER_ONNX_OP(ImportActivation, "Relu", "Sigmoid");
 #define REGISTER_ONNX_OP(handler, ...)                                               \
   static ::dlcaffe::onnx_import::OpRegisterer ONNX_OP_CONCAT(g_onnx_op_, __LINE__)( \

@@ -286,7 +286,10 @@ caffe::BinaryOpParameter::Operation BinaryOperation(const std::string& op) {
       {"Add", caffe::BinaryOpParameter::ADD}, {"Sub", caffe::BinaryOpParameter::SUB},
       {"Mul", caffe::BinaryOpParameter::MUL}, {"Div", caffe::BinaryOpParameter::DIV},
       {"Pow", caffe::BinaryOpParameter::POW}, {"Max", caffe::BinaryOpParameter::MAX},
-      {"Min", caffe::BinaryOpParameter::MIN}};
+      {"Min", caffe::BinaryOpParameter::MIN}, {"Equal", caffe::BinaryOpParameter::EQUAL},
+      {"Less", caffe::BinaryOpParameter::LESS}, {"LessOrEqual", caffe::BinaryOpParameter::LESS_EQUAL},
+      {"Greater", caffe::BinaryOpParameter::GREATER},
+      {"GreaterOrEqual", caffe::BinaryOpParameter::GREATER_EQUAL}};
   return ops.at(op);
 }
 
@@ -412,7 +415,7 @@ void ImportVariadic(NodeContext& ctx) {
   ChainOfBinaryOps(ctx, BinaryOperation(ctx.op()));
 }
 
-void ImportBinary(NodeContext& ctx) {
+void ImportBinaryLayers(NodeContext& ctx) {
   const std::string& op = ctx.op();
   if ((op == "Max" || op == "Min") && ctx.num_inputs() != 2) return ImportVariadic(ctx);
   ONNX_REQUIRE(ctx, ctx.num_inputs() == 2, "takes 2 inputs here, got " << ctx.num_inputs());
@@ -433,6 +436,26 @@ void ImportBinary(NodeContext& ctx) {
     return;
   }
   static const std::set<std::string> kLayerOps = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+  static const std::set<std::string> kComparisons = {"Equal", "Less", "LessOrEqual", "Greater",
+                                                     "GreaterOrEqual"};
+  if (kComparisons.count(op)) {
+    // 0/1 of floats (run-time integers are exact in them): a BinaryOp.
+    const auto shape = BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1));
+    const int c = ctx.is_weight(1) ? 1 : ctx.is_weight(0) ? 0 : -1;
+    caffe::LayerParameter* layer =
+        c < 0 ? ctx.AddLayer("BinaryOp", {ctx.blob(0), ctx.blob(1)}, {ctx.output_name(0)})
+              : ctx.AddLayer("BinaryOp", {ctx.blob(1 - c)}, {ctx.output_name(0)});
+    caffe::BinaryOpParameter* p = layer->mutable_binary_op_param();
+    p->set_operation(BinaryOperation(op));
+    if (c >= 0) {
+      *p->mutable_operand_shape() = ToBlobShape(ctx.shape(c));
+      p->set_operand_first(c == 0);
+      ctx.AddValueBlob(layer, ctx.constant(c));
+    }
+    ctx.SetOutput(0, shape);
+    ctx.MarkOutputInteger(0, true);
+    return;
+  }
   ONNX_REQUIRE(ctx, kLayerOps.count(op), "run-time inputs are not supported");
   // Integer division truncates, which the float layers do not: such an
   // operand must be known at import time (ctx.constant says so).
@@ -440,7 +463,8 @@ void ImportBinary(NodeContext& ctx) {
     for (int i = 0; i < 2; ++i)
       if (ctx.input(i).integer) ctx.constant(i);
   const auto shape = BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1));
-  if (ImportAsChannelScaleOrBias(ctx, shape)) return;
+  if (!ctx.has_runtime_dims(0) && !ctx.has_runtime_dims(1) && ImportAsChannelScaleOrBias(ctx, shape))
+    return;
   for (int c = 0; c < 2; ++c) {
     if (!ctx.is_weight(c) || ctx.is_weight(1 - c)) continue;
     const Value& v = ctx.input(c);
@@ -478,6 +502,23 @@ void ImportBinary(NodeContext& ctx) {
   layer->mutable_binary_op_param()->set_operation(BinaryOperation(op));
   ctx.SetOutput(0, shape);
 }
+
+// The binary ops, their output's run-time sizes those of the operands'
+// axes it broadcasts from (numpy alignment, from the last axis).
+void ImportBinary(NodeContext& ctx) {
+  ImportBinaryLayers(ctx);
+  if (!ctx.has_output(0)) return;
+  bool any = false;
+  for (int i = 0; i < ctx.num_inputs(); ++i) any = any || ctx.has_runtime_dims(i);
+  if (!any) return;
+  const size_t rank = ctx.output_value(0).shape.size();
+  std::vector<bool> runtime(rank, false);
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    const std::vector<bool> r = ctx.runtime_dims(i);
+    for (size_t d = 0; d < r.size(); ++d) runtime[rank - r.size() + d] = runtime[rank - r.size() + d] || r[d];
+  }
+  ctx.SetRuntimeDims(0, runtime);
+}
 REGISTER_ONNX_OP(ImportBinary, "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Mod");
 
 // Sum of several inputs (ONNX Sum, numpy broadcasting).
@@ -501,6 +542,12 @@ void ImportSum(NodeContext& ctx) {
   ctx.SetOutput(0, ctx.shape(0));
 }
 REGISTER_ONNX_OP(ImportSum, "Sum");
+
+// Layers that follow their inputs' sizes, known only at run time where they
+// come after a NonZero or a TopK of run-time k (a detector's scores).
+ALLOW_RUNTIME_DIMS("Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less", "Greater",
+                   "LessOrEqual", "GreaterOrEqual", "Cast", "Identity", "Clip", "Relu", "Sigmoid",
+                   "Exp", "Log", "Sqrt", "Neg", "Abs", "Floor", "Ceil");
 
 }  // namespace
 }  // namespace onnx_import

@@ -661,7 +661,7 @@ REGISTER_ONNX_OP(ImportResize, "Resize", "Upsample");
 // Constants fold on the host; run-time tensors get a Reduce layer (plus a
 // Log for ReduceLogSum, and the max-shifted sum of exponentials for
 // ReduceLogSumExp). ReduceProd folds constants only.
-void ImportReduce(NodeContext& ctx) {
+void ImportReduceLayers(NodeContext& ctx) {
   static const std::map<std::string, caffe::ReduceParameter::Operation> ops = {
       {"ReduceSum", caffe::ReduceParameter::SUM},   {"ReduceMean", caffe::ReduceParameter::MEAN},
       {"ReduceMax", caffe::ReduceParameter::MAX},   {"ReduceMin", caffe::ReduceParameter::MIN},
@@ -733,6 +733,16 @@ void ImportReduce(NodeContext& ctx) {
       for (double& v : r.values) v = std::trunc(v);
     return ctx.SetConstantOutput(0, r);
   }
+  if (op == "ReduceProd" && !ctx.input(0).shape_of.empty() &&
+      std::all_of(reduced.begin(), reduced.end(), [](bool r) { return r; }) && !keepdims) {
+    // The product of a run-time Shape: that tensor's element count.
+    caffe::LayerParameter* layer = ctx.AddLayer(
+        "Shape", {ctx.MaterializeNamed(ctx.input(0).shape_of)}, {ctx.output_name(0)});
+    layer->mutable_shape_param()->set_size(true);
+    ctx.SetOutput(0, {});
+    ctx.MarkOutputInteger(0, true);
+    return;
+  }
   ONNX_REQUIRE(ctx, op != "ReduceProd", "ReduceProd of a run-time tensor is not supported");
   for (int64_t d : in)
     ONNX_REQUIRE(ctx, d > 0, "the input has shape " << ShapeString(in)
@@ -773,6 +783,27 @@ void ImportReduce(NodeContext& ctx) {
   add_reduce(ctx.blob(0), ctx.output_name(0), ops.at(op), keepdims, "");
   ctx.SetOutput(0, out);
 }
+// An input sized at run time: the Reduce layer follows it, and the output
+// keeps the run-time flags of the axes it keeps.
+void ImportReduce(NodeContext& ctx) {
+  ImportReduceLayers(ctx);
+  if (!ctx.has_runtime_dims(0) || !ctx.has_output(0) || ctx.output_value(0).constant) return;
+  const int rank = ctx.rank(0);
+  const bool axes_input = ctx.opset() >= (ctx.op() == "ReduceSum" ? 13 : 18);
+  std::vector<int64_t> axes;
+  if (!axes_input) axes = ctx.attr_ints("axes");
+  else if (ctx.has_input(1)) axes = ctx.constant(1).ints();
+  if (axes.empty() && axes_input && ctx.attr_int("noop_with_empty_axes", 0)) return;
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t a : axes) reduced[NormalizeAxis(ctx, a, rank)] = true;
+  const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  const std::vector<bool> in_runtime = ctx.runtime_dims(0);
+  std::vector<bool> runtime;
+  for (int d = 0; d < rank; ++d)
+    if (!reduced[d]) runtime.push_back(in_runtime[d]); else if (keepdims) runtime.push_back(false);
+  ctx.SetRuntimeDims(0, runtime);
+}
+ALLOW_RUNTIME_DIMS("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin");
 REGISTER_ONNX_OP(ImportReduce, "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceSumSquare",
                  "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceProd");
 

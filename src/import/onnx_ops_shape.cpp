@@ -30,6 +30,7 @@ void ReshapeTo(NodeContext& ctx, const std::vector<int64_t>& shape,
                const std::vector<int64_t>& layer_dims = {}) {
   ONNX_REQUIRE(ctx, ShapeCount(shape) == ShapeCount(ctx.shape(0)),
                "cannot reshape " << ShapeString(ctx.shape(0)) << " to " << ShapeString(shape));
+  ONNX_REQUIRE(ctx, !ctx.has_runtime_dims(0), "internal: ReshapeTo of a run-time size");
   if (ctx.is_constant(0)) {
     HostTensor t = ctx.constant(0);
     t.shape = shape;
@@ -44,6 +45,28 @@ void ReshapeTo(NodeContext& ctx, const std::vector<int64_t>& shape,
   *layer->mutable_reshape_param()->mutable_shape() =
       ToBlobShape(layer_dims.empty() ? shape : layer_dims);
   ctx.SetOutput(0, shape);
+}
+
+// A reshape of input 0, whose size follows the data, to `shape` (bounds)
+// with `runtime` flags: a Reshape layer that infers the one run-time axis
+// (-1), the others fixed.
+void ReshapeRuntime(NodeContext& ctx, const std::vector<int64_t>& shape,
+                    const std::vector<bool>& runtime) {
+  std::vector<int64_t> dims = shape;
+  int inferred = 0;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (runtime[d]) {
+      dims[d] = -1;
+      ++inferred;
+    }
+  ONNX_REQUIRE(ctx, inferred == 1,
+               "reshaping a tensor with " << inferred << " axes whose size follows the data "
+                                          << "(shape bound " << ShapeString(shape)
+                                          << ") is not supported: one such axis is");
+  caffe::LayerParameter* layer = ctx.AddLayer("Reshape", {ctx.blob(0)}, {ctx.output_name(0)});
+  *layer->mutable_reshape_param()->mutable_shape() = ToBlobShape(dims);
+  ctx.SetOutput(0, shape);
+  ctx.SetRuntimeDims(0, runtime);
 }
 
 void ImportConstant(NodeContext& ctx) {
@@ -74,21 +97,58 @@ void ImportShape(NodeContext& ctx) {
   if (end < 0) end += rank;
   start = std::clamp<int64_t>(start, 0, rank);
   end = std::clamp<int64_t>(end, start, rank);
+  const std::vector<bool> runtime = ctx.runtime_dims(0);
+  if (std::any_of(runtime.begin() + start, runtime.begin() + end, [](bool d) { return d; })) {
+    // Sizes that follow the data: the Shape layer writes them at run time.
+    caffe::LayerParameter* layer = ctx.AddLayer("Shape", {ctx.blob(0)}, {ctx.output_name(0)});
+    layer->mutable_shape_param()->set_start(static_cast<int>(start));
+    layer->mutable_shape_param()->set_end(static_cast<int>(end));
+    ctx.SetOutput(0, {end - start});
+    ctx.SetRuntimeDims(0, {});
+    ctx.MarkOutputInteger(0, true);
+    if (start == 0 && end == rank) ctx.output_value(0).shape_of = ctx.node().input(0);
+    return;
+  }
   std::vector<int64_t> dims(s.begin() + start, s.begin() + end);
   ctx.SetConstantOutput(0, Int64Tensor(dims, {static_cast<int64_t>(dims.size())}));
 }
 REGISTER_ONNX_OP(ImportShape, "Shape");
 
+// A run-time element count: the Shape layer's size form.
+void RuntimeSize(NodeContext& ctx, const std::string& of_blob) {
+  caffe::LayerParameter* layer = ctx.AddLayer("Shape", {of_blob}, {ctx.output_name(0)});
+  layer->mutable_shape_param()->set_size(true);
+  ctx.SetOutput(0, {});
+  ctx.SetRuntimeDims(0, {});
+  ctx.MarkOutputInteger(0, true);
+}
+
 void ImportSize(NodeContext& ctx) {
+  if (ctx.has_runtime_dims(0)) return RuntimeSize(ctx, ctx.blob(0));
   ctx.SetConstantOutput(0, Int64Tensor({ShapeCount(ctx.shape(0))}, {}));
 }
 REGISTER_ONNX_OP(ImportSize, "Size");
 
 void ImportConstantOfShape(NodeContext& ctx) {
-  const auto shape = ctx.constant(0).ints();
   HostTensor value;
   value.values = {0.0};
   if (ctx.has_attr("value")) value = ctx.attr_tensor("value");
+  if (!ctx.is_constant(0)) {
+    // The shape of a tensor whose size follows the data (torchvision's
+    // labels, full_like(scores, class)): a FullLike of that tensor.
+    const std::string& of = ctx.input(0).shape_of;
+    ONNX_REQUIRE(ctx, !of.empty(),
+                 "a run-time shape is taken only as the whole Shape of a tensor");
+    const Value& like = ctx.named_value(of);
+    caffe::LayerParameter* layer =
+        ctx.AddLayer("FullLike", {ctx.MaterializeNamed(of)}, {ctx.output_name(0)});
+    layer->mutable_full_like_param()->set_value(static_cast<float>(value.values.at(0)));
+    ctx.SetOutput(0, like.shape);
+    ctx.SetRuntimeDims(0, like.runtime_dims);
+    ctx.MarkOutputInteger(0, IsIntegerType(value.type));
+    return;
+  }
+  const auto shape = ctx.constant(0).ints();
   HostTensor t;
   t.type = value.type;
   t.shape = shape;
@@ -184,8 +244,14 @@ void ImportSqueeze(NodeContext& ctx) {
     }
   }
   std::vector<int64_t> shape;
+  std::vector<bool> runtime;
+  const std::vector<bool> in_runtime = ctx.runtime_dims(0);
   for (int i = 0; i < rank; ++i)
-    if (!drop[i]) shape.push_back(in[i]);
+    if (!drop[i]) {
+      shape.push_back(in[i]);
+      runtime.push_back(in_runtime[i]);
+    }
+  if (ctx.has_runtime_dims(0)) return ReshapeRuntime(ctx, shape, runtime);
   ReshapeTo(ctx, shape);
 }
 REGISTER_ONNX_OP(ImportSqueeze, "Squeeze");
@@ -201,8 +267,14 @@ void ImportUnsqueeze(NodeContext& ctx) {
     added[axis] = true;
   }
   std::vector<int64_t> shape;
+  std::vector<bool> runtime;
+  const std::vector<bool> in_runtime = ctx.runtime_dims(0);
   size_t next = 0;
-  for (int i = 0; i < rank; ++i) shape.push_back(added[i] ? 1 : in[next++]);
+  for (int i = 0; i < rank; ++i) {
+    runtime.push_back(added[i] ? false : bool(in_runtime[next]));
+    shape.push_back(added[i] ? 1 : in[next++]);
+  }
+  if (ctx.has_runtime_dims(0)) return ReshapeRuntime(ctx, shape, runtime);
   ReshapeTo(ctx, shape);
 }
 REGISTER_ONNX_OP(ImportUnsqueeze, "Unsqueeze");
@@ -228,10 +300,16 @@ void ImportTranspose(NodeContext& ctx) {
   if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, HostTranspose(ctx.constant(0), order));
   bool identity = true;
   for (int i = 0; i < rank; ++i) identity = identity && order[i] == i;
-  if (identity) return ctx.SetOutput(0, shape, ctx.blob(0));
+  if (identity) return ctx.SetOutputToInput(0, 0);
   caffe::LayerParameter* layer = ctx.AddLayer("Permute", {ctx.blob(0)}, {ctx.output_name(0)});
   for (int o : order) layer->mutable_permute_param()->add_order(o);
   ctx.SetOutput(0, shape);
+  if (ctx.has_runtime_dims(0)) {
+    const std::vector<bool> in_runtime = ctx.runtime_dims(0);
+    std::vector<bool> runtime;
+    for (int o : order) runtime.push_back(in_runtime[o]);
+    ctx.SetRuntimeDims(0, runtime);
+  }
 }
 REGISTER_ONNX_OP(ImportTranspose, "Transpose");
 
@@ -250,7 +328,14 @@ void ImportConcat(NodeContext& ctx) {
                    "input " << i << " has shape " << ShapeString(s) << ", input 0 "
                             << ShapeString(ctx.shape(0)));
     shape[axis] += s[axis];
-    if (s[axis] > 0) present.push_back(i);  // empty parts add nothing
+    // Empty parts add nothing (a part sized at run time may not be empty).
+    if (s[axis] > 0 || ctx.has_runtime_dims(i)) present.push_back(i);
+  }
+  std::vector<bool> runtime(rank, false);
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_runtime_dims(i)) continue;
+    const std::vector<bool> r = ctx.runtime_dims(i);
+    for (int d = 0; d < rank; ++d) runtime[d] = runtime[d] || r[d];
   }
   if (ctx.all_constant()) {
     std::vector<const HostTensor*> parts;
@@ -260,9 +345,13 @@ void ImportConcat(NodeContext& ctx) {
   }
   std::vector<std::string> bottoms;
   for (int i : present) bottoms.push_back(ctx.blob(i));
-  if (bottoms.size() == 1) return ctx.SetOutput(0, shape, bottoms[0]);
-  ctx.AddLayer("Concat", bottoms, {ctx.output_name(0)})->mutable_concat_param()->set_axis(axis);
-  ctx.SetOutput(0, shape);
+  if (bottoms.size() == 1) {
+    ctx.SetOutput(0, shape, bottoms[0]);
+  } else {
+    ctx.AddLayer("Concat", bottoms, {ctx.output_name(0)})->mutable_concat_param()->set_axis(axis);
+    ctx.SetOutput(0, shape);
+  }
+  ctx.SetRuntimeDims(0, runtime);
 }
 REGISTER_ONNX_OP(ImportConcat, "Concat");
 
@@ -272,6 +361,8 @@ void ImportSplit(NodeContext& ctx) {
   ctx.CheckAttributes({"axis", "split", "num_outputs"});
   std::vector<int64_t> sizes = ctx.has_input(1) ? ctx.constant(1).ints() : ctx.attr_ints("split");
   const int n = ctx.num_outputs();
+  ONNX_REQUIRE(ctx, !ctx.runtime_dims(0)[axis],
+               "splitting an axis whose size follows the data is not supported");
   if (sizes.empty() && ctx.has_attr("num_outputs")) {
     // Opset 18: parts of ceil(size / num_outputs), the last one smaller.
     const int64_t parts = ctx.attr_int("num_outputs", 0);
@@ -314,6 +405,7 @@ void ImportSplit(NodeContext& ctx) {
     std::vector<int64_t> out = in;
     out[axis] = sizes[k];
     ctx.SetOutput(k, out);
+    ctx.SetRuntimeDims(k, ctx.runtime_dims(0));
   }
 }
 REGISTER_ONNX_OP(ImportSplit, "Split");
@@ -355,20 +447,42 @@ void ImportSlice(NodeContext& ctx) {
   ONNX_REQUIRE(ctx, ends.size() == starts.size() && axes.size() == starts.size() && steps.size() == starts.size(),
                "starts, ends, axes and steps differ in length");
   std::vector<int64_t> first(rank, 0), step(rank, 1), out = in;
+  // Axes whose size follows the data: the layer clamps at run time, from the
+  // node's own starts and ends; `out` holds a bound.
+  const std::vector<bool> runtime = ctx.runtime_dims(0);
+  std::vector<int64_t> raw_start(rank, 0), raw_end(rank, 0);
   for (size_t i = 0; i < axes.size(); ++i) {
     const int axis = NormalizeAxis(ctx, axes[i], rank);
     ONNX_REQUIRE(ctx, steps[i] != 0, "step 0 on axis " << axis);
+    raw_start[axis] = std::clamp<int64_t>(starts[i], INT_MIN, INT_MAX);
+    raw_end[axis] = std::clamp<int64_t>(ends[i], INT_MIN, INT_MAX);
     // A step longer than the axis takes one element, as the axis' length + 1
     // does (and keeps INT64_MIN's negation and the layer's int in range).
     step[axis] = std::clamp<int64_t>(steps[i], -(in[axis] + 1), in[axis] + 1);
     ClampSlice(in[axis], starts[i], ends[i], step[axis], &first[axis], &out[axis]);
+    if (runtime[axis]) {
+      ONNX_REQUIRE(ctx, steps[i] == 1,
+                   "a step other than 1 on axis " << axis << ", whose size follows the data, is not supported");
+      out[axis] = std::max<int64_t>(out[axis], 1);
+    }
   }
   if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, HostSlice(ctx.constant(0), first, step, out));
-  if (out == in && std::all_of(step.begin(), step.end(), [](int64_t s) { return s == 1; }))
+  if (out == in && std::all_of(step.begin(), step.end(), [](int64_t s) { return s == 1; }) &&
+      !ctx.has_runtime_dims(0))
     return ctx.SetOutput(0, out, ctx.blob(0));
   caffe::LayerParameter* layer = ctx.AddLayer("StridedSlice", {ctx.blob(0)}, {ctx.output_name(0)});
   caffe::StridedSliceParameter* p = layer->mutable_strided_slice_param();
+  std::vector<bool> listed(rank, false);
+  for (int64_t a : axes) listed[NormalizeAxis(ctx, a, rank)] = true;
   for (int d = 0; d < rank; ++d) {
+    if (runtime[d]) {
+      if (!listed[d]) continue;
+      p->add_axis(d);
+      p->add_start(static_cast<int>(raw_start[d]));
+      p->add_end(static_cast<int>(raw_end[d]));
+      p->add_step(1);
+      continue;
+    }
     if (out[d] == in[d] && step[d] == 1) continue;
     // Already clamped: the layer sees an exact [first, first + count * step) range.
     p->add_axis(d);
@@ -378,6 +492,7 @@ void ImportSlice(NodeContext& ctx) {
     p->add_step(static_cast<int>(step[d]));
   }
   ctx.SetOutput(0, out);
+  ctx.SetRuntimeDims(0, ctx.has_runtime_dims(0) ? runtime : std::vector<bool>{});
 }
 REGISTER_ONNX_OP(ImportSlice, "Slice");
 
@@ -440,10 +555,49 @@ void GatherRowsOfTable(NodeContext& ctx) {
 // k picks a slice of data's axes k.. . On constants it is evaluated on the
 // host; on a stored table, the first k axes become Embed's rows; on
 // run-time data, a GatherElements over the rows.
+// The Gather layer: picks along `axis` of input 0 by the indices in blob
+// `indices` (shape `index_shape`, run-time sizes `index_runtime`).
+void GatherLayer(NodeContext& ctx, int axis, const std::string& indices,
+                 const std::vector<int64_t>& index_shape, const std::vector<bool>& index_runtime) {
+  const std::vector<int64_t>& data = ctx.shape(0);
+  const std::vector<bool> data_runtime = ctx.runtime_dims(0);
+  std::vector<int64_t> shape(data.begin(), data.begin() + axis);
+  std::vector<bool> runtime(data_runtime.begin(), data_runtime.begin() + axis);
+  shape.insert(shape.end(), index_shape.begin(), index_shape.end());
+  runtime.insert(runtime.end(), index_runtime.begin(), index_runtime.end());
+  shape.insert(shape.end(), data.begin() + axis + 1, data.end());
+  runtime.insert(runtime.end(), data_runtime.begin() + axis + 1, data_runtime.end());
+  ctx.AddLayer("Gather", {ctx.blob(0), indices}, {ctx.output_name(0)})
+      ->mutable_gather_param()->set_axis(axis);
+  ctx.SetOutput(0, shape);
+  ctx.SetRuntimeDims(0, runtime);
+  ctx.MarkOutputInteger(0, ctx.input(0).integer || ctx.input(0).tensor.is_integer());
+}
+
 void ImportGatherND(NodeContext& ctx) {
   ctx.CheckAttributes({"batch_dims"});
   ONNX_REQUIRE(ctx, ctx.attr_int("batch_dims", 0) == 0, "batch_dims other than 0 are not supported");
   const std::vector<int64_t>& data = ctx.shape(0);
+  if (!ctx.is_constant(1)) {
+    // Run-time indices of one axis (a mask's NonZero, transposed): the
+    // Gather layer along axis 0, on the indices without their last axis.
+    const std::vector<int64_t>& index_shape = ctx.shape(1);
+    ONNX_REQUIRE(ctx, !index_shape.empty() && index_shape.back() == 1 && !ctx.runtime_dims(1).back(),
+                 "run-time indices are supported with a last axis of 1, got shape "
+                     << ShapeString(index_shape));
+    std::vector<int64_t> rows(index_shape.begin(), index_shape.end() - 1);
+    std::vector<bool> rows_runtime = ctx.runtime_dims(1);
+    rows_runtime.pop_back();
+    std::vector<int64_t> dims = rows;
+    int inferred = 0;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (rows_runtime[d]) dims[d] = -1, ++inferred;
+    ONNX_REQUIRE(ctx, inferred <= 1, "indices with " << inferred << " axes sized at run time are not supported");
+    const std::string flat = ctx.TempBlob("rows");
+    *ctx.AddLayer("Reshape", {ctx.blob(1)}, {flat}, "rows")->mutable_reshape_param()->mutable_shape() =
+        ToBlobShape(dims);
+    return GatherLayer(ctx, 0, flat, rows, rows_runtime);
+  }
   const HostTensor& indices = ctx.constant(1);
   ONNX_REQUIRE(ctx, !indices.shape.empty(), "indices must have at least one axis");
   const int64_t k = indices.shape.back();
@@ -530,6 +684,11 @@ REGISTER_ONNX_OP(ImportCumSum, "CumSum");
 void ImportGather(NodeContext& ctx) {
   const int rank = ctx.rank(0);
   const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", 0), rank);
+  // Sizes that follow the data, or run-time indices into run-time data (a
+  // detector's boxes picked by TopK): the Gather layer.
+  if (ctx.has_runtime_dims(0) || ctx.has_runtime_dims(1) ||
+      (!ctx.is_constant(1) && !ctx.is_weight(0)))
+    return GatherLayer(ctx, axis, ctx.blob(1), ctx.shape(1), ctx.runtime_dims(1));
   // Rows of a stored table, unless everything folds on the host.
   if (axis == 0 && ctx.is_weight(0) && !ctx.input(0).tensor.is_integer() &&
       !(ctx.is_constant(0) && ctx.is_constant(1)))
@@ -742,8 +901,26 @@ void ImportTile(NodeContext& ctx) {
   const auto repeats = ctx.constant(1).ints();
   const int rank = ctx.rank(0);
   ONNX_REQUIRE(ctx, static_cast<int>(repeats.size()) == rank, "repeats has " << repeats.size() << " entries for rank " << rank);
-  ONNX_REQUIRE(ctx, !ctx.is_constant(0), "tiling a constant is not supported");
   std::vector<int64_t> shape = ctx.shape(0);
+  if (ctx.is_constant(0)) {
+    // Folded on the host (anchor grids): output element i reads the input
+    // element whose index is i's index modulo the input's dims.
+    const HostTensor& in = ctx.constant(0);
+    HostTensor out;
+    out.type = in.type;
+    for (int d = 0; d < rank; ++d) out.shape.push_back(shape[d] * repeats[d]);
+    out.values.resize(HostValueCount(out.shape));
+    for (int64_t i = 0; i < static_cast<int64_t>(out.values.size()); ++i) {
+      int64_t rest = i, source = 0, stride = 1;
+      for (int d = rank - 1; d >= 0; --d) {
+        source += (rest % out.shape[d]) % shape[d] * stride;
+        rest /= out.shape[d];
+        stride *= shape[d];
+      }
+      out.values[i] = in.values[source];
+    }
+    return ctx.SetConstantOutput(0, std::move(out));
+  }
   std::string current = ctx.blob(0);
   std::vector<int> tiled;
   for (int d = 0; d < rank; ++d)
@@ -761,6 +938,10 @@ void ImportTile(NodeContext& ctx) {
   ctx.SetOutput(0, shape);
 }
 REGISTER_ONNX_OP(ImportTile, "Tile");
+
+// The handlers above that follow sizes known only at run time.
+ALLOW_RUNTIME_DIMS("Shape", "Size", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
+                   "Slice", "Gather", "GatherND");
 
 }  // namespace
 }  // namespace onnx_import

@@ -13,7 +13,9 @@
 //     b >= 0), as torch.pow's;
 //   MAX/MIN: dy to the larger/smaller operand, and half of dy to each where
 //     they are equal (torch.maximum/minimum's convention; ONNX defines no
-//     gradient).
+//     gradient);
+//   EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL (1 where true, else 0):
+//     none.
 // Forward MAX/MIN are OpenCL's fmax/fmin: a NaN operand yields the other one.
 //
 // Kernels: when both operands have the top's shape, or one has it and the
@@ -69,6 +71,17 @@ Formulas FormulasOf(Op op) {
     case caffe::BinaryOpParameter_Operation_MIN:
       return {"fmin(a, b)", "a < b ? dy : (a == b ? 0.5f * dy : (real)0.f)",
               "b < a ? dy : (a == b ? 0.5f * dy : (real)0.f)"};
+    // Comparisons give 0/1 and pass no gradient (a step function).
+    case caffe::BinaryOpParameter_Operation_EQUAL:
+      return {"a == b ? (real)1.f : (real)0.f", "(real)0.f", "(real)0.f"};
+    case caffe::BinaryOpParameter_Operation_LESS:
+      return {"a < b ? (real)1.f : (real)0.f", "(real)0.f", "(real)0.f"};
+    case caffe::BinaryOpParameter_Operation_LESS_EQUAL:
+      return {"a <= b ? (real)1.f : (real)0.f", "(real)0.f", "(real)0.f"};
+    case caffe::BinaryOpParameter_Operation_GREATER:
+      return {"a > b ? (real)1.f : (real)0.f", "(real)0.f", "(real)0.f"};
+    case caffe::BinaryOpParameter_Operation_GREATER_EQUAL:
+      return {"a >= b ? (real)1.f : (real)0.f", "(real)0.f", "(real)0.f"};
     default:
       DLC_FAIL("BinaryOp: unknown operation " << op);
   }
