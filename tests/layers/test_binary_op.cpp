@@ -432,6 +432,52 @@ TEST_P(BinaryOpTest, InPlaceAddAndSub) {
 
 INSTANTIATE_TEST_SUITE_P(KernelShapes, BinaryOpTest, ::testing::Values("cpu", "gpu"));
 
+// The comparisons: 0/1 on every kernel path (same shapes, a per-channel
+// operand, a general broadcast, a stored operand), equal values included;
+// no gradient.
+TEST(BinaryOp, ComparisonsGiveZeroOrOne) {
+  const std::vector<std::pair<std::string, bool (*)(float, float)>> ops = {
+      {"EQUAL", [](float a, float b) { return a == b; }},
+      {"LESS", [](float a, float b) { return a < b; }},
+      {"LESS_EQUAL", [](float a, float b) { return a <= b; }},
+      {"GREATER", [](float a, float b) { return a > b; }},
+      {"GREATER_EQUAL", [](float a, float b) { return a >= b; }}};
+  // b's shape: the top's, per channel, a general broadcast.
+  const std::vector<std::vector<int>> b_shapes = {{2, 3, 4}, {3, 1}, {2, 1, 4}};
+  for (const auto& [op, compare] : ops)
+    for (const auto& b_shape : b_shapes) {
+      SCOPED_TRACE(op);
+      Blob a(TestContext(), {2, 3, 4}), b(TestContext(), b_shape), y(TestContext());
+      std::vector<float> av(a.count()), bv(b.count());
+      for (size_t i = 0; i < av.size(); ++i) av[i] = float(int(i % 5) - 2);
+      for (size_t i = 0; i < bv.size(); ++i) bv[i] = float(int(i % 3) - 1);
+      a.WriteData(av);
+      b.WriteData(bv);
+      auto layer = MakeLayer(Proto(op));
+      layer->SetUp({&a, &b}, {&y});
+      layer->Forward({&a, &b}, {&y});
+      const std::vector<float> got = y.ReadData();
+      for (int i = 0; i < 24; ++i) {
+        const int n = i / 12, c = i / 4 % 3, w = i % 4;
+        int j = i;  // b's element under numpy broadcasting
+        if (b_shape.size() == 2) j = c;
+        if (b_shape[1] == 1 && b_shape.size() == 3) j = n * 4 + w;
+        ASSERT_EQ(got[i], compare(av[i], bv[j]) ? 1.f : 0.f) << i;
+      }
+      y.SetDiff(1.f);
+      layer->Backward({&y}, {true, true}, {&a, &b});
+      EXPECT_EQ(a.ReadDiff(), std::vector<float>(a.count(), 0.f));
+      EXPECT_EQ(b.ReadDiff(), std::vector<float>(b.count(), 0.f));
+    }
+  // A stored scalar (a detector's score threshold).
+  Blob x(TestContext(), {5}), y(TestContext());
+  x.WriteData({0.1f, 0.5f, 0.7f, 0.5f, -1.f});
+  auto layer = MakeLayer(Proto("GREATER", "operand_shape { } operand_filler { type: 'constant' value: 0.5 }"));
+  layer->SetUp({&x}, {&y});
+  layer->Forward({&x}, {&y});
+  EXPECT_EQ(y.ReadData(), (std::vector<float>{0, 0, 1, 0, 0}));
+}
+
 TEST(BinaryOp, BadParametersAreErrors) {
   Blob a(TestContext(), {2, 3, 4}), b(TestContext(), {3, 2}), c(TestContext(), {3, 1}),
       y(TestContext());

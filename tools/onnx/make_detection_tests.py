@@ -9,6 +9,8 @@ Usage:
 
 writes OUT_DIR/<net>/ for each net (default: all of NETS) and prints one
 line per net: the detections PyTorch found and the time the export took.
+ssdlite320_mobilenet_v3_large_nothing_found is ssdlite with a score
+threshold no score reaches: every data-dependent size is 0 there.
 
     --small     a smaller input image (CI): 96 x 128 instead of 240 x 320.
                 (ssdlite resizes every image to 320 x 320; the two R-CNN
@@ -57,6 +59,9 @@ from onnx import numpy_helper
 
 NETS = ["ssdlite320_mobilenet_v3_large", "retinanet_resnet50_fpn",
         "fasterrcnn_mobilenet_v3_large_320_fpn"]
+# A net that finds nothing (no score reaches its threshold): every class's
+# NonZero is empty and the If takes its "no boxes" branch.
+NOTHING_FOUND = "ssdlite320_mobilenet_v3_large_nothing_found"
 
 # Post-processing settings kept small for a test: fewer candidates per
 # class, fewer detections (torchvision's keyword arguments of each net).
@@ -72,7 +77,12 @@ SETTINGS = {
 
 def build(net, seed, small):
     torch.manual_seed(seed)
-    kwargs = dict(weights=None, weights_backbone=None, **SETTINGS[net])
+    if net == NOTHING_FOUND:
+        kwargs = dict(SETTINGS["ssdlite320_mobilenet_v3_large"], score_thresh=1.01)
+        net = "ssdlite320_mobilenet_v3_large"
+    else:
+        kwargs = dict(SETTINGS[net])
+    kwargs.update(weights=None, weights_backbone=None)
     if net != "ssdlite320_mobilenet_v3_large":
         size = 128 if small else 320
         kwargs.update(min_size=size, max_size=size)
@@ -124,6 +134,8 @@ def generate(net, out_dir, small, opset, exporter):
             found32 = model([image])[0]
             found = copy.deepcopy(model).double()([image.double()])[0]
         # The same decisions in float32 and float64, with room to spare.
+        if net == NOTHING_FOUND and len(found32["scores"]) == 0:
+            break
         if (len(found["scores"]) >= 2 and separated(found["scores"]) and
                 torch.equal(found["labels"], found32["labels"])):
             break
@@ -132,7 +144,8 @@ def generate(net, out_dir, small, opset, exporter):
     bounds = {}
     for k, key in enumerate(["boxes", "scores", "labels"]):
         ref = found[key].double()
-        d32 = ((found32[key].double() - ref).norm() / max(ref.norm().item(), 1e-30)).item()
+        d32 = ((found32[key].double() - ref).norm() / max(ref.norm().item(), 1e-30)).item() \
+            if ref.numel() else 0.0
         bounds[f"output_{k}.pb"] = max(1e-4, 4 * d32)
     d = os.path.join(out_dir, net)
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
@@ -167,8 +180,8 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for net in args.nets.split(","):
-        if net not in NETS:
-            sys.exit(f"unknown net '{net}' (known: {', '.join(NETS)})")
+        if net not in NETS + [NOTHING_FOUND]:
+            sys.exit(f"unknown net '{net}' (known: {', '.join(NETS + [NOTHING_FOUND])})")
         generate(net, args.out_dir, args.small, args.opset, args.exporter)
 
 
