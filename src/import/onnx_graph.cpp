@@ -131,6 +131,7 @@ void ImportNode(Graph& graph, const onnx::NodeProto& node, int index) {
                               << node.op_type());
   try {
     (*handler)(ctx);
+    TrackSizeSources(ctx);
   } catch (const Error& e) {
     // Host helpers (tensor values, shape products) know no node: name it.
     const std::string what = e.what();

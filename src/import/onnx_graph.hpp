@@ -44,6 +44,15 @@ struct Value {
   std::vector<bool> runtime_dims;
   // A run-time Shape output: the value whose whole shape it holds.
   std::string shape_of;
+  // A run-time integer vector (or scalar) made of sizes: where each element
+  // comes from (onnx_size_sources.cpp), so that a Reshape given it can size
+  // its layer. Empty where unknown.
+  struct SizeSource {
+    std::string value;  // a value's axis, or "" for `constant`
+    int axis = -1;
+    int64_t constant = 0;
+  };
+  std::vector<SizeSource> size_sources;
 
   bool has_runtime_dims() const {
     for (bool d : runtime_dims)
@@ -256,6 +265,10 @@ class Graph {
   std::set<std::string> trainable_;
   std::set<std::string> inference_constants_;
 };
+
+// After a node's handler: the size sources (Value::size_sources) its
+// output takes from its inputs (onnx_size_sources.cpp).
+void TrackSizeSources(NodeContext& ctx);
 
 // Runs the op handler of `node` (graph position `index`), naming the node in
 // its errors.

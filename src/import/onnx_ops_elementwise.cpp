@@ -123,6 +123,7 @@ void ImportUnary(NodeContext& ctx) {
         {"Reciprocal", [](double x) { return 1 / x; }},
         {"Floor", [](double x) { return std::floor(x); }},
         {"Ceil", [](double x) { return std::ceil(x); }},
+        {"Round", [](double x) { return std::nearbyint(x); }},  // halves to even
         {"Relu", [](double x) { return x > 0 ? x : 0; }},
         {"Sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }},
         {"Tanh", [](double x) { return std::tanh(x); }},
@@ -147,6 +148,22 @@ void ImportUnary(NodeContext& ctx) {
     v.shape = ctx.shape(0);
     v.nan_test_of = ctx.blob(0);
     ctx.SetOutputValue(0, std::move(v));
+    return;
+  }
+  if (op == "Not") {
+    // Of 0/1 values: 1 - x.
+    Unary(ctx, "Power", [](caffe::LayerParameter* l) {
+      l->mutable_power_param()->set_scale(-1.f);
+      l->mutable_power_param()->set_shift(1.f);
+    });
+    return ctx.MarkOutputInteger(0, true);
+  }
+  if (op == "Floor" || op == "Ceil" || op == "Round") {
+    Unary(ctx, "Round", [&](caffe::LayerParameter* l) {
+      l->mutable_round_param()->set_mode(op == "Floor"  ? caffe::RoundParameter::FLOOR
+                                         : op == "Ceil" ? caffe::RoundParameter::CEIL
+                                                        : caffe::RoundParameter::HALF_EVEN);
+    });
     return;
   }
   if (op == "Relu") return Unary(ctx, "ReLU");
@@ -205,7 +222,7 @@ void ImportUnary(NodeContext& ctx) {
   }
   ONNX_REQUIRE(ctx, false, "run-time inputs are not supported");
 }
-REGISTER_ONNX_OP(ImportUnary, "Relu", "Sigmoid", "Tanh", "Abs", "Erf", "Softplus", "HardSwish", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "LeakyRelu", "Elu", "HardSigmoid", "Selu", "Floor", "Ceil", "Not", "Gelu", "IsNaN", "Cos", "Sin");
+REGISTER_ONNX_OP(ImportUnary, "Relu", "Sigmoid", "Tanh", "Abs", "Erf", "Softplus", "HardSwish", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "LeakyRelu", "Elu", "HardSigmoid", "Selu", "Floor", "Ceil", "Round", "Not", "Gelu", "IsNaN", "Cos", "Sin");
 REGISTER_ONNX_OP(ImportIdentity, "Identity");
 REGISTER_ONNX_OP(ImportDropout, "Dropout");
 REGISTER_ONNX_OP(ImportCast, "Cast");
@@ -275,6 +292,7 @@ const std::map<std::string, std::function<double(double, double)>>& HostBinaryOp
       {"GreaterOrEqual", [](double a, double b) { return double(a >= b); }},
       {"And", [](double a, double b) { return double(a != 0 && b != 0); }},
       {"Or", [](double a, double b) { return double(a != 0 || b != 0); }},
+      {"Xor", [](double a, double b) { return double((a != 0) != (b != 0)); }},
       {"Mod", [](double a, double b) { return std::fmod(a, b); }},  // fmod = 1
       {"ModInteger", [](double a, double b) { return a - std::floor(a / b) * b; }},  // sign of b
   };
@@ -423,9 +441,36 @@ void ImportBinaryLayers(NodeContext& ctx) {
     const std::string host_op = op == "Mod" && ctx.attr_int("fmod", 0) == 0 ? "ModInteger" : op;
     HostTensor out = HostBinary(ctx, ctx.constant(0), ctx.constant(1), HostBinaryOps().at(host_op));
     if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
-        op == "GreaterOrEqual" || op == "And" || op == "Or")
+        op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor")
       out.type = onnx::TensorProto::BOOL;
     ctx.SetConstantOutput(0, out);
+    return;
+  }
+  if (op == "Xor") {
+    // Of 0/1 values: |a - b|.
+    const std::string difference = ctx.TempBlob("difference");
+    ctx.AddLayer("BinaryOp", {ctx.blob(0), ctx.blob(1)}, {difference}, "difference")
+        ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::SUB);
+    ctx.AddLayer("AbsVal", {difference}, {ctx.output_name(0)});
+    ctx.SetOutput(0, BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1)));
+    ctx.MarkOutputInteger(0, true);
+    return;
+  }
+  if ((op == "Div" || op == "Mod") && ctx.input(0).integer && !ctx.is_constant(0) &&
+      ctx.is_constant(1) && ctx.constant(1).count() == 1 && ctx.constant(1).is_integer()) {
+    // Run-time integers by a constant integer (a flat top-k index split into
+    // anchor and class): integer arithmetic on the device.
+    const double divisor = ctx.constant(1).values[0];
+    ONNX_REQUIRE(ctx, divisor != 0, "divides by 0");
+    caffe::LayerParameter* layer =
+        ctx.AddLayer("IntegerDivide", {ctx.blob(0)}, {ctx.output_name(0)});
+    caffe::IntegerDivideParameter* p = layer->mutable_integer_divide_param();
+    p->set_divisor(static_cast<int64_t>(divisor));
+    p->set_operation(op == "Div" ? caffe::IntegerDivideParameter::QUOTIENT
+                     : ctx.attr_int("fmod", 0) ? caffe::IntegerDivideParameter::REMAINDER
+                                                : caffe::IntegerDivideParameter::FLOOR_REMAINDER);
+    ctx.SetOutput(0, BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1)));
+    ctx.MarkOutputInteger(0, true);
     return;
   }
   if (op == "And" || op == "Or") {
@@ -519,7 +564,7 @@ void ImportBinary(NodeContext& ctx) {
   }
   ctx.SetRuntimeDims(0, runtime);
 }
-REGISTER_ONNX_OP(ImportBinary, "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Mod");
+REGISTER_ONNX_OP(ImportBinary, "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Mod");
 
 // Sum of several inputs (ONNX Sum, numpy broadcasting).
 void ImportSum(NodeContext& ctx) {
@@ -547,7 +592,8 @@ REGISTER_ONNX_OP(ImportSum, "Sum");
 // come after a NonZero or a TopK of run-time k (a detector's scores).
 ALLOW_RUNTIME_DIMS("Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less", "Greater",
                    "LessOrEqual", "GreaterOrEqual", "Cast", "Identity", "Clip", "Relu", "Sigmoid",
-                   "Exp", "Log", "Sqrt", "Neg", "Abs", "Floor", "Ceil");
+                   "Exp", "Log", "Sqrt", "Neg", "Abs", "Floor", "Ceil", "Round", "Not", "And", "Or",
+                   "Xor", "Mod");
 
 }  // namespace
 }  // namespace onnx_import

@@ -60,7 +60,36 @@ bool ImportNanGuard(NodeContext& ctx) {
 // Where(c, a, b) with a run-time 0/1 condition c and scalar constants a, b
 // (an attention mask turned into 0 and the most negative float): b + c (a -
 // b), one Power layer, where that gives a and b exactly in float.
+// Whether input i holds whole numbers (a run-time integer tensor, or an
+// integer constant).
+bool HoldsIntegers(const NodeContext& ctx, int i) {
+  return ctx.is_constant(i) ? ctx.constant(i).is_integer() : ctx.input(i).integer;
+}
+
 void ImportRunTimeCondition(NodeContext& ctx) {
+  if (HoldsIntegers(ctx, 1) && HoldsIntegers(ctx, 2)) {
+    // Between integers (torch's floor division of run-time indices): b + c
+    // (a - b), exact for whole numbers below 2^24 and c in {0, 1}.
+    const std::string difference = ctx.TempBlob("difference"), picked = ctx.TempBlob("picked");
+    ctx.AddLayer("BinaryOp", {ctx.blob(1), ctx.blob(2)}, {difference}, "difference")
+        ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::SUB);
+    ctx.AddLayer("BinaryOp", {ctx.blob(0), difference}, {picked}, "picked")
+        ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::MUL);
+    ctx.AddLayer("BinaryOp", {picked, ctx.blob(2)}, {ctx.output_name(0)})
+        ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::ADD);
+    const std::vector<int64_t> shape =
+        BroadcastShapes(ctx, BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1)), ctx.shape(2));
+    ctx.SetOutput(0, shape);
+    ctx.MarkOutputInteger(0, true);
+    std::vector<bool> runtime(shape.size(), false);
+    for (int i = 0; i < 3; ++i) {
+      const std::vector<bool> r = ctx.runtime_dims(i);
+      for (size_t d = 0; d < r.size(); ++d)
+        runtime[shape.size() - r.size() + d] = runtime[shape.size() - r.size() + d] || r[d];
+    }
+    ctx.SetRuntimeDims(0, runtime);
+    return;
+  }
   ONNX_REQUIRE(ctx, ctx.is_constant(1) && ctx.is_constant(2) && ctx.constant(1).count() == 1 &&
                         ctx.constant(2).count() == 1,
                "a condition known only at run time is not supported except between two scalar "
@@ -83,6 +112,9 @@ void ImportRunTimeCondition(NodeContext& ctx) {
 void ImportWhere(NodeContext& ctx) {
   if (ImportNanGuard(ctx)) return;
   if (!ctx.is_constant(0)) return ImportRunTimeCondition(ctx);
+  for (int i = 1; i < 3; ++i)
+    ONNX_REQUIRE(ctx, !ctx.has_runtime_dims(i),
+                 "a constant condition over values whose size follows the data is not supported");
   if (ctx.all_constant()) {
     HostTensor c = ctx.constant(0);
     c.type = ctx.constant(1).type;  // the results take the values' type
@@ -147,6 +179,7 @@ void ImportWhere(NodeContext& ctx) {
   ctx.SetOutput(0, shape);
 }
 REGISTER_ONNX_OP(ImportWhere, "Where");
+ALLOW_RUNTIME_DIMS("Where");
 
 // Trilu: the upper (j - i >= k) or lower (j - i <= k) triangle of the last
 // two axes, the rest zero.

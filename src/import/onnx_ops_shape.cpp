@@ -106,7 +106,11 @@ void ImportShape(NodeContext& ctx) {
     ctx.SetOutput(0, {end - start});
     ctx.SetRuntimeDims(0, {});
     ctx.MarkOutputInteger(0, true);
-    if (start == 0 && end == rank) ctx.output_value(0).shape_of = ctx.node().input(0);
+    Value& out = ctx.output_value(0);
+    if (start == 0 && end == rank) out.shape_of = ctx.node().input(0);
+    for (int64_t d = start; d < end; ++d)
+      out.size_sources.push_back(runtime[d] ? Value::SizeSource{ctx.node().input(0), int(d), 0}
+                                            : Value::SizeSource{"", -1, s[d]});
     return;
   }
   std::vector<int64_t> dims(s.begin() + start, s.begin() + end);
@@ -178,7 +182,47 @@ REGISTER_ONNX_OP(ImportRange, "Range");
 
 // ---- reshapes ----
 
+// A Reshape to a shape known at run time whose elements' sources are
+// recorded (onnx_size_sources.cpp): fixed sizes, and -1 for the one that
+// follows the data.
+void ReshapeToSizeSources(NodeContext& ctx) {
+  const std::vector<Value::SizeSource>& sources = ctx.input(1).size_sources;
+  ONNX_REQUIRE(ctx, !sources.empty(),
+               "the shape (input 1) is known only at run time and is not made of sizes the "
+               "importer can trace (Shape, Gather, Concat of them)");
+  const bool allow_zero = ctx.attr_int("allowzero", 0) != 0;
+  const std::vector<bool> in_runtime = ctx.runtime_dims(0);
+  std::vector<int64_t> shape, dims;
+  std::vector<bool> runtime;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const Value::SizeSource& source = sources[i];
+    int64_t bound = source.constant;
+    bool follows = false;
+    if (!source.value.empty()) {
+      const Value& v = ctx.named_value(source.value);
+      bound = v.shape.at(source.axis);
+      follows = source.axis < static_cast<int>(v.runtime_dims.size()) && v.runtime_dims[source.axis];
+    } else if (bound == 0 && !allow_zero) {
+      ONNX_REQUIRE(ctx, i < ctx.shape(0).size(), "shape entry " << i << " copies a dimension the input does not have");
+      bound = ctx.shape(0)[i];
+      follows = in_runtime[i];
+    }
+    ONNX_REQUIRE(ctx, bound >= 0, "shape entry " << i << " is " << bound
+                                                 << "; -1 beside sizes known at run time is not supported");
+    shape.push_back(std::max<int64_t>(bound, 1));
+    runtime.push_back(follows);
+    dims.push_back(follows ? -1 : bound);
+  }
+  ONNX_REQUIRE(ctx, std::count(runtime.begin(), runtime.end(), true) <= 1,
+               "a shape with several sizes known only at run time is not supported");
+  caffe::LayerParameter* layer = ctx.AddLayer("Reshape", {ctx.blob(0)}, {ctx.output_name(0)});
+  *layer->mutable_reshape_param()->mutable_shape() = ToBlobShape(dims);
+  ctx.SetOutput(0, shape);
+  ctx.SetRuntimeDims(0, runtime);
+}
+
 void ImportReshape(NodeContext& ctx) {
+  if (!ctx.is_constant(1)) return ReshapeToSizeSources(ctx);
   const auto requested = ctx.constant(1).ints();
   const bool allow_zero = ctx.attr_int("allowzero", 0) != 0;
   const auto& in = ctx.shape(0);
@@ -201,6 +245,15 @@ void ImportReshape(NodeContext& ctx) {
     ONNX_REQUIRE(ctx, !__builtin_mul_overflow(known, d, &known),
                  "the shape " << ShapeString(requested) << " has more elements than an int64 counts");
   }
+  if (ctx.has_runtime_dims(0)) {
+    // The input's size follows the data: the one -1 takes it.
+    ONNX_REQUIRE(ctx, infer >= 0, "reshaping a tensor whose size follows the data needs a -1 in "
+                                  "the shape, got " << ShapeString(requested));
+    std::vector<bool> runtime(shape.size(), false);
+    runtime[infer] = true;
+    shape[infer] = std::max<int64_t>(1, ShapeCount(in) / std::max<int64_t>(known, 1));
+    return ReshapeRuntime(ctx, shape, runtime);
+  }
   if (infer >= 0) {
     ONNX_REQUIRE(ctx, known > 0 && ShapeCount(in) % known == 0,
                  "cannot reshape " << ShapeString(in) << " to " << ShapeString(requested));
@@ -217,6 +270,16 @@ void ImportFlatten(NodeContext& ctx) {
   if (axis < 0) axis += rank;
   ONNX_REQUIRE(ctx, axis >= 0 && axis <= rank, "axis " << axis << " out of range");
   const int64_t outer = std::accumulate(in.begin(), in.begin() + axis, int64_t{1}, std::multiplies<int64_t>());
+  if (ctx.has_runtime_dims(0)) {
+    // The side holding the run-time axis is inferred (-1).
+    const std::vector<bool> r = ctx.runtime_dims(0);
+    const bool outer_follows = std::any_of(r.begin(), r.begin() + axis, [](bool d) { return d; });
+    const bool inner_follows = std::any_of(r.begin() + axis, r.end(), [](bool d) { return d; });
+    ONNX_REQUIRE(ctx, !(outer_follows && inner_follows),
+                 "flattening with sizes known only at run time on both sides is not supported");
+    return ReshapeRuntime(ctx, {outer, ShapeCount(in) / std::max<int64_t>(outer, 1)},
+                          {outer_follows, inner_follows});
+  }
   // Flatten(axis 1), as classifiers end, keeps the batch: {0, -1}.
   ReshapeTo(ctx, {outer, ShapeCount(in) / std::max<int64_t>(outer, 1)},
             axis == 1 ? std::vector<int64_t>{0, -1} : std::vector<int64_t>{});
@@ -684,15 +747,14 @@ REGISTER_ONNX_OP(ImportCumSum, "CumSum");
 void ImportGather(NodeContext& ctx) {
   const int rank = ctx.rank(0);
   const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", 0), rank);
-  // Sizes that follow the data, or run-time indices into run-time data (a
-  // detector's boxes picked by TopK): the Gather layer.
-  if (ctx.has_runtime_dims(0) || ctx.has_runtime_dims(1) ||
-      (!ctx.is_constant(1) && !ctx.is_weight(0)))
+  // Rows of a stored table, unless everything folds on the host; where
+  // sizes follow the data, or run-time indices pick from other data (a
+  // detector's boxes picked by TopK), the Gather layer.
+  const bool table = axis == 0 && ctx.is_weight(0) && !ctx.input(0).tensor.is_integer() &&
+                     !(ctx.is_constant(0) && ctx.is_constant(1));
+  if (ctx.has_runtime_dims(0) || ctx.has_runtime_dims(1) || (!ctx.is_constant(1) && !table))
     return GatherLayer(ctx, axis, ctx.blob(1), ctx.shape(1), ctx.runtime_dims(1));
-  // Rows of a stored table, unless everything folds on the host.
-  if (axis == 0 && ctx.is_weight(0) && !ctx.input(0).tensor.is_integer() &&
-      !(ctx.is_constant(0) && ctx.is_constant(1)))
-    return GatherRowsOfTable(ctx);
+  if (table) return GatherRowsOfTable(ctx);
   HostTensor indices = ctx.constant(1);
   const int64_t dim = ctx.shape(0)[axis];
   for (double& v : indices.values) {
@@ -941,7 +1003,7 @@ REGISTER_ONNX_OP(ImportTile, "Tile");
 
 // The handlers above that follow sizes known only at run time.
 ALLOW_RUNTIME_DIMS("Shape", "Size", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
-                   "Slice", "Gather", "GatherND");
+                   "Slice", "Gather", "GatherND", "Reshape", "Flatten");
 
 }  // namespace
 }  // namespace onnx_import

@@ -62,6 +62,7 @@ NETS = ["ssdlite320_mobilenet_v3_large", "retinanet_resnet50_fpn",
 # A net that finds nothing (no score reaches its threshold): every class's
 # NonZero is empty and the If takes its "no boxes" branch.
 NOTHING_FOUND = "ssdlite320_mobilenet_v3_large_nothing_found"
+HEAD_SCALE = 30.0
 
 # Post-processing settings kept small for a test: fewer candidates per
 # class, fewer detections (torchvision's keyword arguments of each net).
@@ -89,6 +90,11 @@ def build(net, seed, small):
     model = getattr(torchvision.models.detection, net)(**kwargs).eval()
     calibrate(model, [torch.rand(3, 96, 128, generator=torch.Generator().manual_seed(seed + 100))
                       for _ in range(2)])
+    if net == "retinanet_resnet50_fpn":
+        # Its logits start at the prior (sigmoid 0.01) with a spread too
+        # small to order the scores: widen the last classification layer.
+        with torch.no_grad():
+            model.head.classification_head.cls_logits.weight.mul_(HEAD_SCALE)
     return model
 
 
