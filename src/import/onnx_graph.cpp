@@ -130,7 +130,7 @@ void ImportNode(Graph& graph, const onnx::NodeProto& node, int index) {
                                  "importer does not take for "
                               << node.op_type());
   try {
-    (*handler)(ctx);
+    if (!FoldOnSizeSources(ctx)) (*handler)(ctx);
     TrackSizeSources(ctx);
   } catch (const Error& e) {
     // Host helpers (tensor values, shape products) know no node: name it.

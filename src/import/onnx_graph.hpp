@@ -72,6 +72,7 @@ class NodeContext {
   const std::string& op() const { return node_.op_type(); }
   int opset() const;
   const OnnxImportOptions& options() const;
+  const Graph& graph() const { return graph_; }
   // "model.onnx: node 'Conv_0' (Conv): " — the start of every error.
   std::string Where() const;
 
@@ -231,6 +232,14 @@ class Graph {
   std::string model_dir() const;
   const OnnxImportOptions& options() const { return options_; }
   int opset() const { return opset_; }
+  // The exporter that wrote the file (ModelProto's producer_name and
+  // producer_version), for its known departures from the spec.
+  void set_producer(const std::string& name, const std::string& version) {
+    producer_name_ = name;
+    producer_version_ = version;
+  }
+  const std::string& producer_name() const { return producer_name_; }
+  const std::string& producer_version() const { return producer_version_; }
 
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
   Value& Get(const std::string& name, const std::string& where);
@@ -258,6 +267,7 @@ class Graph {
   std::string path_;
   OnnxImportOptions options_;
   int opset_;
+  std::string producer_name_, producer_version_;
   std::map<std::string, Value> values_;
   caffe::NetParameter net_;
   std::map<std::string, OnnxParameterSource> parameters_;
@@ -269,6 +279,9 @@ class Graph {
 // After a node's handler: the size sources (Value::size_sources) its
 // output takes from its inputs (onnx_size_sources.cpp).
 void TrackSizeSources(NodeContext& ctx);
+// Before a node's handler: folds what its size sources decide (an Equal of
+// sizes and -1); true where it set the outputs.
+bool FoldOnSizeSources(NodeContext& ctx);
 
 // Runs the op handler of `node` (graph position `index`), naming the node in
 // its errors.

@@ -113,6 +113,7 @@ OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) 
   onnx::ModelProto model = ReadModel(path);
   const int opset = DefaultOpset(path, model);
   Graph graph(path, options, opset);
+  graph.set_producer(model.producer_name(), model.producer_version());
   OnnxModel result;
   result.opset = opset;
   if (options.training) {

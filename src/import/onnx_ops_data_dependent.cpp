@@ -1,6 +1,7 @@
 // ONNX ops whose output size follows the data, as torchvision's detectors
 // export their post-processing: NonZero, TopK (its k may be computed),
-// NonMaxSuppression, and If on a run-time condition. A Caffe-style net
+// NonMaxSuppression, If on a run-time condition, and RoiAlign over regions
+// found so. A Caffe-style net
 // carries them by sizing at run time: the layers read the count they need
 // (one host read each) and reshape their tops in Forward, and each later
 // layer's Reshape follows, as Caffe's Layer::Forward does. The importer
@@ -177,7 +178,44 @@ void ImportIf(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportIf, "If");
 
-ALLOW_RUNTIME_DIMS("NonZero", "TopK", "NonMaxSuppression");
+// RoiAlign (torchvision's MultiScaleRoIAlign, once per level): the
+// RoiAlign layer, its region count following the data.
+void ImportRoiAlign(NodeContext& ctx) {
+  ctx.CheckAttributes({"coordinate_transformation_mode", "mode", "output_height", "output_width",
+                       "sampling_ratio", "spatial_scale"});
+  ONNX_REQUIRE(ctx, ctx.rank(0) == 4, "the features must be N x C x H x W, got " << ShapeString(ctx.shape(0)));
+  const std::string mode = ctx.attr_string("mode", "avg");
+  ONNX_REQUIRE(ctx, mode == "avg", "mode '" << mode << "' is not supported (avg is)");
+  // Opset 16 added the attribute, defaulting to half_pixel; before, regions
+  // were taken as output_half_pixel does. PyTorch 1.x writes torchvision's
+  // roi_align (aligned=False) at any opset without the attribute, meaning
+  // the old behaviour (what PyTorch computes); ONNX Runtime reads such a
+  // file as half_pixel and differs from PyTorch.
+  const bool legacy_pytorch = ctx.graph().producer_name() == "pytorch" &&
+                              ctx.graph().producer_version().rfind("1.", 0) == 0;
+  const std::string transform = ctx.attr_string(
+      "coordinate_transformation_mode",
+      ctx.opset() >= 16 && !legacy_pytorch ? "half_pixel" : "output_half_pixel");
+  ONNX_REQUIRE(ctx, transform == "half_pixel" || transform == "output_half_pixel",
+               "coordinate_transformation_mode '" << transform << "' is not supported");
+  caffe::LayerParameter* layer = ctx.AddLayer(
+      "RoiAlign", {ctx.blob(0), ctx.blob(1), ctx.blob(2)}, {ctx.output_name(0)});
+  caffe::RoiAlignParameter* p = layer->mutable_roi_align_param();
+  const int64_t height = ctx.attr_int("output_height", 1), width = ctx.attr_int("output_width", 1);
+  p->set_output_height(static_cast<int>(height));
+  p->set_output_width(static_cast<int>(width));
+  p->set_sampling_ratio(static_cast<int>(ctx.attr_int("sampling_ratio", 0)));
+  p->set_spatial_scale(ctx.attr_float("spatial_scale", 1.f));
+  p->set_half_pixel(transform == "half_pixel");
+  const int64_t regions = ctx.shape(1).at(0);
+  ctx.SetOutput(0, {regions, ctx.shape(0)[1], height, width});
+  const std::vector<bool> r = ctx.runtime_dims(1);
+  ctx.SetRuntimeDims(0, {r.at(0), false, false, false});
+  ctx.MarkOutputInteger(0, false);
+}
+REGISTER_ONNX_OP(ImportRoiAlign, "RoiAlign");
+
+ALLOW_RUNTIME_DIMS("NonZero", "TopK", "NonMaxSuppression", "RoiAlign");
 
 }  // namespace
 }  // namespace onnx_import

@@ -57,6 +57,13 @@ void CastTo(NodeContext& ctx, int64_t to) {
   // Run-time integers (held as floats) cast to float or to another integer
   // type are the same values; a float cast to an integer would need rounding.
   const bool integer_to_integer = ctx.input(0).integer && IsIntegerType(static_cast<int>(to));
+  if (!ctx.input(0).integer && IsIntegerType(static_cast<int>(to)) && to != onnx::TensorProto::BOOL) {
+    // Floats to integers truncate toward zero (Faster R-CNN's feature level).
+    ctx.AddLayer("Round", {ctx.blob(0)}, {ctx.output_name(0)})
+        ->mutable_round_param()->set_mode(caffe::RoundParameter::TRUNCATE);
+    ctx.SetOutput(0, ctx.shape(0));
+    return ctx.MarkOutputInteger(0, true);
+  }
   ONNX_REQUIRE(ctx, to == onnx::TensorProto::FLOAT || integer_to_integer,
                "casting a run-time tensor to "
                    << onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(to))

@@ -485,6 +485,8 @@ void ImportGemm(NodeContext& ctx) {
   ONNX_REQUIRE(ctx, ctx.rank(0) == 2 && ctx.rank(1) == 2, "A and B must be matrices");
   const auto out = MatMulShape(ctx, ctx.shape(0), ctx.shape(1), ta, tb);
   const int64_t n = out[1];
+  ONNX_REQUIRE(ctx, !ctx.has_runtime_dims(0) || (!ta && !ctx.runtime_dims(0)[1]),
+               "only the rows of A may follow the data");
   const bool bias_vector = ctx.has_input(2) && ctx.is_weight(2) && ShapeCount(ctx.shape(2)) == n &&
                            ctx.shape(2).back() == n;
   // The usual fully connected layer: an InnerProduct with B as its weights.
@@ -497,8 +499,13 @@ void ImportGemm(NodeContext& ctx) {
     p->set_bias_term(ctx.has_input(2));
     ctx.AddParamBlob(layer, 1);
     if (ctx.has_input(2)) ctx.AddParamBlob(layer, 2, {n});
-    return ctx.SetOutput(0, out);
+    ctx.SetOutput(0, out);
+    // Rows that follow the data (a detector's regions) stay rows.
+    if (ctx.has_runtime_dims(0)) ctx.SetRuntimeDims(0, {ctx.runtime_dims(0)[0], false});
+    return;
   }
+  ONNX_REQUIRE(ctx, !ctx.has_runtime_dims(0) && !ctx.has_runtime_dims(1),
+               "sizes that follow the data are taken only as the rows of a fully connected layer");
   // General form: alpha * op(A) op(B) (+ beta * C).
   std::string product = ctx.has_input(2) || alpha != 1.f ? ctx.TempBlob("product") : ctx.output_name(0);
   AddMatMul(ctx, 0, 1, ta, tb, product);
@@ -520,6 +527,7 @@ void ImportGemm(NodeContext& ctx) {
   ctx.SetOutput(0, out);
 }
 REGISTER_ONNX_OP(ImportGemm, "Gemm");
+ALLOW_RUNTIME_DIMS("Gemm");
 
 void ImportSoftmax(NodeContext& ctx) {
   const bool log = ctx.op() == "LogSoftmax";
@@ -527,6 +535,8 @@ void ImportSoftmax(NodeContext& ctx) {
   const int rank = static_cast<int>(in.size());
   const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", ctx.opset() < 13 ? 1 : -1), rank);
   const std::string type = log ? "LogSoftmax" : "Softmax";
+  ONNX_REQUIRE(ctx, !ctx.has_runtime_dims(0) || ctx.opset() >= 13 || axis == rank - 1,
+               "a softmax over flattened axes whose size follows the data is not supported");
   if (ctx.opset() >= 13 || axis == rank - 1) {
     ctx.AddLayer(type, {ctx.blob(0)}, {ctx.output_name(0)})->mutable_softmax_param()->set_axis(axis);
     return ctx.SetOutput(0, in);
@@ -543,6 +553,7 @@ void ImportSoftmax(NodeContext& ctx) {
   ctx.SetOutput(0, in);
 }
 REGISTER_ONNX_OP(ImportSoftmax, "Softmax", "LogSoftmax");
+ALLOW_RUNTIME_DIMS("Softmax", "LogSoftmax");
 
 void ImportResize(NodeContext& ctx) {
   ctx.CheckAttributes({"mode", "scales", "coordinate_transformation_mode", "nearest_mode",

@@ -57,6 +57,23 @@ void ImportScatterND(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportScatterND, "ScatterND");
 
+// ScatterElements without reduction (torch's scatter: Faster R-CNN puts
+// each level's pooled regions back in order): the ScatterElements layer.
+void ImportScatterElements(NodeContext& ctx) {
+  ctx.CheckAttributes({"axis", "reduction"});
+  const std::string reduction = ctx.attr_string("reduction", "none");
+  ONNX_REQUIRE(ctx, reduction == "none", "reduction '" << reduction << "' is not supported");
+  ONNX_REQUIRE(ctx, !ctx.all_constant(), "scattering constants is not supported");
+  const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", 0), ctx.rank(0));
+  ctx.AddLayer("ScatterElements", {ctx.blob(0), ctx.blob(1), ctx.blob(2)}, {ctx.output_name(0)})
+      ->mutable_gather_elements_param()->set_axis(axis);
+  ctx.SetOutput(0, ctx.shape(0));
+  ctx.SetRuntimeDims(0, ctx.runtime_dims(0));
+  ctx.MarkOutputInteger(0, ctx.input(0).integer && ctx.input(2).integer);
+}
+REGISTER_ONNX_OP(ImportScatterElements, "ScatterElements");
+ALLOW_RUNTIME_DIMS("ScatterElements");
+
 }  // namespace
 }  // namespace onnx_import
 }  // namespace dlcaffe

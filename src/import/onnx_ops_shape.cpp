@@ -133,22 +133,59 @@ void ImportSize(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportSize, "Size");
 
+// A FullLike layer writing `value` to blob `top` in the shape input
+// `shape_input` holds at run time, made of traced sizes: its bounds, and
+// in `runtime` which follow the data.
+std::vector<int64_t> FullOfSizeSources(NodeContext& ctx, int shape_input, float value,
+                                       const std::string& top, std::vector<bool>* runtime) {
+  const std::vector<Value::SizeSource>& sources = ctx.input(shape_input).size_sources;
+  ONNX_REQUIRE(ctx, !sources.empty(),
+               "the shape is known only at run time and is not made of sizes the importer can "
+               "trace (Shape, Gather, Concat of them)");
+  std::string like;
+  std::vector<int64_t> shape;
+  caffe::FullLikeParameter p;
+  p.set_value(value);
+  runtime->clear();
+  for (const Value::SizeSource& source : sources) {
+    bool follows = false;
+    int64_t size = source.constant;
+    if (!source.value.empty()) {
+      const Value& v = ctx.named_value(source.value);
+      size = v.shape.at(source.axis);
+      follows = source.axis < static_cast<int>(v.runtime_dims.size()) && v.runtime_dims[source.axis];
+    }
+    if (follows) {
+      ONNX_REQUIRE(ctx, like.empty() || like == source.value,
+                   "sizes known only at run time from two tensors are not supported");
+      like = source.value;
+      p.add_dim(-1);
+      p.add_bottom_axis(source.axis);
+    } else {
+      p.add_dim(static_cast<int>(size));
+    }
+    shape.push_back(std::max<int64_t>(size, 1));
+    runtime->push_back(follows);
+  }
+  ONNX_REQUIRE(ctx, !like.empty(), "internal: a run-time shape of fixed sizes");
+  *ctx.AddLayer("FullLike", {ctx.MaterializeNamed(like)}, {top}, top == ctx.output_name(0) ? "" : "full")
+       ->mutable_full_like_param() = p;
+  return shape;
+}
+
 void ImportConstantOfShape(NodeContext& ctx) {
   HostTensor value;
   value.values = {0.0};
   if (ctx.has_attr("value")) value = ctx.attr_tensor("value");
   if (!ctx.is_constant(0)) {
-    // The shape of a tensor whose size follows the data (torchvision's
-    // labels, full_like(scores, class)): a FullLike of that tensor.
-    const std::string& of = ctx.input(0).shape_of;
-    ONNX_REQUIRE(ctx, !of.empty(),
-                 "a run-time shape is taken only as the whole Shape of a tensor");
-    const Value& like = ctx.named_value(of);
-    caffe::LayerParameter* layer =
-        ctx.AddLayer("FullLike", {ctx.MaterializeNamed(of)}, {ctx.output_name(0)});
-    layer->mutable_full_like_param()->set_value(static_cast<float>(value.values.at(0)));
-    ctx.SetOutput(0, like.shape);
-    ctx.SetRuntimeDims(0, like.runtime_dims);
+    // Sizes that follow the data (torchvision's labels, full_like(scores,
+    // class); Faster R-CNN's pooled regions): a FullLike of the tensor they
+    // come from, its fixed sizes as they are.
+    std::vector<bool> runtime;
+    const std::vector<int64_t> shape =
+        FullOfSizeSources(ctx, 0, static_cast<float>(value.values.at(0)), ctx.output_name(0), &runtime);
+    ctx.SetOutput(0, shape);
+    ctx.SetRuntimeDims(0, runtime);
     ctx.MarkOutputInteger(0, IsIntegerType(value.type));
     return;
   }
@@ -207,14 +244,33 @@ void ReshapeToSizeSources(NodeContext& ctx) {
       bound = ctx.shape(0)[i];
       follows = in_runtime[i];
     }
-    ONNX_REQUIRE(ctx, bound >= 0, "shape entry " << i << " is " << bound
-                                                 << "; -1 beside sizes known at run time is not supported");
-    shape.push_back(std::max<int64_t>(bound, 1));
+    ONNX_REQUIRE(ctx, bound >= -1, "shape entry " << i << " is " << bound);
+    shape.push_back(bound);
     runtime.push_back(follows);
     dims.push_back(follows ? -1 : bound);
   }
   ONNX_REQUIRE(ctx, std::count(runtime.begin(), runtime.end(), true) <= 1,
                "a shape with several sizes known only at run time is not supported");
+  // A -1 beside the run-time size (reshape(boxes, count, -1)): the input's
+  // fixed sizes over the other fixed entries, the run-time ones matching.
+  const auto infer = std::find(shape.begin(), shape.end(), int64_t{-1});
+  if (infer != shape.end()) {
+    ONNX_REQUIRE(ctx, std::count(shape.begin(), shape.end(), int64_t{-1}) == 1,
+                 "the shape has more than one -1");
+    const std::vector<int64_t>& in = ctx.shape(0);
+    int64_t fixed_in = 1, fixed_out = 1, runtime_in = 0;
+    for (size_t d = 0; d < in.size(); ++d)
+      if (in_runtime[d]) ++runtime_in; else fixed_in *= in[d];
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (!runtime[d] && shape[d] != -1) fixed_out *= shape[d];
+    const bool runtime_out = std::count(runtime.begin(), runtime.end(), true) == 1;
+    ONNX_REQUIRE(ctx, runtime_in == (runtime_out ? 1 : 0) && fixed_out > 0 && fixed_in % fixed_out == 0,
+                 "cannot infer the -1 of the shape beside sizes known only at run time (input "
+                     << ShapeString(in) << ")");
+    *infer = fixed_in / fixed_out;
+    dims[infer - shape.begin()] = *infer;
+  }
+  for (int64_t& d : shape) d = std::max<int64_t>(d, 1);
   caffe::LayerParameter* layer = ctx.AddLayer("Reshape", {ctx.blob(0)}, {ctx.output_name(0)});
   *layer->mutable_reshape_param()->mutable_shape() = ToBlobShape(dims);
   ctx.SetOutput(0, shape);
@@ -490,7 +546,41 @@ void ClampSlice(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* 
   *first = start;
 }
 
+// Slice to ends known only at run time (torchvision's split of the boxes
+// at each image's count): StridedSlice reads them from its second bottom;
+// the sliced axes follow the data.
+void SliceToRunTimeEnds(NodeContext& ctx) {
+  const int rank = ctx.rank(0);
+  ONNX_REQUIRE(ctx, ctx.opset() >= 10 && ctx.is_constant(1) && (!ctx.has_input(3) || ctx.is_constant(3)) &&
+                        (!ctx.has_input(4) || ctx.is_constant(4)),
+               "only the ends may be known only at run time");
+  const std::vector<int64_t> starts = ctx.constant(1).ints();
+  std::vector<int64_t> axes;
+  if (ctx.has_input(3)) axes = ctx.constant(3).ints();
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (ctx.has_input(4))
+    for (int64_t step : ctx.constant(4).ints())
+      ONNX_REQUIRE(ctx, step == 1, "a step other than 1 with run-time ends is not supported");
+  ONNX_REQUIRE(ctx, ShapeCount(ctx.shape(2)) == static_cast<int64_t>(starts.size()) && axes.size() == starts.size(),
+               "starts, ends and axes differ in length");
+  caffe::LayerParameter* layer =
+      ctx.AddLayer("StridedSlice", {ctx.blob(0), ctx.blob(2)}, {ctx.output_name(0)});
+  caffe::StridedSliceParameter* p = layer->mutable_strided_slice_param();
+  std::vector<bool> runtime = ctx.runtime_dims(0);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int axis = NormalizeAxis(ctx, axes[i], rank);
+    p->add_axis(axis);
+    p->add_start(static_cast<int>(std::clamp<int64_t>(starts[i], INT_MIN, INT_MAX)));
+    p->add_end(INT_MAX);  // replaced by bottom 1's
+    runtime[axis] = true;
+  }
+  ctx.SetOutput(0, ctx.shape(0));
+  ctx.SetRuntimeDims(0, runtime);
+}
+
 void ImportSlice(NodeContext& ctx) {
+  if (ctx.opset() >= 10 && ctx.has_input(2) && !ctx.is_constant(2)) return SliceToRunTimeEnds(ctx);
   const auto& in = ctx.shape(0);
   const int rank = ctx.rank(0);
   std::vector<int64_t> starts, ends, axes, steps;
@@ -744,9 +834,27 @@ void ImportCumSum(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportCumSum, "CumSum");
 
+// A Gather of fixed sizes out of a run-time Shape (Shape(boxes)[1] where
+// only the box count follows the data): the constants.
+bool GatherFixedSizes(NodeContext& ctx) {
+  const std::vector<Value::SizeSource>& sources = ctx.input(0).size_sources;
+  if (sources.empty() || !ctx.is_constant(1) || ctx.rank(0) != 1) return false;
+  HostTensor picked = ctx.constant(1);
+  picked.type = onnx::TensorProto::INT64;
+  for (double& k : picked.values) {
+    int64_t i = static_cast<int64_t>(k);
+    if (i < 0) i += static_cast<int64_t>(sources.size());
+    if (i < 0 || i >= static_cast<int64_t>(sources.size()) || !sources[i].value.empty()) return false;
+    k = static_cast<double>(sources[i].constant);
+  }
+  ctx.SetConstantOutput(0, picked);
+  return true;
+}
+
 void ImportGather(NodeContext& ctx) {
   const int rank = ctx.rank(0);
   const int axis = NormalizeAxis(ctx, ctx.attr_int("axis", 0), rank);
+  if (GatherFixedSizes(ctx)) return;
   // Rows of a stored table, unless everything folds on the host; where
   // sizes follow the data, or run-time indices pick from other data (a
   // detector's boxes picked by TopK), the Gather layer.
@@ -934,7 +1042,70 @@ void ImportPad(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportPad, "Pad");
 
+// Expand to a shape known at run time, made of traced sizes (Faster
+// R-CNN's region indices expanded to the pooled regions' shape): a Tile
+// along each axis of fixed size the input broadcasts; an axis that follows
+// the data must already have that size in the input.
+void ExpandToSizeSources(NodeContext& ctx) {
+  const std::vector<Value::SizeSource>& sources = ctx.input(1).size_sources;
+  ONNX_REQUIRE(ctx, !sources.empty(),
+               "the shape is known only at run time and is not made of sizes the importer can "
+               "trace (Shape, Gather, Concat of them)");
+  const std::vector<int64_t>& in = ctx.shape(0);
+  ONNX_REQUIRE(ctx, in.size() == sources.size(),
+               "expanding rank " << in.size() << " to rank " << sources.size()
+                                 << " at run time is not supported");
+  const std::vector<bool> in_runtime = ctx.runtime_dims(0);
+  std::vector<int64_t> shape = in;
+  std::string current = ctx.blob(0);
+  std::vector<int> tiled;
+  std::vector<int64_t> tiles;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const Value::SizeSource& source = sources[d];
+    bool follows = false;
+    int64_t size = source.constant;
+    if (!source.value.empty()) {
+      const Value& v = ctx.named_value(source.value);
+      size = v.shape.at(source.axis);
+      follows = source.axis < static_cast<int>(v.runtime_dims.size()) && v.runtime_dims[source.axis];
+    }
+    if (follows && !in_runtime[d]) {
+      // A size 1 taking a run-time size (arange(classes) expanded to the
+      // scores' rows): x + zeros of the target shape, broadcast at run time.
+      ONNX_REQUIRE(ctx, in[d] == 1, "cannot expand axis " << d << " of size " << in[d]
+                                                          << " to a size known only at run time");
+      std::vector<bool> runtime;
+      const std::string zeros = ctx.TempBlob("zeros");
+      const std::vector<int64_t> target = FullOfSizeSources(ctx, 1, 0.f, zeros, &runtime);
+      ctx.AddLayer("BinaryOp", {ctx.blob(0), zeros}, {ctx.output_name(0)})
+          ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::ADD);
+      std::vector<int64_t> out(in.size());
+      for (size_t k = 0; k < in.size(); ++k) out[k] = std::max(in[k], target[k]);
+      ctx.SetOutput(0, out);
+      for (size_t k = 0; k < in.size(); ++k) runtime[k] = runtime[k] || in_runtime[k];
+      ctx.SetRuntimeDims(0, runtime);
+      return ctx.MarkOutputInteger(0, ctx.input(0).integer || ctx.input(0).tensor.is_integer());
+    }
+    if (follows || in_runtime[d] || size == in[d] || size == 1) continue;
+    ONNX_REQUIRE(ctx, in[d] == 1, "cannot expand axis " << d << " of size " << in[d] << " to " << size);
+    tiled.push_back(static_cast<int>(d));
+    tiles.push_back(size);
+    shape[d] = size;
+  }
+  if (tiled.empty()) return ctx.SetOutputToInput(0, 0);
+  for (size_t i = 0; i < tiled.size(); ++i) {
+    const std::string top = i + 1 == tiled.size() ? ctx.output_name(0) : ctx.TempBlob("tile" + std::to_string(i));
+    caffe::LayerParameter* layer = ctx.AddLayer("Tile", {current}, {top}, "axis" + std::to_string(tiled[i]));
+    layer->mutable_tile_param()->set_axis(tiled[i]);
+    layer->mutable_tile_param()->set_tiles(static_cast<int>(tiles[i]));
+    current = top;
+  }
+  ctx.SetOutput(0, shape);
+  ctx.SetRuntimeDims(0, in_runtime);
+}
+
 void ImportExpand(NodeContext& ctx) {
+  if (!ctx.is_constant(1)) return ExpandToSizeSources(ctx);
   const auto target = ctx.constant(1).ints();
   const auto shape = BroadcastShapes(ctx, ctx.shape(0), target);
   if (ctx.is_constant(0)) {
@@ -1003,7 +1174,7 @@ REGISTER_ONNX_OP(ImportTile, "Tile");
 
 // The handlers above that follow sizes known only at run time.
 ALLOW_RUNTIME_DIMS("Shape", "Size", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
-                   "Slice", "Gather", "GatherND", "Reshape", "Flatten");
+                   "Slice", "Gather", "GatherND", "Reshape", "Flatten", "Expand");
 
 }  // namespace
 }  // namespace onnx_import

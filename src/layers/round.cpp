@@ -1,5 +1,5 @@
 // Round (dlcaffe; ONNX Floor, Ceil and Round): each element rounded to a
-// whole number (round_param.mode: FLOOR, CEIL, HALF_EVEN). Its gradient is
+// whole number (round_param.mode: FLOOR, CEIL, HALF_EVEN, TRUNCATE). Its gradient is
 // 0, as PyTorch's for floor, ceil and round. Faster R-CNN's feature-level
 // choice (floor(4 + log2(sqrt(area) / 224))) runs through it.
 #include <vector>

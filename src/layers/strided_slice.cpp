@@ -2,6 +2,9 @@
 // the bottom's elements start, start + step, ... before end; the other axes
 // are kept whole. An empty `axis` list means the first start_size() axes
 // (ONNX's default axes); an empty `step` list means 1 on every listed axis.
+// With a second bottom, the ends are its values (one per listed axis, read
+// to the host at each Reshape) instead of `end`: ONNX Slice to sizes that
+// follow the data.
 //
 // ONNX's rules, per listed axis of size n: a negative start or end has n
 // added to it; then with step > 0 both are clamped to [0, n], with step < 0
@@ -12,6 +15,7 @@
 // Forward gathers through a strided view (core/strided_copy.hpp); backward
 // zeroes the bottom's diff and scatters the top's diff into it.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -26,7 +30,11 @@ class StridedSliceLayer : public Layer {
   const char* type() const override { return "StridedSlice"; }
   // Moves values as they are stored.
   bool SupportsStorage(StorageType) const override { return true; }
-  int ExactNumBottomBlobs() const override { return 1; }
+  int MinBottomBlobs() const override { return 1; }
+  // Bottom 1: the ends, one per listed axis, read at run time.
+  int MaxBottomBlobs() const override { return 2; }
+  bool KeepsBottomInFloat(int index) const override { return index == 1; }
+  bool AllowForceBackward(int bottom_index) const override { return bottom_index == 0; }
   int ExactNumTopBlobs() const override { return 1; }
 
   void LayerSetUp(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -51,6 +59,16 @@ class StridedSliceLayer : public Layer {
     const int rank = x.num_axes();
     std::vector<int> start(rank, 0), step(rank, 1), shape = x.shape();
     std::vector<bool> listed(rank, false);
+    std::vector<float> ends;
+    if (bottom.size() > 1) {
+      // Ends known only at run time (a split at the data's own sizes): read
+      // here, right before Forward, where the bottoms hold them.
+      DLC_REQUIRE(bottom[1]->count() == p.start_size(),
+                  Where() << "bottom 1 must hold one end per listed axis (" << p.start_size()
+                          << "), got shape " << bottom[1]->shape_string());
+      ends.resize(p.start_size());
+      if (!ends.empty()) ctx_->Read(bottom[1]->data(), 0, ends.size() * sizeof(float), ends.data());
+    }
     for (int k = 0; k < p.start_size(); ++k) {
       const int a = p.axis_size() ? p.axis(k) : k;
       DLC_REQUIRE(a >= -rank && a < rank, Where() << "axis " << a << " is out of range for the bottom "
@@ -60,7 +78,9 @@ class StridedSliceLayer : public Layer {
       listed[d] = true;
       const int64_t size = x.shape(d);
       const int64_t s = p.step_size() ? p.step(k) : 1;
-      int64_t b = p.start(k), e = p.end(k);
+      int64_t b = p.start(k),
+              e = ends.empty() ? p.end(k)
+                               : static_cast<int64_t>(std::clamp<double>(ends[k], INT32_MIN, INT32_MAX));
       if (b < 0) b += size;
       if (e < 0) e += size;
       if (s > 0) {
@@ -94,6 +114,7 @@ class StridedSliceLayer : public Layer {
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
+    if (bottom.size() > 1 && propagate_down[1]) bottom[1]->SetDiff(0.f);
     if (!propagate_down[0]) return;
     bottom[0]->SetDiff(0.f);
     StridedScatter(*ctx_, view_, top[0]->diff(), bottom[0]->diff(),

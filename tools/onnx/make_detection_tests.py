@@ -24,9 +24,9 @@ Layout of OUT_DIR/<net>/:
     model.onnx            the detector in eval mode, random weights (below)
     test_data_set_0/
         input_0.pb        the image, 3 x H x W in [0, 1], named as the input
-        output_0.pb       boxes D x 4 (x1, y1, x2, y2 in the image's pixels)
-        output_1.pb       scores D
-        output_2.pb       labels D (as floats)
+        output_K.pb       boxes D x 4 (x1, y1, x2, y2 in the image's pixels),
+                          scores D and labels D (as floats), in the order
+                          of the net's result dict
         tolerances.json   relative L2 bounds per file (1e-4)
 
 The references are PyTorch's eager results on the CPU in float64 (the
@@ -147,8 +147,11 @@ def generate(net, out_dir, small, opset, exporter):
             break
     else:
         sys.exit(f"{net}: no seed of 20 gives well separated scores")
+    # The outputs in the order the exporter flattens the result dict
+    # (Faster R-CNN's is boxes, labels, scores).
+    keys = list(found32.keys())
     bounds = {}
-    for k, key in enumerate(["boxes", "scores", "labels"]):
+    for k, key in enumerate(keys):
         ref = found[key].double()
         d32 = ((found32[key].double() - ref).norm() / max(ref.norm().item(), 1e-30)).item() \
             if ref.numel() else 0.0
@@ -161,14 +164,14 @@ def generate(net, out_dir, small, opset, exporter):
         torch.onnx.export(model, ([image],), path, opset_version=opset, dynamo=True)
     else:
         torch.onnx.export(model, ([image],), path, opset_version=opset,
-                          input_names=["image"], output_names=["boxes", "scores", "labels"])
+                          input_names=["image"], output_names=keys)
     import onnx
     g = onnx.load(path).graph
     inputs = [i.name for i in g.input if i.name not in {t.name for t in g.initializer}]
     outputs = [o.name for o in g.output]
     t = os.path.join(d, "test_data_set_0")
     write_tensor(os.path.join(t, "input_0.pb"), image.numpy(), inputs[0])
-    for k, key in enumerate(["boxes", "scores", "labels"]):
+    for k, key in enumerate(keys):
         write_tensor(os.path.join(t, f"output_{k}.pb"), found[key].numpy(), outputs[k])
     with open(os.path.join(t, "tolerances.json"), "w") as f:
         json.dump(bounds, f, indent=1, sort_keys=True)
