@@ -28,5 +28,21 @@ TEST(FullLike, FillsTheBottomsShape) {
   EXPECT_EQ(x.ReadDiff(), std::vector<float>(7, 0.f));
 }
 
+// With dims: fixed sizes and -1s taking the bottom's axes (Faster R-CNN's
+// pooled regions: region count x C x 7 x 7).
+TEST(FullLike, DimsTakeTheBottomsAxes) {
+  Blob x(TestContext(), {5, 3}), top(TestContext());
+  auto layer = MakeLayer(
+      "type: 'FullLike' full_like_param { value: 1.5 dim: -1 dim: 4 dim: -1 bottom_axis: 0 "
+      "bottom_axis: 1 }");
+  layer->SetUp({&x}, {&top});
+  layer->Forward({&x}, {&top});
+  EXPECT_EQ(top.shape(), (std::vector<int>{5, 4, 3}));
+  EXPECT_EQ(top.ReadData(), std::vector<float>(60, 1.5f));
+  x.Reshape(std::vector<int>{0, 3});
+  layer->Reshape({&x}, {&top});
+  EXPECT_EQ(top.shape(), (std::vector<int>{0, 4, 3}));
+}
+
 }  // namespace test
 }  // namespace dlcaffe

@@ -154,6 +154,29 @@ TEST(StridedSlice, OnnxClampingByHand) {
   }
 }
 
+// Ends from a second bottom, read at each Reshape (ONNX Slice to sizes that
+// follow the data): the same clamping; a new value sizes the top anew.
+TEST(StridedSlice, RunTimeEndsFromBottom1) {
+  Blob x(TestContext(), {7, 2}), ends(TestContext(), {1}), y(TestContext());
+  std::vector<float> v(14);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
+  x.WriteData(v);
+  auto layer = MakeLayer("type: 'StridedSlice' strided_slice_param { axis: 0 start: 1 end: 0 }");
+  ends.WriteData({4});
+  layer->SetUp({&x, &ends}, {&y});
+  for (float end : {4.f, 100.f, -2.f, 9.2e18f, 0.f}) {
+    SCOPED_TRACE(end);
+    ends.WriteData({end});
+    layer->Reshape({&x, &ends}, {&y});
+    layer->Forward({&x, &ends}, {&y});
+    std::vector<float> want;
+    for (int i : OnnxIndices(7, 1, end > 1e9f ? INT_MAX : int(end), 1))
+      want.insert(want.end(), {v[2 * i], v[2 * i + 1]});
+    ASSERT_EQ(y.count(), static_cast<int>(want.size()));
+    if (!want.empty()) EXPECT_EQ(y.ReadData(), want);
+  }
+}
+
 TEST(StridedSlice, ForwardAndBackwardMatchReference) {
   struct Case {
     std::vector<int> shape;
