@@ -25,18 +25,23 @@ inline bool nms_suppresses(float4 kept, float4 box, float threshold) {
 
 // One work-group per (batch entry b, class c): the candidates (score above
 // the threshold, where there is one) sorted by falling score, ties by box
-// index; then greedy suppression a block of work-group size at a time:
-// each work-item tests its candidate against the boxes kept before the
-// block, and work-item 0 settles the block in order. Writes the kept boxes'
-// indices to kept[g * capacity ...] and their number to kept_count[g].
+// index; then greedy suppression a block of work-group size at a time: each
+// work-item tests its candidate against the boxes kept before the block and
+// against the block's earlier candidates (a row of bits), and work-item 0
+// settles the block in order from those bits. Writes the kept boxes'
+// indices to kept[g * max_kept ...] and their number to kept_count[g].
+// Local memory: alive[size], block_box[size], bits[size * words] with words =
+// size / 32 (rounded up), shared_count[1].
 __kernel void nms_select(const int classes, const int n, const int center,
                          const float iou_threshold, const int has_score_threshold,
                          const float score_threshold, const int max_kept, const int capacity,
                          __global const float* boxes, __global const float* scores,
                          __global float* key, __global int* id, __global float* kept_box,
                          __global int* kept, __global int* kept_count, __local int* alive,
+                         __local float4* block_box, __local uint* bits,
                          __local int* shared_count) {
   const int g = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
+  const int words = (size + 31) / 32;
   const int b = g / classes;
   __global const float* box_of = boxes + (size_t)b * n * 4;
   __global const float* score_of = scores + (size_t)g * n;
@@ -69,18 +74,29 @@ __kernel void nms_select(const int classes, const int n, const int center,
         if (nms_suppresses(vload4(k, g_kept_box), box, iou_threshold)) live = 0;
     }
     alive[lid] = live;
+    block_box[lid] = box;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // Row lid: bit j set where the block's earlier candidate j would drop it.
+    for (int w = 0; w < words; ++w) {
+      uint row = 0;
+      for (int j = w * 32; j < min(lid, (w + 1) * 32); ++j)
+        if (live && alive[j] && nms_suppresses(block_box[j], box, iou_threshold)) row |= 1u << (j - w * 32);
+      bits[lid * words + w] = row;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
+      // Work-item 0 settles the block: kept ones accumulate in `chosen`.
+      uint chosen[8];
+      for (int w = 0; w < words; ++w) chosen[w] = 0;
       int count = kept_n;
       const int block = min(size, candidates - start);
       for (int t = 0; t < block && count < max_kept; ++t) {
         if (!alive[t]) continue;
-        const float4 mine = nms_box(box_of, g_id[start + t], center);
         bool keep = true;
-        for (int k = kept_n; k < count && keep; ++k)
-          if (nms_suppresses(vload4(k, g_kept_box), mine, iou_threshold)) keep = false;
+        for (int w = 0; w < words && keep; ++w) keep = (bits[t * words + w] & chosen[w]) == 0;
         if (!keep) continue;
-        vstore4(mine, count, g_kept_box);
+        chosen[t / 32] |= 1u << (t % 32);
+        vstore4(block_box[t], count, g_kept_box);
         g_kept[count++] = g_id[start + t];
       }
       *shared_count = count;

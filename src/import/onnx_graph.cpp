@@ -286,6 +286,8 @@ void NodeContext::SetNamedValue(const std::string& name, Value value) {
   graph_.Set(name, std::move(value));
 }
 
+bool NodeContext::has_named_value(const std::string& name) const { return graph_.Has(name); }
+
 const Value& NodeContext::named_value(const std::string& name) const {
   return graph_.Get(name, Where());
 }

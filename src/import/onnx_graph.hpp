@@ -156,6 +156,7 @@ class NodeContext {
   // elements), and reads one back.
   void SetNamedValue(const std::string& name, Value value);
   const Value& named_value(const std::string& name) const;
+  bool has_named_value(const std::string& name) const;
 
   // A layer named after the node (a suffix tells several apart).
   caffe::LayerParameter* AddLayer(const std::string& type, const std::vector<std::string>& bottoms,

@@ -39,10 +39,16 @@ void ImportNonZero(NodeContext& ctx) {
   const int rank = ctx.rank(0);
   ONNX_REQUIRE(ctx, rank >= 1, "NonZero of a scalar is not supported");
   if (ctx.is_constant(0)) return ctx.SetConstantOutput(0, HostNonZero(ctx.constant(0)));
+  // The TorchScript exporter writes one NonZero of a mask per tensor it
+  // indexes with it (a class's scores, then its boxes): the second is the
+  // first's output, which saves a pass and a read to the host.
+  const std::string seen = "NonZero of " + ctx.node().input(0);
+  if (ctx.has_named_value(seen)) return ctx.SetOutputValue(0, ctx.named_value(seen));
   ctx.AddLayer("NonZero", {ctx.blob(0)}, {ctx.output_name(0)});
   ctx.SetOutput(0, {rank, std::max<int64_t>(1, ShapeCount(ctx.shape(0)))});
   ctx.SetRuntimeDims(0, {false, true});
   ctx.MarkOutputInteger(0, true);
+  ctx.SetNamedValue(seen, ctx.output_value(0));
 }
 REGISTER_ONNX_OP(ImportNonZero, "NonZero");
 

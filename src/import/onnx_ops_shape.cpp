@@ -1052,9 +1052,27 @@ void ExpandToSizeSources(NodeContext& ctx) {
                "the shape is known only at run time and is not made of sizes the importer can "
                "trace (Shape, Gather, Concat of them)");
   const std::vector<int64_t>& in = ctx.shape(0);
-  ONNX_REQUIRE(ctx, in.size() == sources.size(),
-               "expanding rank " << in.size() << " to rank " << sources.size()
-                                 << " at run time is not supported");
+  ONNX_REQUIRE(ctx, in.size() <= sources.size(),
+               "expanding rank " << in.size() << " to rank " << sources.size() << " is not possible");
+  if (in.size() < sources.size() || ctx.is_constant(0)) {
+    // A constant (torch.export's full_like: a scalar expanded), or fewer
+    // axes: the input plus zeros of the target shape, broadcast at run time.
+    std::vector<bool> runtime;
+    if (ctx.is_constant(0) && ctx.constant(0).count() == 1) {
+      const std::vector<int64_t> shape = FullOfSizeSources(
+          ctx, 1, static_cast<float>(ctx.constant(0).values[0]), ctx.output_name(0), &runtime);
+      ctx.SetOutput(0, shape);
+      ctx.SetRuntimeDims(0, runtime);
+      return ctx.MarkOutputInteger(0, ctx.constant(0).is_integer());
+    }
+    const std::string zeros = ctx.TempBlob("zeros");
+    const std::vector<int64_t> target = FullOfSizeSources(ctx, 1, 0.f, zeros, &runtime);
+    ctx.AddLayer("BinaryOp", {ctx.blob(0), zeros}, {ctx.output_name(0)})
+        ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::ADD);
+    ctx.SetOutput(0, BroadcastShapes(ctx, in, target));
+    ctx.SetRuntimeDims(0, runtime);
+    return ctx.MarkOutputInteger(0, ctx.input(0).integer);
+  }
   const std::vector<bool> in_runtime = ctx.runtime_dims(0);
   std::vector<int64_t> shape = in;
   std::string current = ctx.blob(0);

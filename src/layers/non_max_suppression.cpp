@@ -76,7 +76,9 @@ class NonMaxSuppressionLayer : public Layer {
                  static_cast<int>(p.has_score_threshold()), p.score_threshold(), max_kept_,
                  capacity_, bottom[0]->data(), bottom[1]->data(), key_->mem(), id_->mem(),
                  kept_box_->mem(), kept_->mem(), kept_count_->mem(),
-                 LocalMemory{group_ * sizeof(int)}, LocalMemory{sizeof(int)});
+                 LocalMemory{group_ * sizeof(int)}, LocalMemory{group_ * 4 * sizeof(float)},
+                 LocalMemory{size_t(group_) * ((group_ + 31) / 32) * sizeof(cl_uint)},
+                 LocalMemory{sizeof(int)});
     // The kept counts set the top's shape: the one read to the host.
     std::vector<int> counts(groups), offsets(groups);
     ctx_->Read(kept_count_->mem(), 0, groups * sizeof(int), counts.data());

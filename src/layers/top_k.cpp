@@ -7,6 +7,7 @@
 // [0, axis size] is an error naming the layer. The gradient reaches the
 // picked elements; the rest of the bottom's is 0.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "core/grow_buffer.hpp"
@@ -55,9 +56,6 @@ class TopKLayer : public Layer {
     ShapeTops(x, top);
     capacity_ = 1;
     while (capacity_ < n_) capacity_ <<= 1;
-    const size_t slices = size_t(outer_) * inner_;
-    GrowBuffer(*ctx_, &key_, slices * capacity_ * sizeof(float));
-    GrowBuffer(*ctx_, &id_, slices * capacity_ * sizeof(int));
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -72,9 +70,25 @@ class TopKLayer : public Layer {
     }
     const int slices = outer_ * inner_;
     if (slices == 0 || k_ == 0) return;
+    const int largest = static_cast<int>(param_.top_k_param().largest());
+    // Chunks of pairs that fit in half of local memory, at most 4096.
+    int chunk = 4096;
+    while (chunk > 64 && size_t(chunk) * 8 > ctx_->info().local_mem_bytes / 2) chunk >>= 1;
+    if (n_ > chunk && k_ <= chunk / 2) return SelectByChunks(bottom, top, slices, chunk, largest);
+    // A slice's keys in local memory where they fit in half of it (a
+    // detector's class scores), else in the global scratch.
+    const size_t local_bytes = size_t(capacity_) * (sizeof(float) + sizeof(int));
+    if (local_bytes <= ctx_->info().local_mem_bytes / 2) {
+      ctx_->Launch(ctx_->Kernel("top_k.cl", "", "top_k_select_local"),
+                   NDRange(size_t(group_) * slices), NDRange(group_), n_, inner_, k_, largest,
+                   bottom[0]->data(), LocalMemory{capacity_ * sizeof(float)},
+                   LocalMemory{capacity_ * sizeof(int)}, top[0]->data(), top[1]->data());
+      return;
+    }
+    GrowBuffer(*ctx_, &key_, size_t(slices) * capacity_ * sizeof(float));
+    GrowBuffer(*ctx_, &id_, size_t(slices) * capacity_ * sizeof(int));
     ctx_->Launch(ctx_->Kernel("top_k.cl", "", "top_k_select"), NDRange(size_t(group_) * slices),
-                 NDRange(group_), n_, inner_, k_,
-                 static_cast<int>(param_.top_k_param().largest()), capacity_, bottom[0]->data(),
+                 NDRange(group_), n_, inner_, k_, largest, capacity_, bottom[0]->data(),
                  key_->mem(), id_->mem(), top[0]->data(), top[1]->data());
   }
 
@@ -89,6 +103,34 @@ class TopKLayer : public Layer {
   }
 
  private:
+  // Long slices with a small k (RetinaNet's classes x anchors of a level):
+  // rounds that keep each chunk's best k, in parallel over the chunks, until
+  // a slice's survivors fit one chunk; then its best k.
+  void SelectByChunks(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top, int slices,
+                      int chunk, int largest) {
+    const size_t first = size_t(slices) * ((n_ + chunk - 1) / chunk) * k_;
+    GrowBuffer(*ctx_, &key_, first * sizeof(float));
+    GrowBuffer(*ctx_, &id_, first * sizeof(int));
+    GrowBuffer(*ctx_, &key2_, first * sizeof(float));
+    GrowBuffer(*ctx_, &id2_, first * sizeof(int));
+    cl_mem in_key = key2_->mem(), in_id = id2_->mem(), out_key = key_->mem(), out_id = id_->mem();
+    int length = n_, from_x = 1;
+    while (length > chunk) {
+      const int chunks = (length + chunk - 1) / chunk;
+      ctx_->Launch(ctx_->Kernel("top_k.cl", "", "top_k_chunks"),
+                   NDRange(size_t(group_) * slices * chunks), NDRange(group_), length, inner_, k_,
+                   largest, from_x, bottom[0]->data(), in_key, in_id, chunk, out_key, out_id,
+                   LocalMemory{chunk * sizeof(float)}, LocalMemory{chunk * sizeof(int)});
+      std::swap(in_key, out_key);
+      std::swap(in_id, out_id);
+      length = chunks * k_;
+      from_x = 0;
+    }
+    ctx_->Launch(ctx_->Kernel("top_k.cl", "", "top_k_pairs_select"), NDRange(size_t(group_) * slices),
+                 NDRange(group_), length, inner_, k_, largest, in_key, in_id, top[0]->data(),
+                 top[1]->data(), LocalMemory{chunk * sizeof(float)}, LocalMemory{chunk * sizeof(int)});
+  }
+
   void ShapeTops(const Blob& x, const std::vector<Blob*>& top) {
     std::vector<int> shape = x.shape();
     shape[axis_] = k_;
@@ -98,7 +140,7 @@ class TopKLayer : public Layer {
 
   int group_ = 1, axis_ = 0, n_ = 0, outer_ = 0, inner_ = 0, k_ = 0, capacity_ = 1;
   bool runtime_k_ = false;
-  BufferPtr key_, id_;
+  BufferPtr key_, id_, key2_, id2_;  // sort scratch, or the chunk rounds' pairs
 };
 
 REGISTER_LAYER_CLASS(TopK);

@@ -86,6 +86,27 @@ TEST(TopK, MatchesTheReferenceWithTies) {
     }
 }
 
+// Long slices: a small k takes the chunk rounds (RetinaNet's), a k of more
+// than half a chunk the global-memory sort; ties over 140000 values, two
+// slices along the middle axis, largest and smallest.
+TEST(TopK, LongSlicesMatchTheReference) {
+  const std::vector<int> shape = {2, 140000, 1};
+  for (int k : {7, 300, 3000})
+    for (bool largest : {true, false}) {
+      SCOPED_TRACE("k " + std::to_string(k) + (largest ? " largest" : " smallest"));
+      Blob x(TestContext(), shape), values(TestContext()), indices(TestContext());
+      const std::vector<float> v = WithTies(x.count(), 5);
+      x.WriteData(v);
+      auto layer = MakeLayer(Layer(1, k, largest));
+      layer->SetUp({&x}, {&values, &indices});
+      layer->Forward({&x}, {&values, &indices});
+      std::vector<float> want_values, want_indices;
+      Reference(v, shape, 1, k, largest, &want_values, &want_indices);
+      EXPECT_EQ(values.ReadData(), want_values);
+      EXPECT_EQ(indices.ReadData(), want_indices);
+    }
+}
+
 TEST(TopK, RunTimeKSizesTheTops) {
   Blob x(TestContext(), {3, 10}), k(TestContext(), {1}), values(TestContext()),
       indices(TestContext());

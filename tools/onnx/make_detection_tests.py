@@ -17,7 +17,11 @@ threshold no score reaches: every data-dependent size is 0 there.
                 style nets resize to their min_size, set small too.)
     --exporter  torchscript (torch.onnx.export, the default; Debian's 1.13
                 has it) or dynamo (torch.onnx.export(..., dynamo=True),
-                torch.export: PyTorch 2.x only).
+                torch.export: PyTorch 2.x only). torch.export cannot take
+                torchvision's batched_nms (it branches on the box count):
+                the export swaps in its traced form
+                (export_friendly_batched_nms); the references are the
+                unchanged model's.
 
 Layout of OUT_DIR/<net>/:
 
@@ -47,6 +51,7 @@ two implementations' rounding) and re-seeds the net until they do.
 """
 import argparse
 import copy
+import inspect
 import json
 import os
 import sys
@@ -118,6 +123,17 @@ def calibrate(model, images):
         h.remove()
 
 
+def export_friendly_batched_nms(boxes, scores, idxs, iou_threshold):
+    """torchvision's batched_nms as its traced form exports it (one NMS over
+    boxes moved apart per class), without the Python branches on the box
+    count that torch.export cannot take (GuardOnDataDependentSymNode in
+    torchvision 0.26). The same boxes: the coordinates are clipped to the
+    image, so the 0 added to the maximum changes nothing."""
+    max_coordinate = torch.cat([boxes.flatten(), boxes.new_zeros(1)]).max()
+    offsets = idxs.to(boxes) * (max_coordinate + torch.tensor(1).to(boxes))
+    return torchvision.ops.nms(boxes + offsets[:, None], scores, iou_threshold)
+
+
 def write_tensor(path, array, name):
     tensor = numpy_helper.from_array(np.ascontiguousarray(array).astype(np.float32), name=name)
     with open(path, "wb") as f:
@@ -160,11 +176,24 @@ def generate(net, out_dir, small, opset, exporter):
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     start = time.time()
     path = os.path.join(d, "model.onnx")
+    # PyTorch 2.9 made torch.export the default: ask for each by name where
+    # the argument exists (Debian's 1.13 has only the TorchScript exporter).
+    has_dynamo = "dynamo" in inspect.signature(torch.onnx.export).parameters
     if exporter == "dynamo":
-        torch.onnx.export(model, ([image],), path, opset_version=opset, dynamo=True)
+        from torchvision.ops import boxes as box_ops
+        original = box_ops.batched_nms
+        box_ops.batched_nms = export_friendly_batched_nms
+        try:
+            # At least opset 18, torch.export's own: onnx's converter down
+            # to 17 fails on its Reduce ops (axes as inputs).
+            torch.onnx.export(model, ([image],), path, opset_version=max(opset, 18), dynamo=True,
+                              input_names=["image"], output_names=keys)
+        finally:
+            box_ops.batched_nms = original
     else:
         torch.onnx.export(model, ([image],), path, opset_version=opset,
-                          input_names=["image"], output_names=keys)
+                          input_names=["image"], output_names=keys,
+                          **({"dynamo": False} if has_dynamo else {}))
     import onnx
     g = onnx.load(path).graph
     inputs = [i.name for i in g.input if i.name not in {t.name for t in g.initializer}]
