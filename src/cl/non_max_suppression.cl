@@ -20,6 +20,10 @@ inline bool nms_suppresses(float4 kept, float4 box, float threshold) {
   const float w = fmax(0.f, fmin(kept.z, box.z) - fmax(kept.x, box.x));
   const float h = fmax(0.f, fmin(kept.w, box.w) - fmax(kept.y, box.y));
   const float inter = w * h;
+  // Boxes that do not meet (most pairs: torchvision moves each class's boxes
+  // apart) skip the division, which is slow where it is correctly rounded;
+  // 0 / union is 0 (0 / 0 is NaN: neither exceeds a threshold >= 0).
+  if (inter == 0.f && threshold >= 0.f) return false;
   return inter / (nms_area(kept) + nms_area(box) - inter) > threshold;
 }
 
