@@ -133,6 +133,16 @@ void ImportSize(NodeContext& ctx) {
 }
 REGISTER_ONNX_OP(ImportSize, "Size");
 
+// The size a size source stands for (its bound where it follows the data,
+// which `follows` says).
+int64_t SourceSize(const NodeContext& ctx, const Value::SizeSource& source, bool* follows) {
+  *follows = false;
+  if (source.value.empty()) return source.constant;
+  const Value& v = ctx.named_value(source.value);
+  *follows = source.axis < static_cast<int>(v.runtime_dims.size()) && v.runtime_dims[source.axis];
+  return v.shape.at(source.axis);
+}
+
 // A FullLike layer writing `value` to blob `top` in the shape input
 // `shape_input` holds at run time, made of traced sizes: its bounds, and
 // in `runtime` which follow the data.
@@ -149,12 +159,7 @@ std::vector<int64_t> FullOfSizeSources(NodeContext& ctx, int shape_input, float 
   runtime->clear();
   for (const Value::SizeSource& source : sources) {
     bool follows = false;
-    int64_t size = source.constant;
-    if (!source.value.empty()) {
-      const Value& v = ctx.named_value(source.value);
-      size = v.shape.at(source.axis);
-      follows = source.axis < static_cast<int>(v.runtime_dims.size()) && v.runtime_dims[source.axis];
-    }
+    const int64_t size = SourceSize(ctx, source, &follows);
     if (follows) {
       ONNX_REQUIRE(ctx, like.empty() || like == source.value,
                    "sizes known only at run time from two tensors are not supported");
@@ -233,13 +238,9 @@ void ReshapeToSizeSources(NodeContext& ctx) {
   std::vector<bool> runtime;
   for (size_t i = 0; i < sources.size(); ++i) {
     const Value::SizeSource& source = sources[i];
-    int64_t bound = source.constant;
     bool follows = false;
-    if (!source.value.empty()) {
-      const Value& v = ctx.named_value(source.value);
-      bound = v.shape.at(source.axis);
-      follows = source.axis < static_cast<int>(v.runtime_dims.size()) && v.runtime_dims[source.axis];
-    } else if (bound == 0 && !allow_zero) {
+    int64_t bound = SourceSize(ctx, source, &follows);
+    if (source.value.empty() && bound == 0 && !allow_zero) {
       ONNX_REQUIRE(ctx, i < ctx.shape(0).size(), "shape entry " << i << " copies a dimension the input does not have");
       bound = ctx.shape(0)[i];
       follows = in_runtime[i];
@@ -1081,12 +1082,7 @@ void ExpandToSizeSources(NodeContext& ctx) {
   for (size_t d = 0; d < in.size(); ++d) {
     const Value::SizeSource& source = sources[d];
     bool follows = false;
-    int64_t size = source.constant;
-    if (!source.value.empty()) {
-      const Value& v = ctx.named_value(source.value);
-      size = v.shape.at(source.axis);
-      follows = source.axis < static_cast<int>(v.runtime_dims.size()) && v.runtime_dims[source.axis];
-    }
+    const int64_t size = SourceSize(ctx, source, &follows);
     if (follows && !in_runtime[d]) {
       // A size 1 taking a run-time size (arange(classes) expanded to the
       // scores' rows): x + zeros of the target shape, broadcast at run time.

@@ -7,6 +7,7 @@
 // are not read on the host (that would stall the queue): one out of range
 // gives a NaN top element and no gradient.
 #include "dlcaffe/layer_registry.hpp"
+#include "layers/elements_geometry.hpp"
 
 namespace dlcaffe {
 
@@ -19,38 +20,16 @@ class GatherElementsLayer : public Layer {
   bool AllowForceBackward(int bottom_index) const override { return bottom_index == 0; }
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    const Blob& data = *bottom[0];
-    const Blob& index = *bottom[1];
-    const int rank = data.num_axes();
-    DLC_REQUIRE(rank >= 1 && index.num_axes() == rank,
-                Where() << "the indices (bottom 1, shape " << index.shape_string()
-                        << ") must have as many axes as the data (bottom 0, shape "
-                        << data.shape_string() << ")");
-    const int axis = param_.gather_elements_param().axis();
-    DLC_REQUIRE(axis >= -rank && axis < rank,
-                Where() << "axis " << axis << " is out of range for data of shape "
-                        << data.shape_string());
-    axis_ = axis < 0 ? axis + rank : axis;
-    for (int d = 0; d < rank; ++d)
-      DLC_REQUIRE(d == axis_ || index.shape(d) <= data.shape(d),
-                  Where() << "the indices' axis " << d << " (" << index.shape(d)
-                          << ") exceeds the data's (" << data.shape(d) << "; shapes "
-                          << index.shape_string() << " and " << data.shape_string() << ")");
-    top[0]->Reshape(index.shape());
-    std::vector<int> geometry = index.shape();
-    geometry.insert(geometry.end(), data.shape().begin(), data.shape().end());
-    if (geometry != geometry_values_) {
-      geometry_values_ = geometry;
-      geometry_ = ctx_->Allocate(geometry.size() * sizeof(int));
-      ctx_->Write(geometry_->mem(), 0, geometry.size() * sizeof(int), geometry.data());
-    }
+    axis_ = geometry_.Set(*ctx_, *bottom[0], *bottom[1], param_.gather_elements_param().axis(),
+                          Where(), "indices", 1);
+    top[0]->Reshape(bottom[1]->shape());
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int n = top[0]->count();
     if (n == 0) return;
     ctx_->Launch1D(ctx_->Kernel("gather_elements.cl", "", "gather_elements_forward"), n, n,
-                   bottom[0]->num_axes(), axis_, geometry_->mem(), bottom[1]->data(),
+                   bottom[0]->num_axes(), axis_, geometry_.buffer(), bottom[1]->data(),
                    bottom[0]->data(), top[0]->data());
   }
 
@@ -61,14 +40,13 @@ class GatherElementsLayer : public Layer {
     const int n = bottom[0]->count();
     if (n == 0) return;
     ctx_->Launch1D(ctx_->Kernel("gather_elements.cl", "", "gather_elements_backward"), n, n,
-                   bottom[0]->num_axes(), axis_, geometry_->mem(), bottom[1]->data(),
+                   bottom[0]->num_axes(), axis_, geometry_.buffer(), bottom[1]->data(),
                    top[0]->diff(), bottom[0]->diff());
   }
 
  private:
   int axis_ = 0;
-  std::vector<int> geometry_values_;  // the top's extents, then the data's
-  BufferPtr geometry_;
+  ElementsGeometry geometry_;
 };
 
 REGISTER_LAYER_CLASS(GatherElements);

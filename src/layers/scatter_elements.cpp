@@ -11,8 +11,8 @@
 // update's is the top's at its target.
 #include <vector>
 
-#include "core/grow_buffer.hpp"
 #include "dlcaffe/layer_registry.hpp"
+#include "layers/elements_geometry.hpp"
 
 namespace dlcaffe {
 
@@ -25,33 +25,13 @@ class ScatterElementsLayer : public Layer {
   bool AllowForceBackward(int bottom_index) const override { return bottom_index != 1; }
 
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    const Blob &data = *bottom[0], &index = *bottom[1], &updates = *bottom[2];
-    const int rank = data.num_axes();
-    DLC_REQUIRE(index.shape() == updates.shape(),
-                Where() << "the indices (bottom 1, shape " << index.shape_string()
-                        << ") must have the updates' shape (bottom 2, " << updates.shape_string()
+    DLC_REQUIRE(bottom[1]->shape() == bottom[2]->shape(),
+                Where() << "the indices (bottom 1, shape " << bottom[1]->shape_string()
+                        << ") must have the updates' shape (bottom 2, " << bottom[2]->shape_string()
                         << ")");
-    DLC_REQUIRE(rank >= 1 && updates.num_axes() == rank,
-                Where() << "the updates (shape " << updates.shape_string()
-                        << ") must have as many axes as the data (" << data.shape_string() << ")");
-    const int axis = param_.gather_elements_param().axis();
-    DLC_REQUIRE(axis >= -rank && axis < rank,
-                Where() << "axis " << axis << " is out of range for data of shape "
-                        << data.shape_string());
-    axis_ = axis < 0 ? axis + rank : axis;
-    for (int d = 0; d < rank; ++d)
-      DLC_REQUIRE(d == axis_ || updates.shape(d) <= data.shape(d),
-                  Where() << "the updates' axis " << d << " (" << updates.shape(d)
-                          << ") exceeds the data's (shapes " << updates.shape_string() << " and "
-                          << data.shape_string() << ")");
-    top[0]->Reshape(data.shape());
-    std::vector<int> geometry = updates.shape();
-    geometry.insert(geometry.end(), data.shape().begin(), data.shape().end());
-    if (geometry != geometry_values_) {
-      geometry_values_ = geometry;
-      GrowBuffer(*ctx_, &geometry_, geometry.size() * sizeof(int));
-      ctx_->Write(geometry_->mem(), 0, geometry.size() * sizeof(int), geometry.data());
-    }
+    axis_ = geometry_.Set(*ctx_, *bottom[0], *bottom[2], param_.gather_elements_param().axis(),
+                          Where(), "updates", 2);
+    top[0]->Reshape(bottom[0]->shape());
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -60,7 +40,7 @@ class ScatterElementsLayer : public Layer {
       ctx_->Copy(bottom[0]->data(), 0, top[0]->data(), 0, top[0]->count() * sizeof(float));
     const int n = bottom[2]->count();
     ctx_->Launch1D(ctx_->Kernel("scatter_elements.cl", "", "scatter_elements_forward"), n, n,
-                   bottom[0]->num_axes(), axis_, geometry_->mem(), bottom[1]->data(),
+                   bottom[0]->num_axes(), axis_, geometry_.buffer(), bottom[1]->data(),
                    bottom[2]->data(), top[0]->data());
   }
 
@@ -72,7 +52,7 @@ class ScatterElementsLayer : public Layer {
     const int n = bottom[2]->count();
     if (!propagate_down[0] && !propagate_down[2]) return;
     ctx_->Launch1D(ctx_->Kernel("scatter_elements.cl", "", "scatter_elements_backward"), n, n,
-                   bottom[0]->num_axes(), axis_, geometry_->mem(), bottom[1]->data(),
+                   bottom[0]->num_axes(), axis_, geometry_.buffer(), bottom[1]->data(),
                    top[0]->diff(), propagate_down[2] ? bottom[2]->diff() : cl_mem(nullptr),
                    static_cast<int>(propagate_down[0]),
                    propagate_down[0] ? bottom[0]->diff() : cl_mem(nullptr));
@@ -80,8 +60,7 @@ class ScatterElementsLayer : public Layer {
 
  private:
   int axis_ = 0;
-  std::vector<int> geometry_values_;  // the updates' extents, then the data's
-  BufferPtr geometry_;
+  ElementsGeometry geometry_;
 };
 
 REGISTER_LAYER_CLASS(ScatterElements);
