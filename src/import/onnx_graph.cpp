@@ -126,8 +126,8 @@ void ImportNode(Graph& graph, const onnx::NodeProto& node, int index) {
       DLC_REQUIRE(!ctx.has_runtime_dims(i),
                   ctx.Where() << "input '" << node.input(i)
                               << "' has a size that follows the data (it comes after a NonZero, "
-                                 "a TopK of run-time k or a NonMaxSuppression), which the "
-                                 "importer does not take for "
+                                 "a TopK of run-time k or a NonMaxSuppression): not supported "
+                                 "by the importer for "
                               << node.op_type());
   try {
     if (!FoldOnSizeSources(ctx)) (*handler)(ctx);

@@ -1,5 +1,6 @@
 // The ONNX importer's working state, and what an op handler sees of one
-// node: its inputs (host constants or blobs, every shape static), its
+// node: its inputs (host constants or blobs, their shapes known, or bounded
+// where an axis follows the data: Value::runtime_dims), its
 // attributes, and the calls that add dlcaffe layers or folded constants for
 // its outputs. Op handlers live in onnx_ops_*.cpp and register themselves
 // by op type (REGISTER_ONNX_OP), as layers do.
@@ -20,7 +21,7 @@ namespace onnx_import {
 
 // One ONNX tensor as the importer knows it.
 struct Value {
-  std::vector<int64_t> shape;  // always known (static shapes only)
+  std::vector<int64_t> shape;  // known, or a bound on runtime_dims' axes
   bool constant = false;       // known on the host (initializer or folded)
   HostTensor tensor;           // constant: the values
   std::string initializer;     // set for graph initializers (float: a parameter)

@@ -163,7 +163,7 @@ void ImportIf(NodeContext& ctx) {
     const Value &va = ctx.named_value(a), &vb = ctx.named_value(b);
     ONNX_REQUIRE(ctx, va.shape.size() == vb.shape.size(),
                  "output " << k << " has rank " << va.shape.size() << " in the then branch and "
-                           << vb.shape.size() << " in the else branch");
+                           << vb.shape.size() << " in the else branch: not supported");
     std::vector<int64_t> shape(va.shape.size());
     std::vector<bool> runtime(va.shape.size());
     std::vector<bool> ra = va.runtime_dims, rb = vb.runtime_dims;

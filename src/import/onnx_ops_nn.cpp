@@ -486,7 +486,7 @@ void ImportGemm(NodeContext& ctx) {
   const auto out = MatMulShape(ctx, ctx.shape(0), ctx.shape(1), ta, tb);
   const int64_t n = out[1];
   ONNX_REQUIRE(ctx, !ctx.has_runtime_dims(0) || (!ta && !ctx.runtime_dims(0)[1]),
-               "only the rows of A may follow the data");
+               "sizes that follow the data other than A's rows are not supported");
   const bool bias_vector = ctx.has_input(2) && ctx.is_weight(2) && ShapeCount(ctx.shape(2)) == n &&
                            ctx.shape(2).back() == n;
   // The usual fully connected layer: an InnerProduct with B as its weights.
@@ -505,7 +505,8 @@ void ImportGemm(NodeContext& ctx) {
     return;
   }
   ONNX_REQUIRE(ctx, !ctx.has_runtime_dims(0) && !ctx.has_runtime_dims(1),
-               "sizes that follow the data are taken only as the rows of a fully connected layer");
+               "sizes that follow the data are not supported here except as the rows of a fully "
+               "connected layer");
   // General form: alpha * op(A) op(B) (+ beta * C).
   std::string product = ctx.has_input(2) || alpha != 1.f ? ctx.TempBlob("product") : ctx.output_name(0);
   AddMatMul(ctx, 0, 1, ta, tb, product);

@@ -149,9 +149,9 @@ int64_t SourceSize(const NodeContext& ctx, const Value::SizeSource& source, bool
 std::vector<int64_t> FullOfSizeSources(NodeContext& ctx, int shape_input, float value,
                                        const std::string& top, std::vector<bool>* runtime) {
   const std::vector<Value::SizeSource>& sources = ctx.input(shape_input).size_sources;
-  ONNX_REQUIRE(ctx, !sources.empty(),
-               "the shape is known only at run time and is not made of sizes the importer can "
-               "trace (Shape, Gather, Concat of them)");
+  // Not traced to sizes: the shape must be known at import time (the
+  // error says so, naming the input).
+  if (sources.empty()) ctx.constant(shape_input);
   std::string like;
   std::vector<int64_t> shape;
   caffe::FullLikeParameter p;
@@ -229,9 +229,7 @@ REGISTER_ONNX_OP(ImportRange, "Range");
 // follows the data.
 void ReshapeToSizeSources(NodeContext& ctx) {
   const std::vector<Value::SizeSource>& sources = ctx.input(1).size_sources;
-  ONNX_REQUIRE(ctx, !sources.empty(),
-               "the shape (input 1) is known only at run time and is not made of sizes the "
-               "importer can trace (Shape, Gather, Concat of them)");
+  if (sources.empty()) ctx.constant(1);  // must be known at import time, then
   const bool allow_zero = ctx.attr_int("allowzero", 0) != 0;
   const std::vector<bool> in_runtime = ctx.runtime_dims(0);
   std::vector<int64_t> shape, dims;
@@ -266,8 +264,8 @@ void ReshapeToSizeSources(NodeContext& ctx) {
       if (!runtime[d] && shape[d] != -1) fixed_out *= shape[d];
     const bool runtime_out = std::count(runtime.begin(), runtime.end(), true) == 1;
     ONNX_REQUIRE(ctx, runtime_in == (runtime_out ? 1 : 0) && fixed_out > 0 && fixed_in % fixed_out == 0,
-                 "cannot infer the -1 of the shape beside sizes known only at run time (input "
-                     << ShapeString(in) << ")");
+                 "inferring the -1 of this shape beside sizes known only at run time (input "
+                     << ShapeString(in) << ") is not supported");
     *infer = fixed_in / fixed_out;
     dims[infer - shape.begin()] = *infer;
   }
@@ -304,8 +302,8 @@ void ImportReshape(NodeContext& ctx) {
   }
   if (ctx.has_runtime_dims(0)) {
     // The input's size follows the data: the one -1 takes it.
-    ONNX_REQUIRE(ctx, infer >= 0, "reshaping a tensor whose size follows the data needs a -1 in "
-                                  "the shape, got " << ShapeString(requested));
+    ONNX_REQUIRE(ctx, infer >= 0, "reshaping a tensor whose size follows the data without a -1 "
+                                  "in the shape is not supported, got " << ShapeString(requested));
     std::vector<bool> runtime(shape.size(), false);
     runtime[infer] = true;
     shape[infer] = std::max<int64_t>(1, ShapeCount(in) / std::max<int64_t>(known, 1));
@@ -552,10 +550,10 @@ void ClampSlice(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* 
 // the sliced axes follow the data.
 void SliceToRunTimeEnds(NodeContext& ctx) {
   const int rank = ctx.rank(0);
-  ONNX_REQUIRE(ctx, ctx.opset() >= 10 && ctx.is_constant(1) && (!ctx.has_input(3) || ctx.is_constant(3)) &&
-                        (!ctx.has_input(4) || ctx.is_constant(4)),
-               "only the ends may be known only at run time");
+  // Starts, axes and steps must be known at import time (the errors say
+  // so, naming the input); ends a graph input gives are too.
   const std::vector<int64_t> starts = ctx.constant(1).ints();
+  if (ctx.ProducerType(ctx.blob(2)).empty()) ctx.constant(2);
   std::vector<int64_t> axes;
   if (ctx.has_input(3)) axes = ctx.constant(3).ints();
   if (axes.empty())
@@ -737,7 +735,7 @@ void ImportGatherND(NodeContext& ctx) {
     // Gather layer along axis 0, on the indices without their last axis.
     const std::vector<int64_t>& index_shape = ctx.shape(1);
     ONNX_REQUIRE(ctx, !index_shape.empty() && index_shape.back() == 1 && !ctx.runtime_dims(1).back(),
-                 "run-time indices are supported with a last axis of 1, got shape "
+                 "run-time indices with a last axis other than 1 are not supported, got shape "
                      << ShapeString(index_shape));
     std::vector<int64_t> rows(index_shape.begin(), index_shape.end() - 1);
     std::vector<bool> rows_runtime = ctx.runtime_dims(1);
@@ -1049,9 +1047,7 @@ REGISTER_ONNX_OP(ImportPad, "Pad");
 // the data must already have that size in the input.
 void ExpandToSizeSources(NodeContext& ctx) {
   const std::vector<Value::SizeSource>& sources = ctx.input(1).size_sources;
-  ONNX_REQUIRE(ctx, !sources.empty(),
-               "the shape is known only at run time and is not made of sizes the importer can "
-               "trace (Shape, Gather, Concat of them)");
+  if (sources.empty()) ctx.constant(1);  // must be known at import time, then
   const std::vector<int64_t>& in = ctx.shape(0);
   ONNX_REQUIRE(ctx, in.size() <= sources.size(),
                "expanding rank " << in.size() << " to rank " << sources.size() << " is not possible");

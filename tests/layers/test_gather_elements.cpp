@@ -13,28 +13,13 @@
 #include "util/error_of.hpp"
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/row_major.hpp"
 #include "util/run_dlcaffe.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
 namespace test {
 namespace {
-
-// Row-major offset of `coords` in `shape`.
-int Offset(const std::vector<int>& coords, const std::vector<int>& shape) {
-  int offset = 0;
-  for (size_t d = 0; d < shape.size(); ++d) offset = offset * shape[d] + coords[d];
-  return offset;
-}
-
-std::vector<int> Coords(int i, const std::vector<int>& shape) {
-  std::vector<int> c(shape.size());
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    c[d] = i % shape[d];
-    i /= shape[d];
-  }
-  return c;
-}
 
 // Indices in [-size, size) of the data's axis, repeats certain.
 std::vector<float> Indices(int count, int size, unsigned seed) {

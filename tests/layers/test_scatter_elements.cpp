@@ -9,6 +9,7 @@
 
 #include "util/gradient_checker.hpp"
 #include "util/layer_test_util.hpp"
+#include "util/row_major.hpp"
 #include "util/test_context.hpp"
 
 namespace dlcaffe {
@@ -17,21 +18,6 @@ namespace {
 
 std::string Layer(int axis) {
   return "type: 'ScatterElements' gather_elements_param { axis: " + std::to_string(axis) + " }";
-}
-
-std::vector<int> Coords(int i, const std::vector<int>& shape) {
-  std::vector<int> c(shape.size());
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    c[d] = i % shape[d];
-    i /= shape[d];
-  }
-  return c;
-}
-
-int Offset(const std::vector<int>& c, const std::vector<int>& shape) {
-  int o = 0;
-  for (size_t d = 0; d < shape.size(); ++d) o = o * shape[d] + c[d];
-  return o;
 }
 
 // Distinct indices along the axis for each line of updates (a permutation
