@@ -336,6 +336,17 @@ std::vector<bool> NodeContext::runtime_dims(int i) const {
   return dims;
 }
 
+std::vector<bool> NodeContext::BroadcastRuntimeDims(size_t rank) const {
+  std::vector<bool> runtime(rank, false);
+  for (int i = 0; i < num_inputs(); ++i) {
+    if (!has_input(i)) continue;
+    const std::vector<bool> r = runtime_dims(i);
+    for (size_t d = 0; d < r.size() && d < rank; ++d)
+      runtime[rank - 1 - d] = runtime[rank - 1 - d] || r[r.size() - 1 - d];
+  }
+  return runtime;
+}
+
 void NodeContext::SetRuntimeDims(int k, std::vector<bool> dims) {
   if (!has_output(k)) return;
   Value& v = graph_.Get(node_.output(k), Where());

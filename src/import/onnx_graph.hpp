@@ -97,6 +97,9 @@ class NodeContext {
   // which: one flag per axis.
   bool has_runtime_dims(int i) const { return has_input(i) && input(i).has_runtime_dims(); }
   std::vector<bool> runtime_dims(int i) const;
+  // The run-time axes of an output of `rank` that broadcasts all inputs
+  // (numpy alignment, from the last axis): any input's flag on the axis.
+  std::vector<bool> BroadcastRuntimeDims(size_t rank) const;
   // Input i is a trained parameter: it must stay a learnable blob.
   bool is_trainable(int i) const;
   // Known at import time, so that a layer can own it as a blob (a weight):

@@ -563,13 +563,7 @@ void ImportBinary(NodeContext& ctx) {
   bool any = false;
   for (int i = 0; i < ctx.num_inputs(); ++i) any = any || ctx.has_runtime_dims(i);
   if (!any) return;
-  const size_t rank = ctx.output_value(0).shape.size();
-  std::vector<bool> runtime(rank, false);
-  for (int i = 0; i < ctx.num_inputs(); ++i) {
-    const std::vector<bool> r = ctx.runtime_dims(i);
-    for (size_t d = 0; d < r.size(); ++d) runtime[rank - r.size() + d] = runtime[rank - r.size() + d] || r[d];
-  }
-  ctx.SetRuntimeDims(0, runtime);
+  ctx.SetRuntimeDims(0, ctx.BroadcastRuntimeDims(ctx.output_value(0).shape.size()));
 }
 REGISTER_ONNX_OP(ImportBinary, "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Mod");
 

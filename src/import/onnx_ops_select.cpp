@@ -81,13 +81,7 @@ void ImportRunTimeCondition(NodeContext& ctx) {
         BroadcastShapes(ctx, BroadcastShapes(ctx, ctx.shape(0), ctx.shape(1)), ctx.shape(2));
     ctx.SetOutput(0, shape);
     ctx.MarkOutputInteger(0, true);
-    std::vector<bool> runtime(shape.size(), false);
-    for (int i = 0; i < 3; ++i) {
-      const std::vector<bool> r = ctx.runtime_dims(i);
-      for (size_t d = 0; d < r.size(); ++d)
-        runtime[shape.size() - r.size() + d] = runtime[shape.size() - r.size() + d] || r[d];
-    }
-    ctx.SetRuntimeDims(0, runtime);
+    ctx.SetRuntimeDims(0, ctx.BroadcastRuntimeDims(shape.size()));
     return;
   }
   ONNX_REQUIRE(ctx, ctx.is_constant(1) && ctx.is_constant(2) && ctx.constant(1).count() == 1 &&

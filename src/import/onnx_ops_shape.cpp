@@ -1051,9 +1051,18 @@ void ExpandToSizeSources(NodeContext& ctx) {
   const std::vector<int64_t>& in = ctx.shape(0);
   ONNX_REQUIRE(ctx, in.size() <= sources.size(),
                "expanding rank " << in.size() << " to rank " << sources.size() << " is not possible");
-  if (in.size() < sources.size() || ctx.is_constant(0)) {
-    // A constant (torch.export's full_like: a scalar expanded), or fewer
-    // axes: the input plus zeros of the target shape, broadcast at run time.
+  const std::vector<bool> in_runtime = ctx.runtime_dims(0);
+  // Fewer axes, a constant (torch.export's full_like: a scalar expanded), or
+  // a size 1 taking a run-time size (arange(classes) expanded to the
+  // scores' rows): the input plus zeros of the target shape, broadcast at
+  // run time; a constant scalar is the FullLike itself.
+  bool at_run_time = in.size() < sources.size() || ctx.is_constant(0);
+  for (size_t d = 0; d < in.size() && !at_run_time; ++d) {
+    bool follows = false;
+    SourceSize(ctx, sources[d], &follows);
+    at_run_time = follows && !in_runtime[d];
+  }
+  if (at_run_time) {
     std::vector<bool> runtime;
     if (ctx.is_constant(0) && ctx.constant(0).count() == 1) {
       const std::vector<int64_t> shape = FullOfSizeSources(
@@ -1066,36 +1075,26 @@ void ExpandToSizeSources(NodeContext& ctx) {
     const std::vector<int64_t> target = FullOfSizeSources(ctx, 1, 0.f, zeros, &runtime);
     ctx.AddLayer("BinaryOp", {ctx.blob(0), zeros}, {ctx.output_name(0)})
         ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::ADD);
-    ctx.SetOutput(0, BroadcastShapes(ctx, in, target));
+    // Bounds: each axis the larger (a run-time size meets a 1 here).
+    std::vector<int64_t> out = target;
+    for (size_t d = 0; d < in.size(); ++d) {
+      int64_t& o = out[out.size() - in.size() + d];
+      o = std::max(o, in[d]);
+    }
+    ctx.SetOutput(0, out);
+    for (size_t d = 0; d < in.size(); ++d)
+      runtime[runtime.size() - in.size() + d] = runtime[runtime.size() - in.size() + d] || in_runtime[d];
     ctx.SetRuntimeDims(0, runtime);
-    return ctx.MarkOutputInteger(0, ctx.input(0).integer);
+    return ctx.MarkOutputInteger(0, ctx.input(0).integer ||
+                                        (ctx.is_constant(0) && ctx.constant(0).is_integer()));
   }
-  const std::vector<bool> in_runtime = ctx.runtime_dims(0);
   std::vector<int64_t> shape = in;
   std::string current = ctx.blob(0);
   std::vector<int> tiled;
   std::vector<int64_t> tiles;
   for (size_t d = 0; d < in.size(); ++d) {
-    const Value::SizeSource& source = sources[d];
     bool follows = false;
-    const int64_t size = SourceSize(ctx, source, &follows);
-    if (follows && !in_runtime[d]) {
-      // A size 1 taking a run-time size (arange(classes) expanded to the
-      // scores' rows): x + zeros of the target shape, broadcast at run time.
-      ONNX_REQUIRE(ctx, in[d] == 1, "cannot expand axis " << d << " of size " << in[d]
-                                                          << " to a size known only at run time");
-      std::vector<bool> runtime;
-      const std::string zeros = ctx.TempBlob("zeros");
-      const std::vector<int64_t> target = FullOfSizeSources(ctx, 1, 0.f, zeros, &runtime);
-      ctx.AddLayer("BinaryOp", {ctx.blob(0), zeros}, {ctx.output_name(0)})
-          ->mutable_binary_op_param()->set_operation(caffe::BinaryOpParameter::ADD);
-      std::vector<int64_t> out(in.size());
-      for (size_t k = 0; k < in.size(); ++k) out[k] = std::max(in[k], target[k]);
-      ctx.SetOutput(0, out);
-      for (size_t k = 0; k < in.size(); ++k) runtime[k] = runtime[k] || in_runtime[k];
-      ctx.SetRuntimeDims(0, runtime);
-      return ctx.MarkOutputInteger(0, ctx.input(0).integer || ctx.input(0).tensor.is_integer());
-    }
+    const int64_t size = SourceSize(ctx, sources[d], &follows);
     if (follows || in_runtime[d] || size == in[d] || size == 1) continue;
     ONNX_REQUIRE(ctx, in[d] == 1, "cannot expand axis " << d << " of size " << in[d] << " to " << size);
     tiled.push_back(static_cast<int>(d));
