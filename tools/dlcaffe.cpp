@@ -56,6 +56,9 @@ DEFINE_string(exchange_diagnosis, "", "train on several devices, to find where t
               "nothing (the replicas train apart).");
 DEFINE_double(replica_timeout, 600, "train under mpirun: seconds a process waits for the "
               "others in one exchange before it gives up and ends the job.");
+DEFINE_bool(explain, false, "time, bench: log what each step of the net's plan runs (the "
+            "layers it folds, its kernels' shape and algorithm, its storage types)");
+DEFINE_string(kernel_file, "", "kernel_source: the OpenCL source (src/cl/NAME.cl) to print.");
 DEFINE_string(solver, "", "The solver definition protocol buffer text file.");
 DEFINE_string(model, "", "The model definition protocol buffer text file, or an ONNX model (.onnx).");
 DEFINE_string(phase, "", "Optional; network phase (TRAIN or TEST). Only used for 'time'.");
@@ -341,6 +344,7 @@ int Time() {
   const caffe::Phase phase = PhaseFromFlag(caffe::TRAIN);
   Net net(FLAGS_model, phase, *ctx, FLAGS_level, Split(FLAGS_stage, ','));
   ReshapeInputs(net);
+  if (FLAGS_explain) LOG(INFO) << "Plan:\n" << net.Explain();
   // As Caffe's time: the inputs hold zeros (written, not left to whatever
   // fresh memory holds; zero is a valid label).
   for (Blob* input : net.input_blobs()) input->SetData(0.f);
@@ -468,6 +472,7 @@ int Bench() {
   DLC_REQUIRE(!net.input_blobs().empty(), FLAGS_model << ": bench needs a net fed by an "
                                                          "Input layer (data, and label for train)");
   if (FLAGS_memory_plan) net.PlanInferenceMemory();  // logs the bytes
+  if (FLAGS_explain) LOG(INFO) << "Plan:\n" << net.Explain();
   // Host batches made once: uniform pixels, labels in range of the output,
   // ids in range of the Embed layers that read an input (token ids).
   std::vector<std::vector<float>> host_inputs;
@@ -692,6 +697,15 @@ int Generate() {
   return 0;
 }
 
+// The whole text of one kernel source as it is compiled (the header, the
+// storage types' generated macros, the includes), for tools that compile it
+// elsewhere (tools/extra/kernel_sass.py).
+int KernelSource() {
+  DLC_REQUIRE(!FLAGS_kernel_file.empty(), "kernel_source needs --kernel_file=NAME.cl");
+  std::cout << ProgramCache::SourceText(FLAGS_kernel_file, ToolRunOptions().kernel_source_dir);
+  return 0;
+}
+
 int DeviceQuery() {
   const auto devices = ListDevices();
   DLC_REQUIRE(!devices.empty(), "no OpenCL device found; install an OpenCL driver, "
@@ -739,7 +753,9 @@ int main(int argc, char** argv) {
       "                  (or --prompt_ids=1,2,3)\n"
       "  bench           time whole steps: --mode=forward|train (for comparisons)\n"
       "  tune            measure the GEMM kernels for --model's shapes on this device\n"
-      "                  and keep the fastest (DLCAFFE_TUNING_CACHE=dir|off)");
+      "                  and keep the fastest (DLCAFFE_TUNING_CACHE=dir|off)\n"
+      "  kernel_source   print the text the OpenCL compiler gets for --kernel_file\n"
+      "                  (the shared header and every include in place)");
   gflags::SetVersionString("0.1");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
@@ -749,11 +765,13 @@ int main(int argc, char** argv) {
   }
   const std::map<std::string, int (*)()> commands = {
       {"train", Train}, {"test", Test}, {"time", Time}, {"bench", Bench},
-      {"tune", Tune},   {"generate", Generate}, {"device_query", DeviceQuery}};
+      {"tune", Tune},   {"generate", Generate}, {"device_query", DeviceQuery},
+      {"kernel_source", KernelSource}};
   auto it = commands.find(argv[1]);
   if (it == commands.end()) {
     std::cerr << "dlcaffe: unknown command '" << argv[1]
-              << "' (commands: train, test, time, bench, tune, generate, device_query)\n";
+              << "' (commands: train, test, time, bench, tune, generate, device_query, "
+                 "kernel_source)\n";
     return 1;
   }
   try {

@@ -19,6 +19,8 @@
 
 namespace dlcaffe {
 
+struct TunedGemmSnapshot;  // core/gemm_tuning.cpp
+
 struct DeviceInfo {
   int platform_index = 0;
   int device_index = 0;   // index within its platform
@@ -197,6 +199,15 @@ class Context {
   // nullptr unless enabled.
   KernelProfile* kernel_profile() { return profile_.get(); }
 
+  // The stored GEMM winners as the products of this context look them up
+  // (core/gemm_tuning.cpp): resolved once per options rather than at every
+  // product; set_options drops them.
+  const TunedGemmSnapshot* tuned_gemms() const { return tuned_gemms_.get(); }
+  const TunedGemmSnapshot* set_tuned_gemms(std::shared_ptr<const TunedGemmSnapshot> s) const {
+    tuned_gemms_ = std::move(s);
+    return tuned_gemms_.get();
+  }
+
  private:
   static void SetArgs(cl_kernel, cl_uint) {}
   template <typename T, typename... Rest>
@@ -229,6 +240,7 @@ class Context {
   std::unique_ptr<KernelProfile> profile_;
   cl_event pending_event_ = nullptr;
   RunOptions options_;
+  mutable std::shared_ptr<const TunedGemmSnapshot> tuned_gemms_;
 };
 
 // Name of an OpenCL error code ("CL_OUT_OF_RESOURCES").

@@ -11,6 +11,7 @@
 #include "dlcaffe/context.hpp"
 #include "dlcaffe/decode_state.hpp"
 #include "dlcaffe/error.hpp"
+#include "dlcaffe/layer_choices.hpp"
 #include "dlcaffe/layer_epilogue.hpp"
 
 namespace dlcaffe {
@@ -97,12 +98,22 @@ class Layer {
   // Whether this layer's kernels read its bottoms and write its tops (data
   // and diff) in `type` (storage_type.hpp; float32 always). A net in 16-bit
   // storage keeps a layer that cannot in float32, converting its bottoms
-  // (net_storage_types.hpp).
+  // (passes/assign_storage_types.cpp).
   virtual bool SupportsStorage(StorageType type) const { return type == StorageType::kFloat32; }
   // Bottoms and tops that stay float32 when the layer stores another type
   // (a loss's labels, which 16 bits cannot all hold, and its loss).
   virtual bool KeepsBottomInFloat(int /*index*/) const { return false; }
   virtual bool KeepsTopInFloat(int /*index*/) const { return false; }
+  // What the execution plan decided for this layer (layer_choices.hpp):
+  // the Net sets them before SetUp and again when it re-decides them
+  // (Net::set_options), then reshapes the layer, whose Reshape follows them.
+  // A layer made outside a Net has its context's options' choices.
+  void set_choices(const LayerChoices& choices) { choices_ = choices; }
+  const LayerChoices& choices() const { return choices_; }
+  // What the layer's kernels run at its current shapes where it has more
+  // than one way (a convolution's algorithm), for --explain; "" otherwise.
+  virtual std::string DescribeAlgorithm() const { return ""; }
+
   // What the next passes apply for the layers folded into this one (an
   // empty epilogue: none). The Net sets it; tests may too.
   void set_epilogue(const LayerEpilogue& epilogue) { epilogue_ = epilogue; }
@@ -116,6 +127,7 @@ class Layer {
 
  protected:
   LayerEpilogue epilogue_;
+  LayerChoices choices_;
   // "layer 'conv1' (Convolution): " — the prefix of every error a layer throws.
   std::string Where() const;
 

@@ -134,10 +134,15 @@ class Net {
   // set_options.
   const ExecutionPlan& plan() const;
   // The run options the plan follows: the context's when the net was made.
-  // set_options remakes the plan (what the layers chose at setup from the
-  // context's options, e.g. their kernels' shape, stays).
+  // set_options re-decides what they govern: every layer's choices (its
+  // kernels' shape and algorithms, layer_choices.hpp), which reshapes the
+  // net, and the plan's fusions.
   const RunOptions& options() const { return options_; }
   void set_options(const RunOptions& options);
+  // What a forward pass runs, a line per step of the plan: the layer, what
+  // it stands for (folded layers, a clamped ReLU), its choices and
+  // algorithm, and how its bottoms and tops are stored (--explain prints it).
+  std::string Explain() const;
   bool debug_info() const { return debug_info_; }
   // The "[Update]" line for parameter `param_id` (after a solver's update).
   void UpdateDebugInfo(int param_id) const;

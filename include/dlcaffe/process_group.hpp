@@ -59,9 +59,9 @@ class ProcessGroup {
   // Prepares AllReduceSum for gradients laid out in `floats` values cut into
   // `buckets` buckets (collective, the same on every rank). When every rank
   // runs on this one host, the sums then go through memory the ranks share
-  // (parallel/shared_memory_sum.hpp) instead of MPI_Allreduce, unless
-  // DLCAFFE_SHARED_MEMORY_SUM=off.
-  void PrepareGradientSums(size_t floats, size_t buckets);
+  // (parallel/shared_memory_sum.hpp) instead of MPI_Allreduce where
+  // `shared_memory` (RunOptions::shared_memory_sum) allows it.
+  void PrepareGradientSums(size_t floats, size_t buckets, bool shared_memory);
   bool sums_in_shared_memory() const;
   // values[i] = scale * (sum over ranks of values[i]), in place, every rank
   // getting the same bits; the values are the gradients at [offset, offset +

@@ -5,6 +5,7 @@
 #pragma once
 #include <CL/cl.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -76,7 +77,7 @@ class ProgramCache {
   std::string source_dir_;  // empty: the built-in sources
   std::mutex mutex_;
   std::map<std::pair<std::string, std::string>, cl_program> programs_;
-  std::map<std::tuple<std::string, std::string, std::string>, cl_kernel> kernels_;
+  std::map<std::tuple<std::string, std::string, std::string>, cl_kernel, std::less<>> kernels_;
   std::map<cl_kernel, std::string> labels_;
   int programs_built_ = 0;
   int programs_loaded_ = 0;

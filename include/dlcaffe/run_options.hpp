@@ -99,6 +99,11 @@ struct RunOptions {
   // do not overlap share storage, so an activation's diff holds no value
   // after the backward pass; off keeps each its own, to read them.
   bool share_diffs = true;
+  // DLCAFFE_SHARED_MEMORY_SUM=1|on|0|off: under mpirun with every rank on
+  // one host, gradients are summed through memory the ranks share
+  // (parallel/shared_memory_sum.hpp); off keeps MPI_Allreduce. Every rank
+  // must have the same value.
+  bool shared_memory_sum = true;
 
   // The defaults, overridden by every DLCAFFE_* variable that is set (one
   // that earlier versions read and this one does not is an error naming

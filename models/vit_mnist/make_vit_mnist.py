@@ -22,9 +22,13 @@ solver.prototxt (AdamW, a linear warm-up, cosine decay to 0).
 """
 import argparse
 import os
+import sys
 
 import caffe
 from caffe import layers as L, params as P
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pre_ln_block import pre_ln_block  # noqa: E402  (models/pre_ln_block.py)
 
 
 def linear(bottom, width, std, axis=2):
@@ -66,21 +70,9 @@ def vit(n, data, a):
                   param=[dict(decay_mult=0)])
     x = n.x0
     for i in range(a.layers):
-        b = 'b%d_' % i
-        n[b + 'ln1'] = layer_norm(x)
-        n[b + 'qkv'] = linear(n[b + 'ln1'], 3 * a.width, std)
-        q, k, v = L.Slice(n[b + 'qkv'], axis=2, slice_point=[a.width, 2 * a.width], ntop=3)
-        n[b + 'q'], n[b + 'k'], n[b + 'v'] = q, k, v
-        n[b + 'att'] = L.Attention(q, k, v, attention_param=dict(causal=False,
-                                                                 num_heads=a.heads))
-        n[b + 'proj'] = linear(n[b + 'att'], a.width, std)
-        n[b + 'x1'] = L.Eltwise(x, n[b + 'proj'])
-        n[b + 'ln2'] = layer_norm(n[b + 'x1'])
-        n[b + 'fc'] = linear(n[b + 'ln2'], a.mlp * a.width, std)
-        n[b + 'gelu'] = L.GELU(n[b + 'fc'], in_place=True)
-        n[b + 'fc2'] = linear(n[b + 'gelu'], a.width, std)
-        n[b + 'x2'] = L.Eltwise(n[b + 'x1'], n[b + 'fc2'])
-        x = n[b + 'x2']
+        x = pre_ln_block(n, x, 'b%d_' % i, a.width, a.heads, causal=False,
+                         mlp_width=a.mlp * a.width, std=std, projection_std=std,
+                         linear=linear, layer_norm=layer_norm)
     n.ln_f = layer_norm(x)
     n.pooled = L.Reduce(n.ln_f, reduce_param=dict(operation=P.Reduce.MEAN, axis=[1],
                                                    keepdims=False))  # (N, D)

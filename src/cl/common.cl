@@ -41,23 +41,16 @@ inline ushort4 bfloat16_of_bits4(const uint4 x) {
 }
 
 // Kernels that read and write blobs of any storage type, chosen at build
-// time by a -D option of 0 (float), 1 (half) or 2 (bfloat16): the element
-// type of storage type t, the load of element i of p as float, and the store
-// of float v there, rounded to nearest even. Half goes through
-// vload_half / vstore_half_rte, core OpenCL (no cl_khr_fp16 needed).
+// time by a -D option of the type's code (0 float, 1 half, 2 bfloat16): the
+// element type of storage type t, the load of element i of p as float, and
+// the store of float v there, rounded to nearest even. Each type's own
+// macros (STORAGE_LOAD_<code>, ...) are generated from the storage types'
+// table (src/core/storage_type.cpp).
+#include "storage_types.cl"
 #define STORAGE_CAT_(a, b) a##b
 #define STORAGE_CAT(a, b) STORAGE_CAT_(a, b)
-#define STORAGE_ELEM_0 float
-#define STORAGE_ELEM_1 half
-#define STORAGE_ELEM_2 ushort
 #define STORAGE_ELEM(t) STORAGE_CAT(STORAGE_ELEM_, t)
-#define STORAGE_LOAD_0(p, i) ((p)[i])
-#define STORAGE_LOAD_1(p, i) vload_half((i), (p))
-#define STORAGE_LOAD_2(p, i) float_of_bfloat16((p)[i])
 #define STORAGE_LOAD(t, p, i) STORAGE_CAT(STORAGE_LOAD_, t)(p, i)
-#define STORAGE_STORE_0(p, i, v) ((p)[i] = (v))
-#define STORAGE_STORE_1(p, i, v) vstore_half_rte((v), (i), (p))
-#define STORAGE_STORE_2(p, i, v) ((p)[i] = bfloat16_of_bits(as_uint(v)))
 #define STORAGE_STORE(t, p, i, v) STORAGE_CAT(STORAGE_STORE_, t)(p, i, v)
 
 // A hand-written kernel whose blobs share one storage type takes it as
@@ -70,15 +63,6 @@ inline ushort4 bfloat16_of_bits4(const uint4 x) {
 #define DATA_STORE(p, i, v) STORAGE_STORE(DATA_TYPE, p, i, v)
 // Four (sixteen) consecutive elements from element i, for the float4 and
 // float16 runs of CPU-shaped kernels.
-#define STORAGE_LOAD4_0(p, i) vload4(0, (p) + (i))
-#define STORAGE_LOAD4_1(p, i) vload_half4(0, (p) + (i))
-#define STORAGE_LOAD4_2(p, i) float4_of_bfloat16(vload4(0, (p) + (i)))
-#define STORAGE_STORE4_0(p, i, v) vstore4((v), 0, (p) + (i))
-#define STORAGE_STORE4_1(p, i, v) vstore_half4_rte((v), 0, (p) + (i))
-#define STORAGE_STORE4_2(p, i, v) vstore4(bfloat16_of_bits4(as_uint4(v)), 0, (p) + (i))
-#define STORAGE_LOAD16_0(p, i) vload16(0, (p) + (i))
-#define STORAGE_LOAD16_1(p, i) vload_half16(0, (p) + (i))
-#define STORAGE_LOAD16_2(p, i) float16_of_bfloat16(vload16(0, (p) + (i)))
 #define DATA_LOAD4(p, i) STORAGE_CAT(STORAGE_LOAD4_, DATA_TYPE)(p, i)
 #define DATA_LOAD16(p, i) STORAGE_CAT(STORAGE_LOAD16_, DATA_TYPE)(p, i)
 #define DATA_STORE4(p, i, v) STORAGE_CAT(STORAGE_STORE4_, DATA_TYPE)(p, i, v)

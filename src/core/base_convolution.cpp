@@ -107,14 +107,22 @@ void BaseConvolutionLayer::SetUpGeometry(const Blob& bottom) {
   DLC_REQUIRE(positive(dilation_), Where() << "dilation " << Join(dilation_)
                                            << " must be nonzero in every dimension");
 
-  // The 2-D kernels' shape follows the device, as the GEMM's does
-  // (RunOptions::kernel_shape forces one; the tests run both).
   nd_ = num_spatial_axes_ != 2 || p.force_nd_im2col();
-  planes_ = ctx_->cpu_shaped_kernels();
+}
+
+void BaseConvolutionLayer::FollowChoices() {
+  // The 2-D kernels' shape is the plan's, as the GEMM's is
+  // (RunOptions::kernel_shape forces one; the tests run both).
+  planes_ = choices_.cpu_shaped_kernels;
   in_place_ = !planes_;
-  const RunOptions::Choice implicit = ctx_->options().implicit_gemm;
+  const RunOptions::Choice implicit = choices_.implicit_gemm;
   implicit_ = !nd_ && (implicit == RunOptions::Choice::kAuto ? !planes_
                                                                : implicit == RunOptions::Choice::kOn);
+}
+
+std::string BaseConvolutionLayer::DescribeAlgorithm() const {
+  return std::string(implicit_ ? "implicit GEMM" : nd_ ? "N-d im2col + GEMM" : "im2col + GEMM") +
+         (planes_ ? ", plane kernels" : "");
 }
 
 bool BaseConvolutionLayer::Pointwise() const {
@@ -175,6 +183,7 @@ void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
                 Where() << "all bottoms must have one shape: bottom 0 is "
                         << first.shape_string() << ", bottom " << i << " is "
                         << bottom[i]->shape_string());
+  FollowChoices();
   storage_ = first.storage_type();
   for (const std::vector<Blob*>* blobs : {&bottom, &top})
     for (const Blob* blob : *blobs)
@@ -223,10 +232,10 @@ void BaseConvolutionLayer::Reshape(const std::vector<Blob*>& bottom,
 
 // Column and output buffers of one chunk stay under this many floats (256 MiB
 // by default), so large batches of large images do not exhaust the device.
-// RunOptions::conv_column_floats (tests lower it to run the several-chunk
+// LayerChoices::column_floats (RunOptions::conv_column_floats; tests lower it to run the several-chunk
 // path on small shapes).
 long long BaseConvolutionLayer::ColumnFloatLimit() const {
-  return ctx_->options().conv_column_floats;
+  return choices_.column_floats;
 }
 
 BufferPtr BaseConvolutionLayer::Scratch(long long floats) const {
@@ -246,7 +255,7 @@ void BaseConvolutionLayer::Reserve(BufferPtr& scratch, long long count, StorageT
 
 bool BaseConvolutionLayer::WindowsFeed(MatrixMath math) const {
   if (!implicit_) return false;
-  if (ctx_->options().implicit_gemm == RunOptions::Choice::kOn ||
+  if (choices_.implicit_gemm == RunOptions::Choice::kOn ||
       !MmaPipelineStreams(*ctx_, math, storage_))
     return true;
   // im2col's columns, each round's [rows][images * area], in whole chunks

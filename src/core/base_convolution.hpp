@@ -78,6 +78,7 @@ class BaseConvolutionLayer : public Layer {
   // Checks the bottoms, computes the output shape (OutputShape()), shapes the
   // tops and picks the chunk size.
   void Reshape(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override;
+  std::string DescribeAlgorithm() const override;
 
  protected:
   // true for Deconvolution: im2col reads the top, the GEMM writes the bottom.
@@ -151,10 +152,10 @@ class BaseConvolutionLayer : public Layer {
   // on the layer (Deconvolution's forward is W^T * columns), so the three
   // products below take theirs from the caller.
   MatrixMath ForwardMath() const {
-    return ForwardMatrixMath(param_, storage_, ctx_->options());
+    return ForwardMatrixMath(param_, storage_, choices_);
   }
   MatrixMath BackwardMath() const {
-    return BackwardMatrixMath(param_, storage_, ctx_->options());
+    return BackwardMatrixMath(param_, storage_, choices_);
   }
   // columns = W * col (+ bias, then ReLU if `relu`), per group; with a
   // channel affine set (Layer::set_channel_affine), scale * W * col + shift.
@@ -198,10 +199,13 @@ class BaseConvolutionLayer : public Layer {
   // (LayerSetUp sets the channels).
   int image_channels_ = 0, column_channels_ = 0;
   std::vector<int> image_shape_, column_shape_;
+  // Reads the plan's choices (layer_choices.hpp) into the flags below:
+  // every Reshape, so that a net re-planned under other options follows.
+  void FollowChoices();
   bool planes_ = false;  // 2-D and layout kernels: a plane per work-item (CPU shape)
   // 2-D GEMMs read the image side's columns as implicit windows (GemmArgs::
   // b_window), with no im2col buffer: on GPU-shaped devices, where it was
-  // faster; RunOptions::implicit_gemm on|off forces it (the tests run both).
+  // faster; LayerChoices::implicit_gemm on|off forces it (the tests run both).
   bool implicit_ = false;
   std::string options_;  // their -D options (shape and the blobs' storage type)
   // How the bottoms and tops are stored (Reshape): the weights, the scratch

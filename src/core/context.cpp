@@ -1,4 +1,5 @@
 #include "dlcaffe/context.hpp"
+#include "dlcaffe/layer_choices.hpp"
 
 #include <glog/logging.h>
 
@@ -181,18 +182,13 @@ Context::Context(const DeviceInfo& info, const RunOptions& options)
 
 void Context::set_options(const RunOptions& options) {
   options_ = options;
+  tuned_gemms_.reset();
   programs_->set_directories(CacheDirectory(options_.kernel_cache, "kernels"),
                              options_.kernel_source_dir);
   if (options_.profile) EnableKernelProfile();
 }
 
-bool Context::cpu_shaped_kernels() const {
-  switch (options_.kernel_shape) {
-    case RunOptions::KernelShape::kCpu: return true;
-    case RunOptions::KernelShape::kGpu: return false;
-    default: return info_.prefers_cpu_shaped_kernels;
-  }
-}
+bool Context::cpu_shaped_kernels() const { return CpuShapedKernels(options_, info_); }
 
 float Context::fresh_value() const {
   return options_.poison ? std::numeric_limits<float>::quiet_NaN() : 0.f;

@@ -13,8 +13,7 @@ ExecutionPlan::ExecutionPlan(const Net& net, const RunOptions& options) {
   affine_shift_.assign(n, nullptr);
   skipped_.assign(n, false);
   masked_relu_.assign(n, -1);
-  // Every layer reads and writes float: each edge is as its blob is stored.
-  for (const auto& blob : net.blobs()) edge_types_.push_back(blob->storage_type());
+  for (const auto& blob : net.blobs()) edges_.push_back(BlobEdge{blob->storage_type()});
   if (!options.fusion) return;
   for (const NamedPlanPass& p : PlanPassRegistry::Passes()) p.pass(net, &fusions_);
   for (size_t i = 0; i < n; ++i) {

@@ -17,11 +17,13 @@
 // Internal to the library.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "dlcaffe/blob.hpp"
 #include "dlcaffe/layer_epilogue.hpp"
 #include "dlcaffe/run_options.hpp"
+#include "dlcaffe/storage_type.hpp"
 
 namespace dlcaffe {
 
@@ -39,6 +41,13 @@ struct LayerFusion {
   bool channel_affine = false;
   // Layer i + absorbed + 1 is such a ReLU, which i also clamps for.
   bool relu_after_absorbed = false;
+};
+
+// How the values on one blob edge are stored: today a storage type
+// (storage_type.hpp); a quantised type would add its scale and zero point.
+struct BlobEdge {
+  StorageType storage = StorageType::kFloat32;
+  std::string Describe() const { return StorageTypeName(storage); }
 };
 
 // One layer's forward in a pass, with what it stands for there.
@@ -99,11 +108,10 @@ class ExecutionPlan {
   // is skipped).
   bool masks_relu_diff_after(int layer) const { return masked_relu_.at(layer) >= 0; }
 
-  // How each blob edge of the net (by blob index) is stored: float32 for
-  // all today. Mixed precision adds a pass that gives edges half or
-  // bfloat16 where their producer and readers take it, and steps that
-  // convert where one of them does not; the blobs then follow these types.
-  StorageType edge_type(int blob) const { return edge_types_.at(blob); }
+  // How blob `blob` (by index) is stored as it passes from its producer to
+  // its readers: the type the storage pass gave it (Convert layers sit
+  // where a reader takes another).
+  const BlobEdge& edge(int blob) const { return edges_.at(blob); }
 
   // Carries over what the last forward folded (a rebuild at the same
   // layers keeps the backward it allows).
@@ -111,7 +119,7 @@ class ExecutionPlan {
 
  private:
   std::vector<LayerFusion> fusions_;
-  std::vector<StorageType> edge_types_;
+  std::vector<BlobEdge> edges_;
   // A folded channel affine's scale and shift, per layer that folds one.
   std::vector<std::shared_ptr<Blob>> affine_scale_, affine_shift_;
   // The last forward pass over each layer: skipped_[j], its forward was

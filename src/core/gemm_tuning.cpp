@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <tuple>
@@ -38,15 +40,6 @@ bool MathNamed(const std::string& name, MatrixMath* math) {
                        MatrixMath::kBFloat16})
     if (name == MathName(m)) {
       *math = m;
-      return true;
-    }
-  return false;
-}
-
-bool StorageNamed(const std::string& name, StorageType* type) {
-  for (StorageType t : {StorageType::kFloat32, StorageType::kFloat16, StorageType::kBFloat16})
-    if (name == StorageTypeName(t)) {
-      *type = t;
       return true;
     }
   return false;
@@ -124,8 +117,8 @@ bool ParseKey(const std::string& text, GemmShapeKey* key, bool* old_format) {
   *old_format = !(fields >> math);
   if (*old_format) return true;
   return fields >> a >> b >> c && !(fields >> extra) && MathNamed(math, &key->math) &&
-         StorageNamed(a, &key->a_type) && StorageNamed(b, &key->b_type) &&
-         StorageNamed(c, &key->c_type);
+         StorageTypeNamed(a, &key->a_type) && StorageTypeNamed(b, &key->b_type) &&
+         StorageTypeNamed(c, &key->c_type);
 }
 
 // Lines "<key> | configuration name | checksum" (ParseKey), '#' starts a
@@ -208,8 +201,8 @@ std::mutex& TablesMutex() {
 }
 // Each tuning file's table (one per device and cache directory), read from
 // disk on first use.
-std::map<std::string, WinnerTable>& Tables() {
-  static std::map<std::string, WinnerTable> tables;
+std::map<std::string, std::shared_ptr<const WinnerTable>>& Tables() {
+  static std::map<std::string, std::shared_ptr<const WinnerTable>> tables;
   return tables;
 }
 
@@ -243,6 +236,37 @@ std::string GemmTuningFile(const Context& ctx) {
   return dir + "/" + name;
 }
 
+namespace {
+
+// Bumped by every store: a context's snapshot of its table is current while
+// the count it was taken at is.
+std::atomic<uint64_t> g_table_stores{0};
+
+}  // namespace
+
+// What a context looks up at every product, resolved once per its options
+// (Context::set_options drops it) and again after a store.
+struct TunedGemmSnapshot {
+  std::string path;  // "": the cache is off
+  uint64_t stores = 0;
+  std::shared_ptr<const WinnerTable> table;
+};
+
+std::shared_ptr<const TunedGemmSnapshot> ResolveTunedGemms(const Context& ctx) {
+  auto snapshot = std::make_shared<TunedGemmSnapshot>();
+  snapshot->path = GemmTuningFile(ctx);
+  if (snapshot->path.empty()) return snapshot;
+  std::lock_guard<std::mutex> lock(TablesMutex());
+  snapshot->stores = g_table_stores.load();
+  auto it = Tables().find(snapshot->path);
+  if (it == Tables().end())
+    it = Tables()
+             .emplace(snapshot->path, std::make_shared<const WinnerTable>(ReadTable(snapshot->path)))
+             .first;
+  snapshot->table = it->second;
+  return snapshot;
+}
+
 ScopedGemmChoices::ScopedGemmChoices(const WinnerTable& choices) : previous_(active_choices) {
   active_choices = &choices;
 }
@@ -251,19 +275,16 @@ ScopedGemmChoices::~ScopedGemmChoices() { active_choices = previous_; }
 
 bool LookupTunedGemmConfig(const Context& ctx, const GemmShapeKey& key,
                            GemmConfig* config) {
-  if (active_choices) {
-    auto found = active_choices->find(key);
-    if (found == active_choices->end()) return false;
-    *config = found->second;
-    return true;
+  const WinnerTable* table = active_choices;
+  if (!table) {
+    const TunedGemmSnapshot* snapshot = ctx.tuned_gemms();
+    if (!snapshot || snapshot->stores != g_table_stores.load(std::memory_order_relaxed))
+      snapshot = ctx.set_tuned_gemms(ResolveTunedGemms(ctx));
+    table = snapshot->table.get();
+    if (!table) return false;
   }
-  const std::string path = GemmTuningFile(ctx);
-  if (path.empty()) return false;
-  std::lock_guard<std::mutex> lock(TablesMutex());
-  auto it = Tables().find(path);
-  if (it == Tables().end()) it = Tables().emplace(path, ReadTable(path)).first;
-  auto found = it->second.find(key);
-  if (found == it->second.end()) return false;
+  auto found = table->find(key);
+  if (found == table->end()) return false;
   *config = found->second;
   return true;
 }
@@ -287,7 +308,8 @@ void StoreTunedGemmConfigs(const Context& ctx, const WinnerTable& winners) {
   }
   text << kEndLine << table.size() << " entries\n";
   WriteFileAtomically(path, text.str());
-  Tables()[path] = table;
+  Tables()[path] = std::make_shared<const WinnerTable>(std::move(table));
+  ++g_table_stores;
 }
 
 GemmRecording::GemmRecording() {

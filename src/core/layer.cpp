@@ -7,7 +7,7 @@
 namespace dlcaffe {
 
 Layer::Layer(const caffe::LayerParameter& param, Context& ctx)
-    : param_(param), ctx_(&ctx) {}
+    : choices_(DecideLayerChoices(ctx.options(), ctx.info())), param_(param), ctx_(&ctx) {}
 
 std::string Layer::Where() const {
   return "layer '" + param_.name() + "' (" + param_.type() + "): ";

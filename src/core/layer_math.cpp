@@ -14,7 +14,7 @@ bool IsMathType(caffe::Type type) {
 namespace {
 
 MatrixMath Resolve(const caffe::LayerParameter& param, const char* field, bool has,
-                   caffe::Type asked, StorageType storage, const RunOptions& options) {
+                   caffe::Type asked, StorageType storage, const LayerChoices& choices) {
   MatrixMath math = MatrixMath::kFloat32;
   if (!has) {
     math = storage == StorageType::kFloat16    ? MatrixMath::kFloat16
@@ -30,22 +30,22 @@ MatrixMath Resolve(const caffe::LayerParameter& param, const char* field, bool h
                                       : MatrixMath::kFloat32;
   }
   // As PyTorch's allow_tf32: every float32 product, asked for or not.
-  if (math == MatrixMath::kFloat32 && options.allow_tf32) math = MatrixMath::kTF32;
+  if (math == MatrixMath::kFloat32 && choices.allow_tf32) math = MatrixMath::kTF32;
   return math;
 }
 
 }  // namespace
 
 MatrixMath ForwardMatrixMath(const caffe::LayerParameter& param, StorageType storage,
-                             const RunOptions& options) {
+                             const LayerChoices& choices) {
   return Resolve(param, "forward_math", param.has_forward_math(), param.forward_math(), storage,
-                 options);
+                 choices);
 }
 
 MatrixMath BackwardMatrixMath(const caffe::LayerParameter& param, StorageType storage,
-                              const RunOptions& options) {
+                              const LayerChoices& choices) {
   return Resolve(param, "backward_math", param.has_backward_math(), param.backward_math(),
-                 storage, options);
+                 storage, choices);
 }
 
 }  // namespace dlcaffe

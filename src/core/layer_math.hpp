@@ -11,12 +11,13 @@
 //
 // FLOAT is exact float32 (Caffe's arithmetic), FLOAT16 and BFLOAT16 round to
 // those types, TF32 (a math type only) rounds float32 inputs to 10-bit
-// mantissas. RunOptions::allow_tf32 (DLCAFFE_ALLOW_TF32) makes every FLOAT
-// math TF32, as PyTorch's allow_tf32. DOUBLE, INT and UINT are refused.
+// mantissas. RunOptions::allow_tf32 (DLCAFFE_ALLOW_TF32, reaching the layer
+// as LayerChoices::allow_tf32) makes every FLOAT math TF32, as PyTorch's
+// allow_tf32. DOUBLE, INT and UINT are refused.
 #pragma once
 #include "dlcaffe/caffe.pb.h"
 #include "dlcaffe/math.hpp"
-#include "dlcaffe/run_options.hpp"
+#include "dlcaffe/layer_choices.hpp"
 #include "dlcaffe/storage_type.hpp"
 
 namespace dlcaffe {
@@ -32,8 +33,8 @@ extern const char kMathTypes[];
 // data). `storage` is the type of the layer's blobs. Throws for a field
 // that is not a math type, naming the layer and the field.
 MatrixMath ForwardMatrixMath(const caffe::LayerParameter& param, StorageType storage,
-                             const RunOptions& options);
+                             const LayerChoices& choices);
 MatrixMath BackwardMatrixMath(const caffe::LayerParameter& param, StorageType storage,
-                              const RunOptions& options);
+                              const LayerChoices& choices);
 
 }  // namespace dlcaffe

@@ -202,6 +202,7 @@ void Net::Init(const caffe::NetParameter& in_param) {
       }
     }
 
+    layer->set_choices(DecideLayerChoices(options_, ctx_->info()));
     try {
       layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
     } catch (const Error& e) {
@@ -346,9 +347,8 @@ void Net::AppendTop(const caffe::LayerParameter& layer_param, int layer_id, int 
   if (layers_[layer_id]->KeepsTopInFloat(top_id)) {
     storage = StorageType::kFloat32;
   } else if (layer_param.has_forward_type()) {
-    storage = layer_param.forward_type() == caffe::FLOAT16    ? StorageType::kFloat16
-              : layer_param.forward_type() == caffe::BFLOAT16 ? StorageType::kBFloat16
-                                                              : StorageType::kFloat32;
+    // AssignStorageTypes gave it a storage type (or float32).
+    if (!StorageTypeOf(layer_param.forward_type(), &storage)) storage = StorageType::kFloat32;
   } else if (!bottom_vecs_[layer_id].empty()) {
     storage = bottom_vecs_[layer_id][0]->storage_type();
   }
@@ -506,6 +506,16 @@ const ExecutionPlan& Net::plan() const { return *plan_; }
 
 void Net::set_options(const RunOptions& options) {
   options_ = options;
+  // The layers' choices (their kernels and algorithms) follow the options
+  // too: reshaping makes each layer take its new ones, and the plan.
+  const LayerChoices choices = DecideLayerChoices(options_, ctx_->info());
+  bool changed = false;
+  for (const auto& layer : layers_) {
+    if (layer->choices() == choices) continue;
+    layer->set_choices(choices);
+    changed = true;
+  }
+  if (changed) return Reshape();
   MakePlan();
   // Fusion decides which layer's backward reads which diff.
   if (training_plan_) diff_memory_ = training_plan_->Apply(*this);

@@ -169,31 +169,23 @@ std::vector<int> GeneratedKernel::ParamsWords(const std::vector<int>& fixed_ints
 
 namespace {
 
-// The storage macros of buffer argument `name` (GeneratedKernel::ParamsStruct).
+// The storage macros of buffer argument `name` (GeneratedKernel::ParamsStruct):
+// its type's own (STORAGE_*_<code>, from the storage types' table), the
+// code given by -DPW_TYPE__name (TypeOptions), float32 without it.
 std::string StorageMacros(const std::string& name) {
   const std::string type = "PW_TYPE__" + name, p = BufferName(name);
   std::ostringstream s;
-  s << "#if !defined(" << type << ") || " << type << " == 0\n"
-    << "#define PW_T__" << name << " float\n"
-    << "#define PW_LOAD__" << name << "(i) (" << p << "[i])\n"
-    << "#define PW_STORE__" << name << "(v, i) (" << p << "[i] = (v))\n"
-    << "#define PW_LOAD16__" << name << "(i) vload16(0, " << p << " + (i))\n"
-    << "#define PW_STORE16__" << name << "(v, i) vstore16((v), 0, " << p << " + (i))\n"
-    << "#elif " << type << " == 1\n"
-    << "#define PW_T__" << name << " half\n"
-    << "#define PW_LOAD__" << name << "(i) vload_half((i), " << p << ")\n"
-    << "#define PW_STORE__" << name << "(v, i) vstore_half_rte((v), (i), " << p << ")\n"
-    << "#define PW_LOAD16__" << name << "(i) vload_half16(0, " << p << " + (i))\n"
-    << "#define PW_STORE16__" << name << "(v, i) vstore_half16_rte((v), 0, " << p << " + (i))\n"
-    << "#else\n"
-    << "#define PW_T__" << name << " ushort\n"
-    << "#define PW_LOAD__" << name << "(i) float_of_bfloat16(" << p << "[i])\n"
-    << "#define PW_STORE__" << name << "(v, i) (" << p << "[i] = bfloat16_of_bits(as_uint(v)))\n"
-    << "#define PW_LOAD16__" << name << "(i) float16_of_bfloat16(vload16(0, " << p
-    << " + (i)))\n"
-    << "#define PW_STORE16__" << name << "(v, i) vstore16(bfloat16_of_bits16(as_uint16(v)), 0, "
-    << p << " + (i))\n"
-    << "#endif\n";
+  s << "#ifndef " << type << "\n#define " << type << " 0\n#endif\n";
+  const auto macro = [&](const char* ours, const char* params, const char* storage,
+                         const char* args) {
+    s << "#define PW_" << ours << "__" << name << params << " STORAGE_CAT(STORAGE_" << storage
+      << "_, " << type << ")" << args << "\n";
+  };
+  macro("T", "", "ELEM", "");
+  macro("LOAD", "(i)", "LOAD", ("(" + p + ", i)").c_str());
+  macro("STORE", "(v, i)", "STORE", ("(" + p + ", i, v)").c_str());
+  macro("LOAD16", "(i)", "LOAD16", ("(" + p + ", i)").c_str());
+  macro("STORE16", "(v, i)", "STORE16", ("(" + p + ", i, v)").c_str());
   return s.str();
 }
 

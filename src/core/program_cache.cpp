@@ -1,4 +1,5 @@
 #include "dlcaffe/program_cache.hpp"
+#include "dlcaffe/storage_type.hpp"
 
 #include "core/cache_files.hpp"
 
@@ -39,6 +40,8 @@ std::string RawSource(const std::string& source, const std::string& source_dir) 
     auto it = registered.texts.find(source);
     if (it != registered.texts.end()) return it->second;
   }
+  // The storage types' macros come from their table (storage_type.hpp).
+  if (source == "storage_types.cl") return StorageKernelMacros();
   if (!source_dir.empty()) {
     std::ifstream in(source_dir + "/" + source);
     if (in) {
@@ -104,10 +107,12 @@ std::string WithIncludes(const std::string& text, const std::string& source_dir,
 }  // namespace
 
 std::string ProgramCache::SourceText(const std::string& source, const std::string& source_dir) {
-  if (source == "common.cl") return RawSource(source, source_dir);
-  std::set<std::string> included = {source};
-  return RawSource("common.cl", source_dir) + "\n" +
-         WithIncludes(RawSource(source, source_dir), source_dir, &included);
+  std::set<std::string> included = {"common.cl"};
+  const std::string header =
+      WithIncludes(RawSource("common.cl", source_dir), source_dir, &included);
+  if (source == "common.cl") return header;
+  included.insert(source);
+  return header + "\n" + WithIncludes(RawSource(source, source_dir), source_dir, &included);
 }
 
 ProgramCache::ProgramCache(cl_context context, cl_device_id device,
@@ -129,11 +134,18 @@ ProgramCache::~ProgramCache() {
 
 cl_kernel ProgramCache::Kernel(const std::string& source, const std::string& options,
                                const std::string& name) {
+  // Every launch asks: a kernel made before is one lookup under one lock,
+  // without copying the strings.
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = kernels_.find(std::tie(source, options, name));
+    if (it != kernels_.end()) return it->second;
+  }
   cl_program program = Program(source, options);
   std::lock_guard<std::mutex> lock(mutex_);
   auto key = std::make_tuple(source, options, name);
   auto it = kernels_.find(key);
-  if (it != kernels_.end()) return it->second;
+  if (it != kernels_.end()) return it->second;  // made meanwhile by another thread
   cl_int err = CL_SUCCESS;
   cl_kernel kernel = clCreateKernel(program, name.c_str(), &err);
   DLC_REQUIRE(err == CL_SUCCESS, "no kernel '" << name << "' in " << source

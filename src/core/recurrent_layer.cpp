@@ -7,16 +7,6 @@
 
 namespace dlcaffe {
 
-namespace {
-
-caffe::Type CaffeType(StorageType storage) {
-  return storage == StorageType::kFloat16    ? caffe::FLOAT16
-         : storage == StorageType::kBFloat16 ? caffe::BFLOAT16
-                                             : caffe::FLOAT;
-}
-
-}  // namespace
-
 void RecurrentLayer::StoreInFloat(caffe::LayerParameter* layer) {
   layer->set_forward_type(caffe::FLOAT);
   layer->set_backward_type(caffe::FLOAT);
@@ -88,8 +78,8 @@ void RecurrentLayer::LayerSetUp(const std::vector<Blob*>& bottom,
   caffe::NetParameter net_param;
   net_param.set_name(name() + "_unrolled");
   net_param.mutable_state()->set_phase(param_.phase());
-  net_param.set_default_forward_type(CaffeType(storage));
-  net_param.set_default_backward_type(CaffeType(storage));
+  net_param.set_default_forward_type(CaffeTypeOf(storage));
+  net_param.set_default_backward_type(CaffeTypeOf(storage));
   if (param_.has_forward_math()) net_param.set_default_forward_math(param_.forward_math());
   if (param_.has_backward_math()) net_param.set_default_backward_math(param_.backward_math());
 

@@ -156,6 +156,10 @@ const std::vector<SwitchEntry>& Entries() {
                       "lifetimes do not overlap (the training memory plan; off keeps every "
                       "blob's diff readable after the backward pass)",
                       &RunOptions::share_diffs));
+    e.push_back(OnOff("shared_memory_sum", "DLCAFFE_SHARED_MEMORY_SUM",
+                      "under mpirun with every rank on one host, gradients are summed "
+                      "through shared memory (off: MPI_Allreduce)",
+                      &RunOptions::shared_memory_sum));
     return e;
   }();
   return entries;

@@ -137,7 +137,7 @@ class AttentionLayer : public Layer {
     const cl_mem k_data = cached ? k_cache_.data() : Operand(bottom, 1)->data();
     const cl_mem v_data = cached ? v_cache_.data() : Operand(bottom, 2)->data();
     const Mask mask = MaskOf(bottom);
-    const Kernels kernels = KernelsFor(ForwardMatrixMath(param_, storage_, ctx_->options()));
+    const Kernels kernels = KernelsFor(ForwardMatrixMath(param_, storage_, choices_));
     ctx_->Launch(kernels.Get("forward"), kernels.Rows(T_), kernels.Group(), T_, S_, H_, scale_,
                  int(causal_), bottom[0]->data(), q.offset, q.b, q.h, q.t, k_data, k.offset,
                  k.b, k.h, k.t, v_data, v.offset, v.b, v.h, v.t, mask.data, mask.batches,
@@ -168,7 +168,7 @@ class AttentionLayer : public Layer {
     ctx_->Launch1D(ctx_->Kernel("attention.cl", Options(), "attention_backward_delta"), rows, T_,
                    H_, rows, top[0]->data(), o.offset, o.b, o.h, o.t, top[0]->diff(),
                    delta_.data());
-    const Kernels kernels = KernelsFor(BackwardMatrixMath(param_, storage_, ctx_->options()));
+    const Kernels kernels = KernelsFor(BackwardMatrixMath(param_, storage_, choices_));
     // dS for the mask: straight into its gradient where it has every (b, h)
     // plane, else into the scratch buffer, summed below.
     Blob* const mask_blob = want_dmask ? bottom[MaskIndex()] : nullptr;
@@ -287,7 +287,7 @@ class AttentionLayer : public Layer {
       const std::string options = "-DDK=" + std::to_string(dk_) + " -DDV=" +
                                   std::to_string(dv_) + " -DMMA=" +
                                   std::to_string(static_cast<int>(form)) + " -DEMULATE_MMA=" +
-                                  (ctx_->options().matrix_emulate ? "1" : "0") + " -DSTAGES=" +
+                                  (choices_.matrix_emulate ? "1" : "0") + " -DSTAGES=" +
                                   std::to_string(MmaStages());
       try {
         ctx_->Kernel("attention_mma.cl", options, "attention_mma_forward");  // builds it
@@ -312,7 +312,7 @@ class AttentionLayer : public Layer {
     const DeviceInfo& info = ctx_->info();
     if (info.max_work_group_size < kMmaThreads || info.local_mem_bytes < MmaLocalBytes(1))
       return MmaForm::kNone;
-    if (ctx_->options().matrix_emulate) return wanted;
+    if (choices_.matrix_emulate) return wanted;
     return MmaFormFor(*ctx_, math) == wanted ? wanted : MmaForm::kNone;
   }
 

@@ -163,7 +163,7 @@ class BatchNormLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = bottom[0]->count();
     if (count == 0) return;
-    const bool runs = ctx_->cpu_shaped_kernels();
+    const bool runs = choices_.cpu_shaped_kernels;
     if (use_global_stats_) {
       ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_global_stats"), channels_,
                      channels_, eps_, blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data(),
@@ -188,7 +188,7 @@ class BatchNormLayer : public Layer {
                 const std::vector<Blob*>& bottom) override {
     const int count = bottom[0]->count();
     if ((!propagate_down[0] && !epilogue_.scale) || count == 0) return;
-    const bool runs = ctx_->cpu_shaped_kernels();
+    const bool runs = choices_.cpu_shaped_kernels;
     const float relu = epilogue_.relu_diff_mask ? 1.f : 0.f;
     if (use_global_stats_) {
       kBackwardGlobal.Launch(*ctx_, count,

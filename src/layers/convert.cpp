@@ -1,6 +1,6 @@
 // Convert: its top is its bottom in another storage type (storage_type.hpp).
 // A net in 16-bit storage puts one before a layer that reads another type
-// than its bottom holds (core/net_storage_types.hpp); its own forward_type
+// than its bottom holds (passes/assign_storage_types.cpp); its own forward_type
 // is its top's type. Forward narrows or widens the data (round to nearest
 // even); backward converts the gradient back into the bottom's type.
 #include "core/storage_convert.hpp"

@@ -72,6 +72,22 @@ class ConvolutionLayer : public BaseConvolutionLayer {
                 (WinogradForced() || param_.phase() != caffe::TRAIN);
   }
 
+  // The forward's algorithm and the data gradient's, at the current shapes.
+  std::string DescribeAlgorithm() const override {
+    if (Depthwise()) return DepthwisePlanes() ? "depthwise, plane kernels" : "depthwise";
+    const auto products = [&](MatrixMath math) {
+      return ChannelsLast(math) ? std::string("channels-last implicit GEMM")
+                                : BaseConvolutionLayer::DescribeAlgorithm();
+    };
+    const std::string forward = winograd_ ? "Winograd F(4x4, 3x3)" : products(ForwardMath());
+    const std::string data_gradient =
+        winograd_data_gradient_ ? "Winograd F(4x4, 3x3)"
+        : DataGradientImplicit() ? (ChannelsLast(BackwardMath()) ? "channels-last implicit GEMM"
+                                                                 : "implicit GEMM")
+                                 : BaseConvolutionLayer::DescribeAlgorithm();
+    return "forward: " + forward + "; data gradient: " + data_gradient;
+  }
+
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     if (Depthwise()) {
       cl_kernel kernel =
@@ -231,11 +247,11 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   // unpadded ones (the GEMM reads those blobs in place). By default where
   // the cp.async pipeline streams the blobs' type: it streams the
   // channels-last windows, which im2col would otherwise write out kernel_h x
-  // kernel_w times (RunOptions::conv_channels_last forces it either way).
+  // kernel_w times (LayerChoices::channels_last forces it either way).
   bool ChannelsLast(MatrixMath math) const {
     if (!implicit_ || channel_axis_ != 1 || group_ != 1 || ImageSideInPlace()) return false;
     if (num_output_ % MmaPipelineChunk(storage_)) return false;
-    const RunOptions::Choice choice = ctx_->options().conv_channels_last;
+    const RunOptions::Choice choice = choices_.channels_last;
     if (choice != RunOptions::Choice::kAuto) return choice == RunOptions::Choice::kOn;
     return MmaPipelineStreams(*ctx_, math, storage_);
   }
@@ -285,7 +301,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     return true;
   }
 
-  // Where Winograd runs. RunOptions::winograd on|off forces it (on: wherever
+  // Where Winograd runs. LayerChoices::winograd on|off forces it (on: wherever
   // it applies, forward and data gradient; the tests use it). Otherwise where
   // the channels make its 36 GEMMs worth running: on GPU-shaped devices from
   // 16 channels; on CPU-shaped ones only from 128 channels on outputs of
@@ -313,14 +329,14 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   // vgg16's FLOAT16 forward took 6.1 ms channels-last, 8.5 with Winograd.
   bool UseWinograd() const {
     if (!WinogradApplies()) return false;
-    const RunOptions::Choice forced = ctx_->options().winograd;
+    const RunOptions::Choice forced = choices_.winograd;
     if (forced != RunOptions::Choice::kAuto) return forced == RunOptions::Choice::kOn;
-    if (ctx_->cpu_shaped_kernels())
+    if (choices_.cpu_shaped_kernels)
       return channels_ >= 128 && num_output_ >= 128 &&
              output_shape_[0] * output_shape_[1] >= 28 * 28;
     return channels_ >= 16 && num_output_ >= 16;
   }
-  bool WinogradForced() const { return ctx_->options().winograd == RunOptions::Choice::kOn; }
+  bool WinogradForced() const { return choices_.winograd == RunOptions::Choice::kOn; }
 
   // Forward: the bottom (channels_) into the top (num_output_) with our pad.
   // The data gradient: the top diff back into the bottom's shape, pad 2 - pad.

@@ -102,8 +102,8 @@ class InnerProductLayer : public Layer {
   // The math of the forward or the backward products, the bottom's storage
   // type where the layer sets none.
   MatrixMath Math(const Blob& bottom, bool backward) const {
-    return backward ? BackwardMatrixMath(param_, bottom.storage_type(), ctx_->options())
-                    : ForwardMatrixMath(param_, bottom.storage_type(), ctx_->options());
+    return backward ? BackwardMatrixMath(param_, bottom.storage_type(), choices_)
+                    : ForwardMatrixMath(param_, bottom.storage_type(), choices_);
   }
 
   // The weights rounded to the bottom's 16-bit type for products in `math`

@@ -153,7 +153,7 @@ class LayerNormLayer : public Layer {
     // A CPU runs a work-group on one core, so a group per row brings no
     // more parallelism than an item per row, only barriers (docs/benchmarks.md,
     // M9).
-    return ctx_->cpu_shaped_kernels();
+    return choices_.cpu_shaped_kernels;
   }
   // Work-groups of rows: at least four per compute unit, at most 64 rows each.
   size_t ItemGroupSize() const {

@@ -278,8 +278,8 @@ class MatMulLayer : public Layer {
   // bottom), never a learned operand, which stays float.
   MatrixMath Math(const std::vector<Blob*>& bottom, bool backward) const {
     const StorageType storage = bottom[0]->storage_type();
-    return backward ? BackwardMatrixMath(param_, storage, ctx_->options())
-                    : ForwardMatrixMath(param_, storage, ctx_->options());
+    return backward ? BackwardMatrixMath(param_, storage, choices_)
+                    : ForwardMatrixMath(param_, storage, choices_);
   }
 
   // A learned operand rounded to the activations' 16-bit type `activations`

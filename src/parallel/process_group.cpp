@@ -63,7 +63,7 @@ std::string ProcessGroup::Broadcast(const std::string& value) { return value; }
 std::vector<std::string> ProcessGroup::Gather(const std::string& value) { return {value}; }
 std::vector<uint64_t> ProcessGroup::AllGather(uint64_t value) { return {value}; }
 int ProcessGroup::AllReduceOr(int value) { return value; }
-void ProcessGroup::PrepareGradientSums(size_t, size_t) {}
+void ProcessGroup::PrepareGradientSums(size_t, size_t, bool) {}
 bool ProcessGroup::sums_in_shared_memory() const { return false; }
 void ProcessGroup::AllReduceSum(float*, size_t, size_t, float, int) {}
 void ProcessGroup::Abort(int code) { std::exit(code); }
@@ -288,13 +288,10 @@ int ProcessGroup::AllReduceOr(int value) {
   return result;
 }
 
-void ProcessGroup::PrepareGradientSums(size_t floats, size_t buckets) {
+void ProcessGroup::PrepareGradientSums(size_t floats, size_t buckets, bool shared_memory) {
   if (!uses_mpi_) return;
   gradients_->shared.reset();
-  const char* setting = std::getenv("DLCAFFE_SHARED_MEMORY_SUM");
-  DLC_REQUIRE(!setting || std::string(setting) == "off" || std::string(setting) == "on",
-              "DLCAFFE_SHARED_MEMORY_SUM=" << setting << ": expected on or off");
-  if (setting && std::string(setting) == "off") return;  // the same on every rank
+  if (!shared_memory) return;  // the same on every rank
   Watched watched(watchdog_.get(), "the shared memory for gradients");
   auto shared = std::make_unique<SharedMemorySum>(gradients_->comm, floats, buckets);
   if (shared->applies()) gradients_->shared = std::move(shared);

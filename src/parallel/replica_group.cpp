@@ -203,7 +203,8 @@ void ReplicaGroup::Attach(int local, Net& net, Context& ctx) {
   for (const GradientBucket& bucket : buckets_) floats += bucket.count;
   for (int i = 0; i < local_count_; ++i)
     staging_[i] = std::make_unique<GradientStaging>(*contexts_[i], floats);
-  if (processes_.size() > 1) processes_.PrepareGradientSums(floats, buckets_.size());
+  if (processes_.size() > 1) processes_.PrepareGradientSums(floats, buckets_.size(),
+                                    contexts_[0]->options().shared_memory_sum);
   posted_.assign(local_count_, std::vector<std::pair<cl_event, cl_event>>(
                                    buckets_.size(), {nullptr, nullptr}));
   // A net without learnable parameters has nothing to exchange.

@@ -26,15 +26,15 @@ namespace dlcaffe {
 namespace {
 
 bool IsStorageType(caffe::Type type) {
-  return type == caffe::FLOAT || type == caffe::FLOAT16 || type == caffe::BFLOAT16;
+  StorageType storage;
+  return StorageTypeOf(type, &storage);
 }
 
+// The storage type of a type that is one (IsStorageType), float32 else.
 StorageType ToStorage(caffe::Type type) {
-  switch (type) {
-    case caffe::FLOAT16: return StorageType::kFloat16;
-    case caffe::BFLOAT16: return StorageType::kBFloat16;
-    default: return StorageType::kFloat32;
-  }
+  StorageType storage = StorageType::kFloat32;
+  StorageTypeOf(type, &storage);
+  return storage;
 }
 
 // Whether the description asks for anything but float anywhere.

@@ -39,12 +39,12 @@ constexpr StorageType kF16 = StorageType::kFloat16;
 constexpr StorageType kBF16 = StorageType::kBFloat16;
 
 MatrixMath Forward(const std::string& layer, StorageType storage, bool tf32 = false) {
-  RunOptions options;
+  LayerChoices options;
   options.allow_tf32 = tf32;
   return ForwardMatrixMath(LayerParam(layer), storage, options);
 }
 MatrixMath Backward(const std::string& layer, StorageType storage, bool tf32 = false) {
-  RunOptions options;
+  LayerChoices options;
   options.allow_tf32 = tf32;
   return BackwardMatrixMath(LayerParam(layer), storage, options);
 }
@@ -115,7 +115,7 @@ std::map<std::string, caffe::LayerParameter> Typed(const std::string& fields) {
 }
 
 TEST(LayerMath, ALayersFieldBeatsTheNetsDefaultWhichBeatsTheStorageType) {
-  RunOptions options;
+  LayerChoices options;
   {
     // The net's defaults reach the layers that set none; ip keeps its own.
     auto layers = Typed(

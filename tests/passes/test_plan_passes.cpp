@@ -6,6 +6,9 @@
 // (fused against separate nets) are checked in test_net.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "../../src/passes/plan_pass.hpp"
 #include "dlcaffe/net.hpp"
 #include "util/layer_test_util.hpp"
@@ -122,7 +125,7 @@ TEST(ExecutionPlan, StepsFollowThePassRange) {
   EXPECT_EQ(plan.ForwardSteps(net, 0, Index(net, "bn"), false).size(), 3u);
   EXPECT_EQ(plan.ForwardSteps(net, 0, last, true).size(), net.layers().size());
   for (size_t b = 0; b < net.blobs().size(); ++b)
-    EXPECT_EQ(plan.edge_type(static_cast<int>(b)), StorageType::kFloat32) << net.blob_names()[b];
+    EXPECT_EQ(plan.edge(static_cast<int>(b)).storage, StorageType::kFloat32) << net.blob_names()[b];
 }
 
 TEST(ExecutionPlan, BackwardSkipsWhatTheLastForwardFolded) {
@@ -149,6 +152,83 @@ TEST(ExecutionPlan, BackwardSkipsWhatTheLastForwardFolded) {
   net.set_options(separate);
   EXPECT_EQ(net.plan().absorbs_after(bn), 0);
   EXPECT_FALSE(net.plan().fuses_relu_after(scale));
+}
+
+// The plan decides each layer's choices from the net's options: a net given
+// other options re-decides them (Net::set_options) and its layers follow,
+// not only its fusions. A convolution that ran im2col with plane kernels
+// runs Winograd with GPU-shaped kernels once told so, to the same outputs
+// within Winograd's rounding, and back again to the same bits.
+TEST(ExecutionPlan, SetOptionsReDecidesEveryLayersChoices) {
+  const std::string text = R"(
+    layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 2 dim: 16 dim: 9 dim: 7 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'y'
+            convolution_param { num_output: 16 kernel_size: 3 pad: 1
+                                weight_filler { type: 'gaussian' std: 0.1 } } }
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'y' top: 'z' })";
+  SetTestOption("kernel_shape", "cpu");
+  SetTestOption("winograd", "off");
+  SetTestOption("implicit_gemm", "off");
+  Net net(NetFromText(text, caffe::TEST), TestContext());
+  ResetTestOption("kernel_shape");
+  ResetTestOption("winograd");
+  ResetTestOption("implicit_gemm");
+  const Layer& conv = *net.layers()[Index(net, "conv")];
+  EXPECT_TRUE(conv.choices().cpu_shaped_kernels);
+  EXPECT_EQ(conv.DescribeAlgorithm(),
+            "forward: im2col + GEMM, plane kernels; data gradient: im2col + GEMM, plane kernels");
+  FillGaussian(net.input_blobs()[0], 0.f, 1.f, 7);
+  net.Forward();
+  const std::vector<float> direct = net.blob_by_name("y")->ReadData();
+
+  RunOptions winograd = net.options();
+  winograd.kernel_shape = RunOptions::KernelShape::kGpu;
+  winograd.winograd = RunOptions::Choice::kOn;
+  net.set_options(winograd);
+  for (const auto& layer : net.layers()) {
+    EXPECT_FALSE(layer->choices().cpu_shaped_kernels) << layer->name();
+    EXPECT_EQ(layer->choices().winograd, RunOptions::Choice::kOn) << layer->name();
+  }
+  EXPECT_EQ(conv.DescribeAlgorithm(),
+            "forward: Winograd F(4x4, 3x3); data gradient: Winograd F(4x4, 3x3)");
+  net.Forward();
+  const std::vector<float> by_winograd = net.blob_by_name("y")->ReadData();
+  ASSERT_EQ(by_winograd.size(), direct.size());
+  float largest = 0.f, worst = 0.f;
+  for (size_t i = 0; i < direct.size(); ++i) {
+    largest = std::max(largest, std::fabs(direct[i]));
+    worst = std::max(worst, std::fabs(by_winograd[i] - direct[i]));
+  }
+  EXPECT_GT(worst, 0.f);  // another summation: the algorithm did change
+  EXPECT_LT(worst, 1e-4f * largest);
+
+  RunOptions back = winograd;
+  back.kernel_shape = RunOptions::KernelShape::kCpu;
+  back.winograd = RunOptions::Choice::kOff;
+  net.set_options(back);
+  EXPECT_TRUE(conv.choices().cpu_shaped_kernels);
+  net.Forward();
+  EXPECT_EQ(net.blob_by_name("y")->ReadData(), direct);
+}
+
+// Net::Explain: a line per step of a forward pass, with what each step
+// stands for and how its blobs are stored.
+TEST(ExecutionPlan, ExplainSaysWhatEachStepRuns) {
+  Net net(NetFromText(kChain, caffe::TEST), TestContext());
+  const std::string text = net.Explain();
+  EXPECT_NE(text.find("step 1: 'conv' (Convolution) folds 'bn' 'scale' as a channel affine, "
+                      "clamps for 'relu'"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("in float32 -> out float32; "), std::string::npos) << text;
+  EXPECT_NE(text.find("step 2: 'pool' (Pooling)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("step 3"), std::string::npos) << text;
+  RunOptions separate = net.options();
+  separate.fusion = false;
+  net.set_options(separate);
+  const std::string unfused = net.Explain();
+  EXPECT_NE(unfused.find("(fusion off)"), std::string::npos) << unfused;
+  EXPECT_NE(unfused.find("step 5: 'pool' (Pooling)"), std::string::npos) << unfused;
 }
 
 // RunOptions::graph_passes on: a prototxt gets the description rewrites an

@@ -179,6 +179,27 @@ TEST(DlcaffeCli, KernelsReportsDeviceTimePerKernel) {
   EXPECT_TRUE(Contains(time.output, "softmax_loss_forward")) << time.output;
 }
 
+// --explain logs the plan's steps; kernel_source prints a kernel's whole
+// text as the compiler gets it (the storage types' macros in the header).
+TEST(DlcaffeCli, ExplainAndKernelSourceShowWhatRuns) {
+  const std::string net = WriteTemp("explain.prototxt", kTinyTrainNet);
+  ToolResult time = RunDlcaffe("time --model=" + net + " --iterations=1 --explain");
+  ASSERT_EQ(time.exit_code, 0) << time.output;
+  EXPECT_TRUE(Contains(time.output, "step 1: 'ip' (InnerProduct)")) << time.output;
+  EXPECT_TRUE(Contains(time.output, "step 2: 'loss' (SoftmaxWithLoss)")) << time.output;
+  ToolResult bench = RunDlcaffe("bench --model=" + net + " --iterations=1 --warmup=0 --explain");
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  EXPECT_TRUE(Contains(bench.output, "step 1: 'ip' (InnerProduct)")) << bench.output;
+
+  ToolResult source = RunDlcaffe("kernel_source --kernel_file=gemm_tiled.cl");
+  ASSERT_EQ(source.exit_code, 0) << source.output;
+  EXPECT_TRUE(Contains(source.output, "#define STORAGE_LOAD_1(p, i) vload_half((i), (p))"))
+      << source.output;
+  EXPECT_TRUE(Contains(source.output, "__kernel")) << source.output;
+  EXPECT_FALSE(Contains(source.output, "#include \"")) << source.output;
+  ExpectCleanError(RunDlcaffe("kernel_source --kernel_file=no_such.cl"), "no_such.cl");
+}
+
 TEST(DlcaffeCli, TuneStoresWinnersThatLaterRunsUse) {
   const std::string cache = TempDir();
   const std::string env = "DLCAFFE_TUNING_CACHE='" + cache + "'";

@@ -27,7 +27,8 @@ and barrier() are mapped to PTX special registers and bar.sync here, and
 min/max (int) and fmax/fma (float) are given PTX bodies; any other call
 left unresolved stops the script with its name.
 
-Needs clang and the CUDA toolkit's ptxas (/usr/local/cuda/bin, else PATH);
+Needs dlcaffe built (build/tools/dlcaffe, or $DLCAFFE: `dlcaffe kernel_source`
+gives the text), clang and the CUDA toolkit's ptxas (/usr/local/cuda/bin, else PATH);
 nvdisasm comes from PyPI's nvidia-cuda-nvdisasm wheel (Debian has no
 package), fetched once into ${XDG_CACHE_HOME:-~/.cache}/dlcaffe/nvdisasm.
 """
@@ -67,19 +68,15 @@ BUILTINS = {
 }
 
 
-def source_text(name, seen=None):
-    """The kernel source with its '#include "x.cl"' lines replaced by their
-    files' text, each file once (as ProgramCache::SourceText does)."""
-    seen = set() if seen is None else seen
-    if name in seen:
-        return ""
-    seen.add(name)
-    out = []
-    with open(os.path.join(CL_DIR, name)) as f:
-        for line in f:
-            m = re.match(r'\s*#include\s+"([^"]+\.cl)"', line)
-            out.append(source_text(m.group(1), seen) if m else line)
-    return "".join(out)
+def source_text(name):
+    """The text the OpenCL compiler gets for src/cl/NAME (the shared header
+    with the storage types' generated macros, every include in place), as
+    `dlcaffe kernel_source` prints it from the sources in src/cl ($DLCAFFE,
+    else build/tools/dlcaffe)."""
+    dlcaffe = os.environ.get("DLCAFFE", os.path.join(ROOT, "build", "tools", "dlcaffe"))
+    return subprocess.run([dlcaffe, "kernel_source", "--kernel_file=" + name,
+                           "--options=kernel_source_dir=" + CL_DIR],
+                          check=True, capture_output=True, text=True).stdout
 
 
 def define_builtins(ptx):
@@ -164,7 +161,7 @@ def main():
 
 def compile_with_clang(a, stem):
     with open(stem + ".cl", "w") as f:
-        f.write(PRELUDE + source_text("common.cl") + source_text(os.path.basename(a.source)))
+        f.write(PRELUDE + source_text(os.path.basename(a.source)))
     clang = next((c for c in ("clang", "clang-14", "clang-15", "clang-16") if shutil.which(c)),
                  None)
     if not clang:
