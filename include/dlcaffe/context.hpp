@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -20,6 +21,9 @@
 namespace dlcaffe {
 
 struct TunedGemmSnapshot;  // core/gemm_tuning.cpp
+class GemmRecording;       // core/gemm_tuning.hpp
+struct GemmShapeKey;
+struct GemmConfig;
 
 struct DeviceInfo {
   int platform_index = 0;
@@ -207,6 +211,15 @@ class Context {
     tuned_gemms_ = std::move(s);
     return tuned_gemms_.get();
   }
+  // What a tuner or a test sets for a while (core/gemm_tuning.hpp): the
+  // recording of this context's products, and configurations that stand in
+  // for the stored winners. Null when none; per context, so that replicas
+  // on their own threads and devices never see each other's.
+  GemmRecording* gemm_recording() const { return gemm_recording_; }
+  void set_gemm_recording(GemmRecording* recording) { gemm_recording_ = recording; }
+  using GemmChoices = std::map<GemmShapeKey, GemmConfig>;
+  const GemmChoices* gemm_choices() const { return gemm_choices_; }
+  void set_gemm_choices(const GemmChoices* choices) { gemm_choices_ = choices; }
 
  private:
   static void SetArgs(cl_kernel, cl_uint) {}
@@ -241,6 +254,8 @@ class Context {
   cl_event pending_event_ = nullptr;
   RunOptions options_;
   mutable std::shared_ptr<const TunedGemmSnapshot> tuned_gemms_;
+  GemmRecording* gemm_recording_ = nullptr;
+  const GemmChoices* gemm_choices_ = nullptr;
 };
 
 // Name of an OpenCL error code ("CL_OUT_OF_RESOURCES").

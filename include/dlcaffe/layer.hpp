@@ -95,6 +95,10 @@ class Layer {
   // The parts of an epilogue (layer_epilogue.hpp) this layer's kernels can
   // apply, as LayerEpilogue::Part bits; the execution plan folds only those.
   virtual unsigned EpilogueSupport() const { return 0; }
+  // What this layer can be in the epilogue of the layer before it, working
+  // in place on `top` (layer_epilogue.hpp): a clamp, a folded BatchNorm, a
+  // channel scale; the plan's passes fold it only then.
+  virtual EpilogueRole RoleInEpilogue(const Blob& top) const { return EpilogueRole::kNone; }
   // Whether this layer's kernels read its bottoms and write its tops (data
   // and diff) in `type` (storage_type.hpp; float32 always). A net in 16-bit
   // storage keeps a layer that cannot in float32, converting its bottoms

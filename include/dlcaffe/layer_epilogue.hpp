@@ -1,14 +1,27 @@
 // What a layer's own kernels do in place of layers after it that the
 // execution plan folded into it (core/execution_plan.hpp): set by the Net on
 // the layer before each pass, read by its Forward and Backward. A layer
-// declares which parts it can apply (Layer::EpilogueSupport); the plan's
-// fusion passes fold only those.
+// declares which parts it can apply (Layer::EpilogueSupport) and what it can
+// be in another's epilogue (Layer::RoleInEpilogue); the plan's fusion passes
+// fold only where both agree.
 #pragma once
 
 namespace dlcaffe {
 
 class Blob;
 class Layer;
+
+// What a layer can be inside the epilogue of the layer before it, in place
+// on that layer's top (Layer::RoleInEpilogue): the plan's fusion passes
+// match these, not layer types.
+enum class EpilogueRole {
+  kNone,
+  kClamp,                   // max(x, 0): a ReLU of negative_slope 0
+  kStoredStatisticsAffine,  // a per-channel affine of stored statistics: an
+                            // inference BatchNorm (mean, variance, factor)
+  kChannelScale,            // gamma[c] * x [+ beta[c]] of its own parameters:
+                            // a Scale over the channel axis
+};
 
 struct LayerEpilogue {
   enum Part : unsigned {

@@ -68,6 +68,12 @@ struct OnnxParameterSource {
   int blob_index = 0;
 };
 
+// Points each imported parameter at the layer blob that now holds it (found
+// by the ParamSpec name the importer gave it), after the graph passes'
+// fusions moved blobs into other layers.
+void RelocateParameters(const caffe::NetParameter& net,
+                        std::map<std::string, OnnxParameterSource>* parameters);
+
 struct OnnxModel {
   caffe::NetParameter net;           // layers with their weights in blobs
   std::vector<std::string> inputs;   // graph inputs (blob names), in order

@@ -5,7 +5,7 @@
 // default): how prob and the bottom gradient are stored; the labels, H and
 // the loss are float.
 
-#define LOSS_GROUP 128
+#include "label_loss_group.cl"
 #define LOG_THRESHOLD 1e-20f  // Caffe's kLOG_THRESHOLD
 
 // One work-group writes the 0-d loss and the normalizer for backward. A
@@ -39,22 +39,8 @@ void infogain_loss_forward(const int outer, const int num_labels, const int inne
       sum -= H[l * num_labels + j] * log(fmax(DATA_LOAD(prob, p + j * inner), LOG_THRESHOLD));
     ++valid;
   }
-  loss_part[lid] = sum;
-  valid_part[lid] = valid;
-  bad_part[lid] = bad;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int span = LOSS_GROUP / 2; span > 0; span >>= 1) {
-    if (lid < span) {
-      loss_part[lid] += loss_part[lid + span];
-      valid_part[lid] += valid_part[lid + span];
-      bad_part[lid] = min(bad_part[lid], bad_part[lid + span]);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  if (lid != 0) return;
-  const float norm = loss_normalizer(normalization, positions, valid_part[0], outer);
-  normalizer[0] = norm;
-  write_label_loss(bad_part[0], loss_part[0] / norm, label, loss, label_error);
+  finish_label_loss(sum, valid, bad, loss_part, valid_part, bad_part, normalization, positions,
+                    outer, label, loss, normalizer, label_error);
 }
 
 // sum_rows[l] = sum_j H[l, j].

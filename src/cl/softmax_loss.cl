@@ -4,7 +4,7 @@
 // probabilities and the bottom gradient are stored; labels and the loss are
 // float.
 
-#define LOSS_GROUP 128
+#include "label_loss_group.cl"
 
 // One work-group sums -log(prob of the label) over every position and writes
 // the normalized loss, a 0-d top, without the host. It also writes the
@@ -39,22 +39,8 @@ void softmax_loss_forward(const int outer, const int channels, const int inner,
                      1.f));
     ++valid;
   }
-  loss_part[lid] = sum;
-  valid_part[lid] = valid;
-  bad_part[lid] = bad;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int span = LOSS_GROUP / 2; span > 0; span >>= 1) {
-    if (lid < span) {
-      loss_part[lid] += loss_part[lid + span];
-      valid_part[lid] += valid_part[lid + span];
-      bad_part[lid] = min(bad_part[lid], bad_part[lid + span]);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  if (lid != 0) return;
-  const float norm = loss_normalizer(normalization, positions, valid_part[0], outer);
-  normalizer[0] = norm;
-  write_label_loss(bad_part[0], loss_part[0] / norm, label, loss, label_error);
+  finish_label_loss(sum, valid, bad, loss_part, valid_part, bad_part, normalization, positions,
+                    outer, label, loss, normalizer, label_error);
 }
 
 // d loss / d x = (prob - onehot(label)) * loss_weight / normalizer, zero at

@@ -6,23 +6,6 @@
 
 namespace dlcaffe {
 
-bool IsFoldableBatchNorm(const Layer& layer) {
-  if (std::string(layer.type()) != "BatchNorm" || layer.blobs().size() != 3) return false;
-  const caffe::LayerParameter& p = layer.layer_param();
-  return p.batch_norm_param().has_use_global_stats() ? p.batch_norm_param().use_global_stats()
-                                                     : p.phase() == caffe::TEST;
-}
-
-bool IsFoldableScale(const Layer& layer, const Blob& top) {
-  if (std::string(layer.type()) != "Scale" || layer.layer_param().bottom_size() != 1 ||
-      layer.blobs().empty() || top.num_axes() < 2)
-    return false;
-  const Blob& gamma = *layer.blobs()[0];
-  const caffe::ScaleParameter& p = layer.layer_param().scale_param();
-  return gamma.num_axes() == 1 && gamma.shape(0) == top.shape(1) && p.num_axes() == 1 &&
-         top.CanonicalAxisIndex(p.axis()) == 1;
-}
-
 void ComputeChannelAffine(Context& ctx, const Layer& producer, const Layer& batch_norm,
                           const Layer* scale_layer, int channels, Blob* scale, Blob* shift) {
   scale->Reshape({channels});

@@ -2,7 +2,8 @@
 // the convolution before them: the pair is one per-channel affine
 // y = scale[c] * x + shift[c], which the convolution applies in its GEMM's
 // epilogue with its own bias folded into the shift. The plan decides where
-// (passes/plan_fold_channel_affine.cpp); this file knows the layers' parameters and
+// (passes/plan_fold_channel_affine.cpp, on the layers' EpilogueRole); this
+// file knows the layers' parameters and
 // computes the affine on the device before each folded forward (so it
 // follows weights that change, e.g. a test net sharing a training net's).
 // Internal to the library.
@@ -11,13 +12,6 @@
 #include "dlcaffe/layer.hpp"
 
 namespace dlcaffe {
-
-// A BatchNorm that normalises with its stored statistics (use_global_stats,
-// the TEST phase's default).
-bool IsFoldableBatchNorm(const Layer& layer);
-// A Scale whose factors (and optional bias) are its own parameters, one per
-// channel of a 4-d blob (axis 1, num_axes 1, one bottom).
-bool IsFoldableScale(const Layer& layer, const Blob& top);
 
 // scale[c] = gamma[c] / sqrt(var[c] + eps) and
 // shift[c] = scale[c] * (bias[c] - mean[c]) + beta[c], from the producer's

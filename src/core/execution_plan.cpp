@@ -2,7 +2,7 @@
 
 #include "core/channel_affine_fold.hpp"
 #include "dlcaffe/net.hpp"
-#include "passes/plan_pass.hpp"
+#include "core/pass_registry.hpp"
 
 namespace dlcaffe {
 
@@ -15,7 +15,7 @@ ExecutionPlan::ExecutionPlan(const Net& net, const RunOptions& options) {
   masked_relu_.assign(n, -1);
   for (const auto& blob : net.blobs()) edges_.push_back(BlobEdge{blob->storage_type()});
   if (!options.fusion) return;
-  for (const NamedPlanPass& p : PlanPassRegistry::Passes()) p.pass(net, &fusions_);
+  for (const auto& p : PassRegistry<PlanPass>::Passes()) p.pass(net, &fusions_);
   for (size_t i = 0; i < n; ++i) {
     if (!fusions_[i].channel_affine) continue;
     affine_scale_[i] = std::make_shared<Blob>(net.context());
@@ -37,7 +37,8 @@ std::vector<ForwardStep> ExecutionPlan::ForwardSteps(const Net& net, int start, 
     // In place, the layer's top diff becomes its bottom diff, so masking it
     // as it is read leaves every diff as the ReLU's backward would.
     const auto& bottom = net.bottom_vecs()[i];
-    step.relu_diff_mask = step.relu && Supports(net, i, LayerEpilogue::kReluDiffMask) &&
+    step.relu_diff_mask = step.relu &&
+                          (net.layers()[i]->EpilogueSupport() & LayerEpilogue::kReluDiffMask) &&
                           bottom.size() == 1 && bottom[0] == net.top_vecs()[i][0];
     step.next = last + 1 + (step.relu ? 1 : 0);
     steps.push_back(step);

@@ -1,21 +1,31 @@
 // How a Net's layers run: between the Net (which layers, wired how) and the
-// Layers (what each computes), the plan says which layer's kernels stand for
-// which others and in what order the passes go. Built from a Net and its
-// RunOptions (Net::options) at setup, at each Net::Reshape and when the net's
+// Layers (what each computes), the plan decides
+//   - each layer's choices (layer_choices.hpp: its kernels' shape, the
+//     convolution algorithms' switches, the math of its products), from the
+//     net's RunOptions and the device, handed to the layer before it is set
+//     up and again whenever Net::set_options changes them;
+//   - which layer's kernels stand for which others (the folds) and in what
+//     order the passes go;
+//   - how each blob edge is stored (BlobEdge: the storage type the storage
+//     pass gave it, passes/assign_storage_types.cpp; Convert layers convert).
+// The folds are remade at setup, at each Net::Reshape and when the net's
 // options change; Net::ForwardFromTo and BackwardFromTo are loops over the
-// steps it hands out.
+// steps it hands out, and Net::Explain prints them.
 //
-// What a layer may stand for is found by plan passes (passes/plan_pass.hpp),
-// each a pattern in its own file: a ReLU clamped by the layer before it, an
-// inference BatchNorm (and Scale) folded into a convolution as a channel
-// affine, a Scale absorbed by a training BatchNorm. A step then hands its
-// layer a LayerEpilogue (layer_epilogue.hpp) saying what to apply.
+// What a layer may stand for is found by plan passes (passes/plan_pass.hpp,
+// registered in core/pass_registry.hpp), each a pattern in its own file over
+// what layers declare they can be in an epilogue (Layer::RoleInEpilogue): a
+// clamp applied by the layer before it, an inference BatchNorm (and Scale)
+// folded into a convolution as a channel affine, a Scale absorbed by a
+// training BatchNorm. A step then hands its layer a LayerEpilogue
+// (layer_epilogue.hpp) saying what to apply.
 //
 // Partial passes (ForwardFromTo over a range) fold only what lies inside the
 // range, and debug_info runs every layer separately (each its own top, as
 // Caffe logs it). A backward pass skips what the last forward folded.
 // Internal to the library.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +80,10 @@ struct BackwardStep {
                                 // other layer's stands for it)
   bool relu_diff_mask = false;  // it masks the diff of the ReLU it clamped for
 };
+
+// A fold the plan looks for (passes/plan_pass.hpp): marks in `fusions`
+// what each layer of `net` may stand for.
+using PlanPass = std::function<void(const Net& net, std::vector<LayerFusion>* fusions)>;
 
 class ExecutionPlan {
  public:

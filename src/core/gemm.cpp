@@ -434,7 +434,7 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
 }
 
 void Gemm(Context& ctx, const GemmArgs& args) {
-  if (GemmRecording* recording = ActiveGemmRecording()) recording->Record(args);
+  if (GemmRecording* recording = ctx.gemm_recording()) recording->Record(args);
   GemmWithConfig(ctx, args, ChooseGemmConfig(ctx, args));
 }
 

@@ -206,8 +206,6 @@ std::map<std::string, std::shared_ptr<const WinnerTable>>& Tables() {
   return tables;
 }
 
-thread_local GemmRecording* active_recording = nullptr;
-thread_local const WinnerTable* active_choices = nullptr;
 
 }  // namespace
 
@@ -267,15 +265,16 @@ std::shared_ptr<const TunedGemmSnapshot> ResolveTunedGemms(const Context& ctx) {
   return snapshot;
 }
 
-ScopedGemmChoices::ScopedGemmChoices(const WinnerTable& choices) : previous_(active_choices) {
-  active_choices = &choices;
+ScopedGemmChoices::ScopedGemmChoices(Context& ctx, const WinnerTable& choices)
+    : ctx_(ctx), previous_(ctx.gemm_choices()) {
+  ctx_.set_gemm_choices(&choices);
 }
 
-ScopedGemmChoices::~ScopedGemmChoices() { active_choices = previous_; }
+ScopedGemmChoices::~ScopedGemmChoices() { ctx_.set_gemm_choices(previous_); }
 
 bool LookupTunedGemmConfig(const Context& ctx, const GemmShapeKey& key,
                            GemmConfig* config) {
-  const WinnerTable* table = active_choices;
+  const WinnerTable* table = ctx.gemm_choices();
   if (!table) {
     const TunedGemmSnapshot* snapshot = ctx.tuned_gemms();
     if (!snapshot || snapshot->stores != g_table_stores.load(std::memory_order_relaxed))
@@ -312,18 +311,17 @@ void StoreTunedGemmConfigs(const Context& ctx, const WinnerTable& winners) {
   ++g_table_stores;
 }
 
-GemmRecording::GemmRecording() {
-  CHECK(active_recording == nullptr) << "GEMM recordings do not nest";
-  active_recording = this;
+GemmRecording::GemmRecording(Context& ctx) : ctx_(ctx) {
+  CHECK(ctx.gemm_recording() == nullptr) << "GEMM recordings do not nest";
+  ctx.set_gemm_recording(this);
 }
 
-GemmRecording::~GemmRecording() { active_recording = nullptr; }
+GemmRecording::~GemmRecording() { ctx_.set_gemm_recording(nullptr); }
 
 void GemmRecording::Record(const GemmArgs& args) {
   if (seen_.emplace(ShapeKeyOf(args), products_.size()).second) products_.push_back(args);
 }
 
-GemmRecording* ActiveGemmRecording() { return active_recording; }
 
 namespace {
 

@@ -36,21 +36,22 @@ struct GemmShapeKey {
 GemmShapeKey ShapeKeyOf(const GemmArgs& args);
 
 // The stored winner for this device and shape, if `dlcaffe tune` measured one
-// (or, while a ScopedGemmChoices is alive on this thread, its entry).
+// (or, while a ScopedGemmChoices is alive on this context, its entry).
 bool LookupTunedGemmConfig(const Context& ctx, const GemmShapeKey& key,
                            GemmConfig* config);
 
-// While alive, Gemm() on this thread takes its configurations from `choices`
+// While alive, Gemm() on `ctx` takes its configurations from `choices`
 // (the rule's for shapes not in it) instead of the stored winners: the
 // tuner times a whole net both ways with it.
 class ScopedGemmChoices {
  public:
-  explicit ScopedGemmChoices(const std::map<GemmShapeKey, GemmConfig>& choices);
+  ScopedGemmChoices(Context& ctx, const std::map<GemmShapeKey, GemmConfig>& choices);
   ~ScopedGemmChoices();
   ScopedGemmChoices(const ScopedGemmChoices&) = delete;
   ScopedGemmChoices& operator=(const ScopedGemmChoices&) = delete;
 
  private:
+  Context& ctx_;
   const std::map<GemmShapeKey, GemmConfig>* previous_;
 };
 // Adds (or replaces) winners in this device's file, written atomically.
@@ -59,11 +60,11 @@ void StoreTunedGemmConfigs(const Context& ctx,
 // The file that holds this device's winners ("" if the cache is off).
 std::string GemmTuningFile(const Context& ctx);
 
-// While alive, Gemm() (on this thread) also records the first arguments it
-// sees for each shape key.
+// While alive, Gemm() on `ctx` also records the first arguments it sees
+// for each shape key.
 class GemmRecording {
  public:
-  GemmRecording();
+  explicit GemmRecording(Context& ctx);
   ~GemmRecording();
   GemmRecording(const GemmRecording&) = delete;
   GemmRecording& operator=(const GemmRecording&) = delete;
@@ -71,11 +72,10 @@ class GemmRecording {
   void Record(const GemmArgs& args);
 
  private:
+  Context& ctx_;
   std::map<GemmShapeKey, size_t> seen_;
   std::vector<GemmArgs> products_;
 };
-// The recording in force on this thread (null if none).
-GemmRecording* ActiveGemmRecording();
 
 struct GemmTuning {
   GemmShapeKey key;

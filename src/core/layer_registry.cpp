@@ -18,6 +18,21 @@ void LayerRegistry::Add(const std::string& type, Creator creator) {
   registry[type] = std::move(creator);
 }
 
+static std::map<std::string, LayerTraits>& TraitsByType() {
+  static std::map<std::string, LayerTraits> traits;
+  return traits;
+}
+
+void LayerRegistry::SetTraits(const std::string& type, const LayerTraits& traits) {
+  CHECK(TraitsByType().emplace(type, traits).second) << "layer type " << type
+                                                     << " declared its traits twice";
+}
+
+LayerTraits LayerRegistry::Traits(const std::string& type) {
+  auto it = TraitsByType().find(type);
+  return it == TraitsByType().end() ? LayerTraits() : it->second;
+}
+
 static std::map<std::string, LayerRegistry::Creator>& PythonStandIns() {
   static std::map<std::string, LayerRegistry::Creator> stand_ins;
   return stand_ins;

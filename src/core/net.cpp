@@ -1,5 +1,5 @@
 #include "dlcaffe/net.hpp"
-#include "dlcaffe/onnx_import.hpp"
+#include "dlcaffe/net_file_readers.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +18,7 @@
 #include "core/mean_abs.hpp"
 #include "core/memory_plan.hpp"
 #include "core/training_memory_plan.hpp"
-#include "passes/net_pass.hpp"
+#include "core/net_description_passes.hpp"
 
 namespace dlcaffe {
 
@@ -61,37 +61,15 @@ Net::~Net() = default;
 Net::Net(const std::string& prototxt_path, caffe::Phase phase, Context& ctx, int level,
          const std::vector<std::string>& stages)
     : ctx_(&ctx), options_(ctx.options()) {
-  // An .onnx model is imported (for training in the TRAIN phase), weights
-  // included; dynamic input dimensions start at 1 and follow the input
-  // blobs' shapes (imported again when those change).
-  caffe::NetParameter param;
-  InputShapeResolver resolver;
-  if (IsOnnxPath(prototxt_path)) {
-    OnnxImportOptions options = OnnxImportOptionsFor(ctx.options(), phase == caffe::TRAIN);
-    options.dynamic_dimension_value = 1;
-    OnnxModel model = ImportOnnx(prototxt_path, options);
-    param.Swap(&model.net);
-    // An ONNX graph has no loss layer: training gradients start from diffs
-    // the caller sets on its outputs (net.backward(**diffs) in Python), so
-    // every layer runs backward, as under Caffe's force_backward.
-    if (phase == caffe::TRAIN) param.set_force_backward(true);
-    if (!model.dynamic_inputs.empty()) {
-      resolver = OnnxInputShapeResolver(prototxt_path, options);
-      std::string names;
-      for (const std::string& name : model.dynamic_inputs)
-        names += (names.empty() ? "'" : ", '") + name + "'";
-      LOG(INFO) << prototxt_path << ": the dynamic dimensions of " << names
-                << " start at 1; the net follows its input blobs' shapes";
-    }
-  } else {
-    param = ReadNetOrOnnx(prototxt_path, ctx.options(), phase == caffe::TRAIN);
-  }
+  // The file's format is its reader's business (net_file_readers.hpp).
+  NetFile file = ReadNetFile(prototxt_path, phase, ctx.options());
+  caffe::NetParameter& param = file.param;
   param.mutable_state()->set_phase(phase);
   param.mutable_state()->set_level(level);
   param.mutable_state()->clear_stage();
   for (const auto& s : stages) param.mutable_state()->add_stage(s);
   Init(param);
-  if (resolver) set_input_shape_resolver(std::move(resolver));
+  if (file.resolver) set_input_shape_resolver(std::move(file.resolver));
 }
 
 bool Net::StateMeetsRule(const caffe::NetState& state, const caffe::NetStateRule& rule,

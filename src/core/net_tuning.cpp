@@ -35,7 +35,7 @@ std::pair<double, double> TimeNetBothWays(Context& ctx, Net& net,
   const std::map<GemmShapeKey, GemmConfig>* choices[2] = {&first, &second};
   for (int round = 0; round < 3; ++round)
     for (int which = 0; which < 2; ++which) {
-      ScopedGemmChoices scope(*choices[which]);
+      ScopedGemmChoices scope(ctx, *choices[which]);
       ForwardBackward(ctx, net);  // warm-up (and builds, the first time)
       const Clock::time_point start = Clock::now();
       for (int i = 0; i < iterations; ++i) {
@@ -58,8 +58,8 @@ NetTuningReport TuneNet(Context& ctx, Net& net, const NetTuningOptions& options)
   std::vector<GemmArgs> products;
   {
     const std::map<GemmShapeKey, GemmConfig> rule_only;
-    ScopedGemmChoices scope(rule_only);
-    GemmRecording recording;
+    ScopedGemmChoices scope(ctx, rule_only);
+    GemmRecording recording(ctx);
     ForwardBackward(ctx, net);  // also builds the rule's kernels
     products = recording.products();
   }

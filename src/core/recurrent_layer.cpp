@@ -12,6 +12,133 @@ void RecurrentLayer::StoreInFloat(caffe::LayerParameter* layer) {
   layer->set_backward_type(caffe::FLOAT);
 }
 
+RecurrentLayer::UnrollTemplates RecurrentLayer::Templates(int width) const {
+  const caffe::RecurrentParameter& rp = param_.recurrent_param();
+  UnrollTemplates t;
+  t.hidden.set_type("InnerProduct");
+  t.hidden.mutable_inner_product_param()->set_num_output(width);
+  t.hidden.mutable_inner_product_param()->set_bias_term(false);
+  t.hidden.mutable_inner_product_param()->set_axis(2);
+  *t.hidden.mutable_inner_product_param()->mutable_weight_filler() = rp.weight_filler();
+  t.biased_hidden = t.hidden;
+  t.biased_hidden.mutable_inner_product_param()->set_bias_term(true);
+  *t.biased_hidden.mutable_inner_product_param()->mutable_bias_filler() = rp.bias_filler();
+  t.sum.set_type("Eltwise");
+  t.sum.mutable_eltwise_param()->set_operation(caffe::EltwiseParameter_EltwiseOp_SUM);
+  t.scale.set_type("Scale");
+  t.scale.mutable_scale_param()->set_axis(0);
+  t.slice.set_type("Slice");
+  t.slice.mutable_slice_param()->set_axis(0);
+  return t;
+}
+
+RecurrentLayer::UnrollStart RecurrentLayer::AddUnrollStart(
+    caffe::NetParameter* net, const UnrollTemplates& templates,
+    const std::vector<std::string>& states, const std::string& x_weight, const std::string& bias, const std::string& x_static_weight,
+    int width) const {
+  caffe::LayerParameter* input_layer = net->add_layer();
+  input_layer->set_name("recurrent_input");
+  input_layer->set_type("Input");
+  const std::vector<caffe::BlobShape> shapes = RecurrentInputShapes();
+  for (size_t k = 0; k < states.size(); ++k) {
+    input_layer->add_top(states[k]);
+    *input_layer->mutable_input_param()->add_shape() = shapes[k];
+  }
+
+  UnrollStart start;
+  start.cont_slice = net->add_layer();
+  *start.cont_slice = templates.slice;
+  start.cont_slice->set_name("cont_slice");
+  start.cont_slice->add_bottom("cont");
+  StoreInFloat(start.cont_slice);  // cont's readers take it in float
+
+  const std::string x_product = x_weight + "_x";
+  // x_product = x_weight * x + bias, all time steps at once.
+  {
+    caffe::LayerParameter* layer = net->add_layer();
+    *layer = templates.biased_hidden;
+    layer->set_name("x_transform");
+    layer->add_param()->set_name(x_weight);
+    layer->add_param()->set_name(bias);
+    layer->add_bottom("x");
+    layer->add_top(x_product);
+    layer->add_propagate_down(true);
+  }
+  if (static_input_) {
+    // x_product_static = x_static_weight * x_static, as one time step.
+    caffe::LayerParameter* layer = net->add_layer();
+    *layer = templates.hidden;
+    layer->mutable_inner_product_param()->set_axis(1);
+    layer->set_name(x_product + "_static");
+    layer->add_param()->set_name(x_static_weight);
+    layer->add_bottom("x_static");
+    layer->add_top(x_product + "_static_preshape");
+    layer->add_propagate_down(true);
+
+    caffe::LayerParameter* reshape = net->add_layer();
+    reshape->set_type("Reshape");
+    caffe::BlobShape* shape = reshape->mutable_reshape_param()->mutable_shape();
+    shape->add_dim(1);   // one time step
+    shape->add_dim(-1);  // the streams, inferred so the batch may change
+    shape->add_dim(width);
+    reshape->set_name(x_product + "_static_reshape");
+    reshape->add_bottom(x_product + "_static_preshape");
+    reshape->add_top(x_product + "_static");
+  }
+
+  start.x_slice = net->add_layer();
+  *start.x_slice = templates.slice;
+  start.x_slice->set_name(x_product + "_slice");
+  start.x_slice->add_bottom(x_product);
+  return start;
+}
+
+void RecurrentLayer::AddStepInput(caffe::NetParameter* net, const UnrollTemplates& templates,
+                                  int t, const std::string& transform,
+                                  const std::string& h_weight, const std::string& x_weight,
+                                  const std::string& sum, const std::string& sum_top) const {
+  const std::string tm1s = std::to_string(t - 1), ts = std::to_string(t);
+  const std::string h_product = h_weight + "_h_" + tm1s;
+  // h_conted_{t-1} = cont_t * h_{t-1}: a new sequence forgets the state.
+  {
+    caffe::LayerParameter* layer = net->add_layer();
+    *layer = templates.scale;
+    layer->set_name("h_conted_" + tm1s);
+    layer->add_bottom("h_" + tm1s);
+    layer->add_bottom("cont_" + ts);
+    layer->add_top("h_conted_" + tm1s);
+  }
+  // h_product = h_weight * h_conted_{t-1}
+  {
+    caffe::LayerParameter* layer = net->add_layer();
+    *layer = templates.hidden;
+    layer->set_name(transform);
+    layer->add_param()->set_name(h_weight);
+    layer->add_bottom("h_conted_" + tm1s);
+    layer->add_top(h_product);
+  }
+  // sum = h_product + x_weight_x_t [+ x_weight_x_static]
+  {
+    caffe::LayerParameter* layer = net->add_layer();
+    *layer = templates.sum;
+    layer->set_name(sum);
+    layer->add_bottom(h_product);
+    layer->add_bottom(x_weight + "_x_" + ts);
+    if (static_input_) layer->add_bottom(x_weight + "_x_static");
+    layer->add_top(sum_top);
+  }
+}
+
+caffe::LayerParameter RecurrentLayer::OutputConcat(const std::string& name,
+                                                   const std::string& top) {
+  caffe::LayerParameter concat;
+  concat.set_name(name);
+  concat.set_type("Concat");
+  concat.add_top(top);
+  concat.mutable_concat_param()->set_axis(0);
+  return concat;
+}
+
 int RecurrentLayer::MinBottomBlobs() const {
   int min_bottoms = 2;
   if (param_.recurrent_param().expose_hidden())

@@ -76,6 +76,41 @@ class RecurrentLayer : public Layer {
   // that carry cont, whose readers take it in float.
   static void StoreInFloat(caffe::LayerParameter* layer);
 
+  // What LSTM's and RNN's unrolled nets share, as Caffe writes them.
+  // The layers they are made from: InnerProducts over axis 2 to `width`
+  // outputs with the recurrent weight filler (without and with a bias), an
+  // Eltwise SUM, a Scale along axis 0 (by cont) and a Slice along axis 0
+  // (into time steps).
+  struct UnrollTemplates {
+    caffe::LayerParameter hidden, biased_hidden, sum, scale, slice;
+  };
+  UnrollTemplates Templates(int width) const;
+  // The unrolled net's first layers: the Input of the states `states`
+  // (RecurrentInputShapes' shapes, in that order), the
+  // slice of cont into steps, "<x_weight>_x" = x_weight * x + bias over all
+  // steps, with a static input "<x_weight>_x_static" (x_static_weight *
+  // x_static as one step), and the slice of "<x_weight>_x" into steps. The
+  // two slices are returned: each step adds its tops ("cont_t", ...).
+  struct UnrollStart {
+    caffe::LayerParameter* cont_slice;
+    caffe::LayerParameter* x_slice;
+  };
+  UnrollStart AddUnrollStart(caffe::NetParameter* net, const UnrollTemplates& templates,
+                             const std::vector<std::string>& states, const std::string& x_weight,
+                             const std::string& bias, const std::string& x_static_weight,
+                             int width) const;
+  // Step t's input to its nonlinearity: h_conted_{t-1} = cont_t * h_{t-1},
+  // "<h_weight>_h_{t-1}" = h_weight * h_conted_{t-1} (layer `transform`),
+  // and `sum` (layer and top `sum_top`) = that + "<x_weight>_x_t" [+ the
+  // static input's].
+  void AddStepInput(caffe::NetParameter* net, const UnrollTemplates& templates, int t,
+                    const std::string& transform, const std::string& h_weight,
+                    const std::string& x_weight, const std::string& sum,
+                    const std::string& sum_top) const;
+  // The Concat over time of `top`'s steps (each step adds its bottom);
+  // FillUnrolledNet appends it last.
+  static caffe::LayerParameter OutputConcat(const std::string& name, const std::string& top);
+
   int T_ = 0;  // time steps, fixed at setup
   int N_ = 0;  // independent streams
   int state_streams_ = 0;  // the streams the carried state was last zeroed for

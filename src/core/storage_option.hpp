@@ -1,7 +1,8 @@
 // The OpenCL build option that makes a kernel's storage macro (A_TYPE,
 // DATA_TYPE, PW_TYPE__x, ...) store a StorageType: the kernels read the
-// macro's value as the type's storage code (STORAGE_* in src/cl/common.cl,
-// the enum's values) and store float32 where it is not defined.
+// macro's value as the type's storage code (the enum's value, which picks
+// the STORAGE_*_<code> macros generated from the storage types' table,
+// storage_type.hpp) and store float32 where it is not defined.
 #pragma once
 #include <string>
 

@@ -109,6 +109,15 @@ bool IsOnnxPath(const std::string& path) {
   return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
 }
 
+void RelocateParameters(const caffe::NetParameter& net,
+                        std::map<std::string, OnnxParameterSource>* parameters) {
+  for (const auto& layer : net.layer())
+    for (int j = 0; j < layer.param_size(); ++j) {
+      auto it = parameters->find(layer.param(j).name());
+      if (layer.param(j).has_name() && it != parameters->end()) it->second = {layer.name(), j};
+    }
+}
+
 OnnxModel ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
   onnx::ModelProto model = ReadModel(path);
   const int opset = DefaultOpset(path, model);

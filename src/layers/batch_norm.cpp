@@ -106,6 +106,15 @@ class BatchNormLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "BatchNorm"; }
+  // Normalising with its stored statistics (use_global_stats, the TEST
+  // phase's default), it is a per-channel affine.
+  EpilogueRole RoleInEpilogue(const Blob&) const override {
+    const caffe::BatchNormParameter& p = param_.batch_norm_param();
+    const bool stored = p.has_use_global_stats() ? p.use_global_stats()
+                                                 : param_.phase() == caffe::TEST;
+    return stored && blobs_.size() == 3 ? EpilogueRole::kStoredStatisticsAffine
+                                        : EpilogueRole::kNone;
+  }
   bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
@@ -258,5 +267,6 @@ class BatchNormLayer : public Layer {
 };
 
 REGISTER_LAYER_CLASS(BatchNorm);
+REGISTER_LAYER_TRAITS(BatchNorm, LayerTraits().RunsInPlace().BackwardReadsNoTop());
 
 }  // namespace dlcaffe

@@ -85,5 +85,6 @@ class BiasLayer : public Layer {
 };
 
 REGISTER_LAYER_CLASS(Bias);
+REGISTER_LAYER_TRAITS(Bias, LayerTraits().BackwardReadsNoTop());
 
 }  // namespace dlcaffe

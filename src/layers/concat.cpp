@@ -107,5 +107,6 @@ class ConcatLayer : public Layer {
 };
 
 REGISTER_LAYER_CLASS(Concat);
+REGISTER_LAYER_TRAITS(Concat, LayerTraits().BackwardReadsNoTop());
 
 }  // namespace dlcaffe

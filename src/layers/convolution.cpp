@@ -474,5 +474,6 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 };
 
 REGISTER_LAYER_CLASS(Convolution);
+REGISTER_LAYER_TRAITS(Convolution, LayerTraits().BackwardReadsNoTop());
 
 }  // namespace dlcaffe

@@ -95,5 +95,6 @@ class DeconvolutionLayer : public BaseConvolutionLayer {
 };
 
 REGISTER_LAYER_CLASS(Deconvolution);
+REGISTER_LAYER_TRAITS(Deconvolution, LayerTraits().BackwardReadsNoTop());
 
 }  // namespace dlcaffe

@@ -78,5 +78,6 @@ class DropoutLayer : public NeuronLayer {
 };
 
 REGISTER_LAYER_CLASS(Dropout);
+REGISTER_LAYER_TRAITS(Dropout, LayerTraits().RunsInPlace());
 
 }  // namespace dlcaffe

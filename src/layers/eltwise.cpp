@@ -194,5 +194,6 @@ class EltwiseLayer : public Layer {
 };
 
 REGISTER_LAYER_CLASS(Eltwise);
+REGISTER_LAYER_TRAITS(Eltwise, LayerTraits().BackwardReadsNoTop());
 
 }  // namespace dlcaffe

@@ -152,5 +152,6 @@ class InnerProductLayer : public Layer {
 };
 
 REGISTER_LAYER_CLASS(InnerProduct);
+REGISTER_LAYER_TRAITS(InnerProduct, LayerTraits().BackwardReadsNoTop());
 
 }  // namespace dlcaffe

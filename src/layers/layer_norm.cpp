@@ -166,9 +166,9 @@ class LayerNormLayer : public Layer {
   // kernel adds up in order, so that a few columns still fill the device.
   // The GPU shape gives a column of a chunk to a work-item (neighbours read
   // neighbouring columns); the CPU shape 16 columns in float16 vectors. The
-  // shape is the pointwise generator's (RunOptions::kernel_shape forces it).
+  // shape is the layer's (LayerChoices::cpu_shaped_kernels).
   void ParameterGradients(cl_mem x, cl_mem dy) {
-    const bool cpu = UsesCpuShape(*ctx_, KernelShape::kDevice);
+    const bool cpu = choices_.cpu_shaped_kernels;
     const int units = std::max(1, ctx_->info().compute_units);
     const int blocks = (dim_ + 15) / 16;  // CPU shape: of 16 columns
     const long long target_items = cpu ? 8LL * units : 2048LL * units;
@@ -221,5 +221,6 @@ class LayerNormLayer : public Layer {
 };
 
 REGISTER_LAYER_CLASS(LayerNorm);
+REGISTER_LAYER_TRAITS(LayerNorm, LayerTraits().BackwardReadsNoTop());
 
 }  // namespace dlcaffe

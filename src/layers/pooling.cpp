@@ -197,5 +197,6 @@ class PoolingLayer : public Layer {
 };
 
 REGISTER_LAYER_CLASS(Pooling);
+REGISTER_LAYER_TRAITS(Pooling, LayerTraits().BackwardReadsNoTop());
 
 }  // namespace dlcaffe

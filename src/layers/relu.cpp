@@ -20,6 +20,10 @@ class ReLULayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "ReLU"; }
+  EpilogueRole RoleInEpilogue(const Blob&) const override {
+    return param_.relu_param().negative_slope() == 0.f ? EpilogueRole::kClamp
+                                                       : EpilogueRole::kNone;
+  }
   // Computes in float, reading and writing any storage type.
   bool SupportsStorage(StorageType) const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
@@ -47,5 +51,6 @@ class ReLULayer : public Layer {
 };
 
 REGISTER_LAYER_CLASS(ReLU);
+REGISTER_LAYER_TRAITS(ReLU, LayerTraits().RunsInPlace());
 
 }  // namespace dlcaffe

@@ -135,7 +135,7 @@ class RMSNormLayer : public Layer {
 
   // A CPU runs a work-group on one core: a group per row brings only
   // barriers there (as LayerNorm measured).
-  bool RowPerItem() const { return UsesCpuShape(*ctx_, KernelShape::kDevice); }
+  bool RowPerItem() const { return choices_.cpu_shaped_kernels; }
   // Work-groups of rows: at least four per compute unit, at most 64 rows each.
   size_t ItemGroupSize() const {
     const int per_group = rows_ / (4 * std::max(1, ctx_->info().compute_units));

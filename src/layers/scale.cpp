@@ -44,6 +44,18 @@ class ScaleLayer : public Layer {
  public:
   using Layer::Layer;
   const char* type() const override { return "Scale"; }
+  // Factors (and a bias) of its own, one per channel of `top` (axis 1,
+  // num_axes 1, one bottom).
+  EpilogueRole RoleInEpilogue(const Blob& top) const override {
+    if (param_.bottom_size() != 1 || blobs_.empty() || top.num_axes() < 2)
+      return EpilogueRole::kNone;
+    const Blob& gamma = *blobs_[0];
+    const caffe::ScaleParameter& p = param_.scale_param();
+    return gamma.num_axes() == 1 && gamma.shape(0) == top.shape(1) && p.num_axes() == 1 &&
+                   top.CanonicalAxisIndex(p.axis()) == 1
+               ? EpilogueRole::kChannelScale
+               : EpilogueRole::kNone;
+  }
   bool SupportsStorage(StorageType) const override { return true; }
   // A second bottom is read as float and its gradient written by the float
   // sums, as a learned scale's.
@@ -166,5 +178,6 @@ class ScaleLayer : public Layer {
 };
 
 REGISTER_LAYER_CLASS(Scale);
+REGISTER_LAYER_TRAITS(Scale, LayerTraits().RunsInPlace().BackwardReadsNoTop());
 
 }  // namespace dlcaffe

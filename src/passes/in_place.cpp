@@ -1,22 +1,17 @@
 // MakeLayersInPlace: see net_pass.hpp.
+// Which layers may run in place, and after which producers, is what their
+// types declare (LayerTraits, in each layer's own file).
+#include "dlcaffe/layer_registry.hpp"
 #include "passes/net_pass.hpp"
 
 namespace dlcaffe {
-
-namespace {
-// Layers that may run with top == bottom.
-const BlobSet kInPlaceTypes = {"ReLU", "BatchNorm", "Scale", "Dropout"};
-// Producers whose backward reads only their inputs (and saved state), never
-// their top, so a layer after them may overwrite it.
-const BlobSet kTopFreeProducers = {"Convolution", "Deconvolution", "InnerProduct", "BatchNorm",
-                                   "Scale", "Eltwise", "Pooling", "Concat", "Bias", "LayerNorm"};
-}  // namespace
 
 int MakeLayersInPlace(caffe::NetParameter* net, const BlobSet& keep) {
   int rewritten = 0;
   for (int i = 0; i < net->layer_size(); ++i) {
     caffe::LayerParameter* layer = net->mutable_layer(i);
-    if (!kInPlaceTypes.count(layer->type()) || layer->bottom_size() != 1 || layer->top_size() != 1)
+    if (!LayerRegistry::Traits(layer->type()).runs_in_place || layer->bottom_size() != 1 ||
+        layer->top_size() != 1)
       continue;
     const std::string bottom = layer->bottom(0), top = layer->top(0);
     if (bottom == top || keep.count(bottom) || keep.count(top)) continue;
@@ -31,7 +26,7 @@ int MakeLayersInPlace(caffe::NetParameter* net, const BlobSet& keep) {
     for (int r : uses.readers.at(bottom))
       if (r > producer) ++readers_after;
     if (readers_after != 1) continue;
-    if (!kTopFreeProducers.count(net->layer(producer).type())) continue;
+    if (!LayerRegistry::Traits(net->layer(producer).type()).backward_reads_no_top) continue;
     // The top is renamed to the bottom everywhere after this layer.
     layer->set_top(0, bottom);
     for (int j = i + 1; j < net->layer_size(); ++j) {

@@ -4,26 +4,13 @@
 
 namespace dlcaffe {
 
-namespace {
-std::map<std::string, FusionPass>& Registry() {
-  static std::map<std::string, FusionPass> passes;
-  return passes;
-}
-}  // namespace
-
-void FusionPassRegistry::Add(const std::string& name, FusionPass pass) {
-  Registry()[name] = std::move(pass);
-}
-
-const std::map<std::string, FusionPass>& FusionPassRegistry::Passes() { return Registry(); }
-
 std::vector<std::string> RunFusionPasses(caffe::NetParameter* net, const BlobSet& keep) {
   std::vector<std::string> applied;
   for (bool changed = true; changed;) {
     changed = false;
     for (const auto& entry : FusionPassRegistry::Passes()) {
-      const int n = entry.second(net, keep);
-      for (int i = 0; i < n; ++i) applied.push_back(entry.first);
+      const int n = entry.pass(net, keep);
+      for (int i = 0; i < n; ++i) applied.push_back(entry.name);
       changed = changed || n > 0;
     }
   }
@@ -83,15 +70,6 @@ void RemoveLayers(caffe::NetParameter* net, const std::set<int>& indices) {
   for (int i = 0; i < net->layer_size(); ++i)
     if (!indices.count(i)) kept.add_layer()->Swap(net->mutable_layer(i));
   net->mutable_layer()->Swap(kept.mutable_layer());
-}
-
-void RelocateParameters(const caffe::NetParameter& net,
-                        std::map<std::string, OnnxParameterSource>* parameters) {
-  for (const auto& layer : net.layer())
-    for (int j = 0; j < layer.param_size(); ++j) {
-      auto it = parameters->find(layer.param(j).name());
-      if (layer.param(j).has_name() && it != parameters->end()) it->second = {layer.name(), j};
-    }
 }
 
 }  // namespace dlcaffe

@@ -1,7 +1,10 @@
 // Rewrites of a net description (NetParameter -> NetParameter), each in its
 // own file and testable alone: the ONNX importer's pattern fusions (a
 // subgraph an exporter spelled out op by op becomes one layer) and the
-// in-place rewrite. A fusion registers itself with REGISTER_FUSION_PASS.
+// in-place rewrite. A fusion registers itself with REGISTER_FUSION_PASS
+// (core/pass_registry.hpp, the registry the plan's folds use too). The
+// in-place rewrite reads what layer types declare (LayerTraits); the
+// fusions match the op patterns exporters write.
 //
 // Every pass keeps the blobs in `keep` (graph inputs and outputs) as they
 // are: it neither removes nor renames them, nor overwrites them in place.
@@ -12,9 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "../core/net_description_passes.hpp"
+#include "../core/pass_registry.hpp"
 #include "caffe.pb.h"
 #include "dlcaffe/context.hpp"
-#include "dlcaffe/onnx_import.hpp"
 
 namespace dlcaffe {
 
@@ -22,36 +26,22 @@ using BlobSet = std::set<std::string>;
 
 // A fusion: rewrites every match in `net` and returns how many it fused.
 using FusionPass = std::function<int(caffe::NetParameter* net, const BlobSet& keep)>;
-
-class FusionPassRegistry {
- public:
-  static void Add(const std::string& name, FusionPass pass);
-  static const std::map<std::string, FusionPass>& Passes();
-};
-
-struct FusionPassRegisterer {
-  FusionPassRegisterer(const std::string& name, FusionPass pass) {
-    FusionPassRegistry::Add(name, std::move(pass));
-  }
-};
+using FusionPassRegistry = PassRegistry<FusionPass>;
+// Fusions take no rank: they run in order of name, again until none matches.
 #define REGISTER_FUSION_PASS(name, pass) \
-  static ::dlcaffe::FusionPassRegisterer g_fusion_pass_##name(#name, pass)
+  static ::dlcaffe::PassRegisterer<::dlcaffe::FusionPass> g_fusion_pass_##name(#name, 0, pass)
 
 // Runs every registered fusion until none matches; returns one entry per
 // fused subgraph ("GELU", "LayerNorm", ...).
 std::vector<std::string> RunFusionPasses(caffe::NetParameter* net, const BlobSet& keep);
 
-// Runs ReLU, BatchNorm, Scale and Dropout layers in place where their input
-// has no other reader and its producer does not need its output for its own
-// backward: the form Caffe nets are written in, which the Net's fusions
-// (ReLU into convolution, BatchNorm/Scale absorption) look for.
+// Runs the layers whose types may run in place (LayerTraits::runs_in_place:
+// ReLU, BatchNorm, Scale, Dropout) in place where their input has no other
+// reader and its producer's backward reads no top
+// (LayerTraits::backward_reads_no_top): the form Caffe nets are written in,
+// which the Net's fusions (a clamp into a convolution, BatchNorm/Scale
+// absorption) look for.
 int MakeLayersInPlace(caffe::NetParameter* net, const BlobSet& keep);
-
-// The graph passes for a net of any source (RunOptions::graph_passes on):
-// the fusions (unless `fuse_patterns` is false), then the in-place rewrite,
-// keeping the net's inputs (tops of layers without bottoms) and outputs
-// (blobs no layer reads). Returns what RunFusionPasses returns.
-std::vector<std::string> RunGraphPasses(caffe::NetParameter* net, bool fuse_patterns);
 
 // A classifier without a loss (an imported model) made trainable: a label
 // Input and a SoftmaxWithLoss over the last axis of its output (the first
@@ -60,24 +50,6 @@ std::vector<std::string> RunGraphPasses(caffe::NetParameter* net, bool fuse_patt
 // model's file).
 void AddClassifierLoss(caffe::NetParameter* net, const std::vector<int>& output_shape,
                        const std::string& where);
-
-// Caffe's rule, run by every Net on its description: Split layers where a
-// blob feeds several layers (insert_splits.cpp).
-void InsertSplits(const caffe::NetParameter& param, caffe::NetParameter* split_param);
-
-// Mixed precision (NetParameter.default_forward_type, LayerParameter
-// .forward_type and the others; assign_storage_types.cpp): gives every layer
-// its storage type (forward_type set explicitly), float32 for a layer whose
-// kernels have no 16-bit form (Layer::SupportsStorage), and a Convert layer
-// wherever a layer reads a blob of another type. A net that asks for no
-// 16-bit type comes out unchanged. Errors name the layer and the field.
-void AssignStorageTypes(const caffe::NetParameter& param, Context& ctx,
-                        caffe::NetParameter* typed);
-
-// Points each imported parameter at the layer blob that now holds it (found
-// by the ParamSpec name the importer gave it), after fusions moved blobs.
-void RelocateParameters(const caffe::NetParameter& net,
-                        std::map<std::string, OnnxParameterSource>* parameters);
 
 // ---- what passes share ----
 

@@ -4,7 +4,6 @@
 // Scale takes gradients no more than the BatchNorm does: in place, every
 // blob's data and diff then end as in the unfused net (out of place, the
 // BatchNorm's top diff would keep the Scale's input gradient).
-#include "core/channel_affine_fold.hpp"
 #include "passes/plan_pass.hpp"
 
 namespace dlcaffe {
@@ -20,8 +19,8 @@ void AbsorbScale(const Net& net, std::vector<LayerFusion>* fusions) {
     if (f.absorbed || net.top_vecs()[i].size() != 1) continue;
     const Blob* top = net.top_vecs()[i][0];
     if (top->num_axes() >= 2 && Supports(net, i, LayerEpilogue::kScale) &&
-        IsInPlaceOn(net, i, top) && IsInPlaceOn(net, i + 1, top) &&
-        IsFoldableScale(*layers[i + 1], *top) && (need_backward[i] || !need_backward[i + 1]))
+        IsInPlaceOn(net, i, top) && PlaysRoleOn(net, i + 1, top, EpilogueRole::kChannelScale) &&
+        (need_backward[i] || !need_backward[i + 1]))
       f.absorbed = 1;
   }
 }

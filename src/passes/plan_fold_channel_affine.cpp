@@ -2,7 +2,6 @@
 // the convolution's top, in a net that never runs their backward: the
 // convolution writes scale[c] * t + shift[c] (core/channel_affine_fold.hpp)
 // and the two layers' passes are skipped.
-#include "core/channel_affine_fold.hpp"
 #include "passes/plan_pass.hpp"
 
 namespace dlcaffe {
@@ -17,11 +16,11 @@ void FoldChannelAffine(const Net& net, std::vector<LayerFusion>* fusions) {
     if (f.absorbed || net.top_vecs()[i].size() != 1) continue;
     const Blob* top = net.top_vecs()[i][0];
     if (top->num_axes() < 2 || !Supports(net, i, LayerEpilogue::kChannelAffine) ||
-        !IsInPlaceOn(net, i + 1, top) || !IsFoldableBatchNorm(*layers[i + 1]) ||
+        !PlaysRoleOn(net, i + 1, top, EpilogueRole::kStoredStatisticsAffine) ||
         layers[i + 1]->blobs()[0]->count() != top->shape(1))
       continue;
     int absorbed = 1;
-    if (i + 2 < n && IsInPlaceOn(net, i + 2, top) && IsFoldableScale(*layers[i + 2], *top))
+    if (i + 2 < n && PlaysRoleOn(net, i + 2, top, EpilogueRole::kChannelScale))
       absorbed = 2;
     for (int j = i; j <= i + absorbed; ++j)
       if (net.layer_need_backward()[j]) absorbed = 0;

@@ -204,8 +204,8 @@ TEST(GemmTuning, RecordingKeepsOneProductPerShape) {
   GemmArgs g = Shape(3, 4, 5, false, false);
   g.A = g.B = g.C = buffer->mem();
   g.c_offset = 40;
-  GemmRecording recording;
-  EXPECT_EQ(ActiveGemmRecording(), &recording);
+  GemmRecording recording(ctx);
+  EXPECT_EQ(ctx.gemm_recording(), &recording);
   Gemm(ctx, g);
   Gemm(ctx, g);
   GemmArgs transposed = g;

@@ -236,7 +236,7 @@ Recorded Record(const std::string& param, StorageType type,
   layer->SetUp(bottom, {&top});
   Recorded r;
   {
-    GemmRecording recording;
+    GemmRecording recording(ctx);
     layer->Forward(bottom, {&top});
     r.forward = recording.products();
   }
@@ -244,7 +244,7 @@ Recorded Record(const std::string& param, StorageType type,
   top.WriteDiff(top.ReadData());
   for (auto& blob : layer->blobs()) blob->SetDiff(0.f);
   {
-    GemmRecording recording;
+    GemmRecording recording(ctx);
     std::vector<bool> propagate_down(bottom.size(), true);
     for (size_t i = 0; i < float_bottoms.size() && i < bottom.size(); ++i)
       propagate_down[i] = !float_bottoms[i];
@@ -400,12 +400,12 @@ TEST(LayerMath, RecurrentLayersInnerProductsCarryTheirMath) {
   net.blob_by_name("cont")->SetData(1.f);
   std::vector<GemmArgs> forward, backward;
   {
-    GemmRecording recording;
+    GemmRecording recording(TestContext());
     net.Forward();
     forward = recording.products();
   }
   {
-    GemmRecording recording;
+    GemmRecording recording(TestContext());
     net.Backward();
     backward = recording.products();
   }
@@ -423,12 +423,12 @@ TEST(LayerMath, ANetsGemmsCarryTheResolvedMath) {
   FillUniform(net.blob_by_name("t").get(), -1, 1, 2);
   std::vector<GemmArgs> forward, backward;
   {
-    GemmRecording recording;
+    GemmRecording recording(TestContext());
     net.Forward();
     forward = recording.products();
   }
   {
-    GemmRecording recording;
+    GemmRecording recording(TestContext());
     net.Backward();
     backward = recording.products();
   }

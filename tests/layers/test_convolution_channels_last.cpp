@@ -118,7 +118,7 @@ TEST_P(ConvolutionChannelsLast, ProductsGiveTheDirectSums) {
       std::vector<float> params = w;
       params.insert(params.end(), b.begin(), b.end());
 
-      GemmRecording recording;
+      GemmRecording recording(TestContext());
       const StorageRun run = RunLayerInStorage(
           g.Param(mode.math), mode.storage,
           StorageRunInputs({g.images, g.channels, g.height, g.width}, x, dy, params));

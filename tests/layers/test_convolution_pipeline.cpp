@@ -98,7 +98,7 @@ TEST_P(ConvolutionPipeline, SixteenBitMathGivesTheDirectSums) {
       std::vector<float> params = w;
       params.insert(params.end(), b.begin(), b.end());
 
-      GemmRecording recording;
+      GemmRecording recording(TestContext());
       const StorageRun run = RunLayerInStorage(
           g.Param(type), type,
           StorageRunInputs({g.images, g.channels, g.height, g.width}, x, dy, params));

@@ -8,6 +8,7 @@
 #include "../../src/passes/net_pass.hpp"
 #include "dlcaffe/error.hpp"
 #include "dlcaffe/net.hpp"
+#include "dlcaffe/onnx_import.hpp"
 #include "util/layer_test_util.hpp"
 #include "util/test_context.hpp"
 

@@ -1,0 +1,31 @@
+#include "dlcaffe/net_file_readers.hpp"
+
+#include <mutex>
+#include <vector>
+
+#include "dlcaffe/caffe_legacy_upgrade.hpp"
+#include "dlcaffe/io.hpp"
+
+namespace dlcaffe {
+
+namespace {
+
+std::vector<NetFileReader>& Readers() {
+  static std::vector<NetFileReader> readers;
+  return readers;
+}
+
+}  // namespace
+
+void RegisterNetFileReader(NetFileReader reader) { Readers().push_back(std::move(reader)); }
+
+NetFile ReadNetFile(const std::string& path, caffe::Phase phase, const RunOptions& options) {
+  NetFile file;
+  for (const NetFileReader& reader : Readers())
+    if (reader(path, phase, options, &file)) return file;
+  ReadProtoFromTextFile(path, &file.param);
+  UpgradeNetAsNeeded(path, &file.param);
+  return file;
+}
+
+}  // namespace dlcaffe
