@@ -287,15 +287,18 @@ TEST_F(WinogradTest, Gradients) {
   }
 }
 
-// With the variable off, the same shape takes im2col + GEMM; the two paths
-// round differently, which shows that "on" did take the Winograd path (the
+// With Winograd off in the layer's choices (what the plan hands it), the
+// same shape takes im2col + GEMM at its next Reshape; the two paths round
+// differently, which shows that "on" did take the Winograd path (the
 // reference checks above could not tell).
 TEST_F(WinogradTest, OnAndOffTakeDifferentPaths) {
   const Shape3x3 c = Make(2, 8, 13, 9, 6, 1, 1);
   ConvRun on(c);
   on.layer->Forward({&on.bottom}, {&on.top});
   const std::vector<float> y_on = on.top.ReadData(), dx_on = on.Backward(4);
-  SetTestOption("winograd", "off");
+  LayerChoices off = on.layer->choices();
+  off.winograd = RunOptions::Choice::kOff;
+  on.layer->set_choices(off);
   on.layer->Reshape({&on.bottom}, {&on.top});
   on.layer->Forward({&on.bottom}, {&on.top});
   const std::vector<float> y_off = on.top.ReadData(), dx_off = on.Backward(4);
