@@ -19,7 +19,8 @@
 // same on every compiler (test_layer_norm_storage, test_rms_norm_storage).
 #pragma OPENCL FP_CONTRACT OFF
 
-#define LN_GROUP 64
+#include "row_group_sum.cl"
+#define LN_GROUP ROW_GROUP
 
 #if AFFINE
 #define LN_GAMMA(j) gamma[j]
@@ -35,21 +36,6 @@
 #define LN_BETA(j) 0.f
 #define LN_BETA4(j) ((float4)0.f)
 #endif
-
-// Sums of a and b over the work-group; every work-item gets both. The
-// trailing barrier keeps a later call from overwriting `part` too early.
-float2 ln_group_sum2(float a, float b, __local float2* part) {
-  const int lid = get_local_id(0);
-  part[lid] = (float2)(a, b);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int span = LN_GROUP / 2; span > 0; span >>= 1) {
-    if (lid < span) part[lid] += part[lid + span];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const float2 sum = part[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return sum;
-}
 
 // The kernels below return early in no work-group kernel (PoCL mishandles
 // barriers after a run-time branch that returns).
@@ -67,13 +53,13 @@ void layer_norm_forward_group(const int dim, const float eps, __global const DAT
   const size_t base = (size_t)row * dim;
   float acc = 0.f;
   for (int j = lid; j < dim; j += LN_GROUP) acc += DATA_LOAD(x, base + j);
-  const float mean = ln_group_sum2(acc, 0.f, part).x / dim;
+  const float mean = row_group_sum2(acc, 0.f, part).x / dim;
   acc = 0.f;
   for (int j = lid; j < dim; j += LN_GROUP) {
     const float d = DATA_LOAD(x, base + j) - mean;
     acc += d * d;
   }
-  const float rstd = 1.f / sqrt(ln_group_sum2(acc, 0.f, part).x / dim + eps);
+  const float rstd = 1.f / sqrt(row_group_sum2(acc, 0.f, part).x / dim + eps);
   if (lid == 0) {
     mean_out[row] = mean;
     rstd_out[row] = rstd;
@@ -133,7 +119,7 @@ void layer_norm_backward_group(const int dim, __global const DATA_ELEM* x,
     acc_g += g;
     acc_gx += g * (DATA_LOAD(x, base + j) - mean) * rstd;
   }
-  const float2 sums = ln_group_sum2(acc_g, acc_gx, part) / dim;
+  const float2 sums = row_group_sum2(acc_g, acc_gx, part) / dim;
   for (int j = lid; j < dim; j += LN_GROUP) {
     const float g = DATA_LOAD(dy, base + j) * LN_GAMMA(j);
     DATA_STORE(dx, base + j, rstd * (g - sums.x - (DATA_LOAD(x, base + j) - mean) * rstd * sums.y));

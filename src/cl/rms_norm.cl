@@ -13,7 +13,8 @@
 // layer's parameter gradients equal the float32 layer's on every compiler.
 #pragma OPENCL FP_CONTRACT OFF
 
-#define RMS_GROUP 64
+#include "row_group_sum.cl"
+#define RMS_GROUP ROW_GROUP
 
 #if AFFINE
 #define RMS_SCALE(j) scale[j]
@@ -22,21 +23,6 @@
 #define RMS_SCALE(j) 1.f
 #define RMS_SCALE4(j) ((float4)1.f)
 #endif
-
-// Sums of a and b over the work-group; every work-item gets both. The
-// trailing barrier keeps a later call from overwriting `part` too early.
-float2 rms_group_sum2(float a, float b, __local float2* part) {
-  const int lid = get_local_id(0);
-  part[lid] = (float2)(a, b);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int span = RMS_GROUP / 2; span > 0; span >>= 1) {
-    if (lid < span) part[lid] += part[lid + span];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const float2 sum = part[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return sum;
-}
 
 // No early return in the work-group kernels (PoCL mishandles barriers after
 // a run-time branch that returns). y may alias x: each element is read
@@ -54,7 +40,7 @@ void rms_norm_forward_group(const int dim, const float eps, __global const DATA_
     const float v = DATA_LOAD(x, base + j);
     acc += v * v;
   }
-  const float rstd = 1.f / sqrt(rms_group_sum2(acc, 0.f, part).x / dim + eps);
+  const float rstd = 1.f / sqrt(row_group_sum2(acc, 0.f, part).x / dim + eps);
   if (lid == 0) rstd_out[row] = rstd;
   for (int j = lid; j < dim; j += RMS_GROUP)
     DATA_STORE(y, base + j, DATA_LOAD(x, base + j) * rstd * RMS_SCALE(j));
@@ -98,7 +84,7 @@ void rms_norm_backward_group(const int dim, __global const DATA_ELEM* x,
   float acc = 0.f;
   for (int j = lid; j < dim; j += RMS_GROUP)
     acc += DATA_LOAD(dy, base + j) * RMS_SCALE(j) * DATA_LOAD(x, base + j) * rstd;
-  const float mean_gx = rms_group_sum2(acc, 0.f, part).x / dim;
+  const float mean_gx = row_group_sum2(acc, 0.f, part).x / dim;
   for (int j = lid; j < dim; j += RMS_GROUP) {
     const float xhat = DATA_LOAD(x, base + j) * rstd;
     DATA_STORE(dx, base + j, rstd * (DATA_LOAD(dy, base + j) * RMS_SCALE(j) - xhat * mean_gx));

@@ -1,6 +1,7 @@
 #include "import/onnx_graph.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace dlcaffe {
 namespace onnx_import {
@@ -137,6 +138,11 @@ void ImportNode(Graph& graph, const onnx::NodeProto& node, int index) {
     const std::string what = e.what();
     if (what.rfind(graph.path() + ": ", 0) == 0) throw;
     throw Error(ctx.Where() + what);
+  } catch (const std::out_of_range&) {
+    // A handler read past a tensor a malformed file left short (the
+    // handlers check what they can name; this is the net under them).
+    throw Error(ctx.Where() + "an input or attribute holds fewer values than " +
+                node.op_type() + " reads");
   }
   for (int k = 0; k < node.output_size(); ++k)
     DLC_REQUIRE(node.output(k).empty() || graph.Has(node.output(k)) || k > 0,

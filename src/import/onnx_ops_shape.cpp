@@ -182,6 +182,8 @@ void ImportConstantOfShape(NodeContext& ctx) {
   HostTensor value;
   value.values = {0.0};
   if (ctx.has_attr("value")) value = ctx.attr_tensor("value");
+  ONNX_REQUIRE(ctx, value.values.size() == 1,
+               "attribute 'value' must hold one element, not " << value.values.size());
   if (!ctx.is_constant(0)) {
     // Sizes that follow the data (torchvision's labels, full_like(scores,
     // class); Faster R-CNN's pooled regions): a FullLike of the tensor they
