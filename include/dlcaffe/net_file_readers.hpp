@@ -24,6 +24,8 @@ using NetFileReader = std::function<bool(const std::string& path, caffe::Phase p
                                          const RunOptions& options, NetFile* file)>;
 void RegisterNetFileReader(NetFileReader reader);
 
+// A Caffe prototxt, upgraded from Caffe's older formats where it needs it.
+caffe::NetParameter ReadCaffeNet(const std::string& path);
 // The first registered reader's that takes `path`, else the prototxt.
 NetFile ReadNetFile(const std::string& path, caffe::Phase phase, const RunOptions& options);
 

@@ -245,22 +245,19 @@ std::atomic<uint64_t> g_table_stores{0};
 // What a context looks up at every product, resolved once per its options
 // (Context::set_options drops it) and again after a store.
 struct TunedGemmSnapshot {
-  std::string path;  // "": the cache is off
   uint64_t stores = 0;
-  std::shared_ptr<const WinnerTable> table;
+  std::shared_ptr<const WinnerTable> table;  // null: the cache is off
 };
 
 std::shared_ptr<const TunedGemmSnapshot> ResolveTunedGemms(const Context& ctx) {
   auto snapshot = std::make_shared<TunedGemmSnapshot>();
-  snapshot->path = GemmTuningFile(ctx);
-  if (snapshot->path.empty()) return snapshot;
+  const std::string path = GemmTuningFile(ctx);
   std::lock_guard<std::mutex> lock(TablesMutex());
   snapshot->stores = g_table_stores.load();
-  auto it = Tables().find(snapshot->path);
+  if (path.empty()) return snapshot;
+  auto it = Tables().find(path);
   if (it == Tables().end())
-    it = Tables()
-             .emplace(snapshot->path, std::make_shared<const WinnerTable>(ReadTable(snapshot->path)))
-             .first;
+    it = Tables().emplace(path, std::make_shared<const WinnerTable>(ReadTable(path))).first;
   snapshot->table = it->second;
   return snapshot;
 }

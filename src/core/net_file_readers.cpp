@@ -1,6 +1,5 @@
 #include "dlcaffe/net_file_readers.hpp"
 
-#include <mutex>
 #include <vector>
 
 #include "dlcaffe/caffe_legacy_upgrade.hpp"
@@ -19,12 +18,18 @@ std::vector<NetFileReader>& Readers() {
 
 void RegisterNetFileReader(NetFileReader reader) { Readers().push_back(std::move(reader)); }
 
+caffe::NetParameter ReadCaffeNet(const std::string& path) {
+  caffe::NetParameter param;
+  ReadProtoFromTextFile(path, &param);
+  UpgradeNetAsNeeded(path, &param);
+  return param;
+}
+
 NetFile ReadNetFile(const std::string& path, caffe::Phase phase, const RunOptions& options) {
   NetFile file;
   for (const NetFileReader& reader : Readers())
     if (reader(path, phase, options, &file)) return file;
-  ReadProtoFromTextFile(path, &file.param);
-  UpgradeNetAsNeeded(path, &file.param);
+  file.param = ReadCaffeNet(path);
   return file;
 }
 

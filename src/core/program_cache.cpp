@@ -26,7 +26,12 @@ struct RegisteredSources {
   std::map<std::string, std::string> texts;
 };
 RegisteredSources& Registered() {
-  static RegisteredSources* sources = new RegisteredSources;  // outlives static destructors
+  static RegisteredSources* sources = [] {
+    auto* made = new RegisteredSources;  // outlives static destructors
+    // The storage types' macros come from their table (storage_type.hpp).
+    made->texts.emplace("storage_types.cl", StorageKernelMacros());
+    return made;
+  }();
   return *sources;
 }
 
@@ -40,8 +45,6 @@ std::string RawSource(const std::string& source, const std::string& source_dir) 
     auto it = registered.texts.find(source);
     if (it != registered.texts.end()) return it->second;
   }
-  // The storage types' macros come from their table (storage_type.hpp).
-  if (source == "storage_types.cl") return StorageKernelMacros();
   if (!source_dir.empty()) {
     std::ifstream in(source_dir + "/" + source);
     if (in) {

@@ -11,6 +11,7 @@
 
 #include "dlcaffe/io.hpp"
 #include "dlcaffe/net.hpp"
+#include "dlcaffe/net_file_readers.hpp"
 #include "dlcaffe/onnx_import.hpp"
 #include "import/onnx_decode_positions.hpp"
 #include "import/onnx_graph.hpp"
@@ -314,8 +315,7 @@ caffe::NetParameter ReadNetOrOnnx(const std::string& path, const RunOptions& run
   } else {
     DLC_REQUIRE(input_shapes.empty(), path << ": input shapes are given (--input_shape) for a "
                                               "prototxt, whose Input layers fix them");
-    ReadProtoFromTextFile(path, &param);
-    UpgradeNetAsNeeded(path, &param);
+    param = ReadCaffeNet(path);
   }
   return param;
 }
