@@ -57,7 +57,8 @@ DEFINE_string(exchange_diagnosis, "", "train on several devices, to find where t
 DEFINE_double(replica_timeout, 600, "train under mpirun: seconds a process waits for the "
               "others in one exchange before it gives up and ends the job.");
 DEFINE_bool(explain, false, "time, bench: log what each step of the net's plan runs (the "
-            "layers it folds, its kernels' shape and algorithm, its storage types)");
+            "layers it folds, its kernels' shape and algorithm, its storage types) and, "
+            "from one forward pass, its GEMM products' sizes, forms and configurations");
 DEFINE_string(kernel_file, "", "kernel_source: the OpenCL source (src/cl/NAME.cl) to print.");
 DEFINE_string(solver, "", "The solver definition protocol buffer text file.");
 DEFINE_string(model, "", "The model definition protocol buffer text file, or an ONNX model (.onnx).");
@@ -344,10 +345,10 @@ int Time() {
   const caffe::Phase phase = PhaseFromFlag(caffe::TRAIN);
   Net net(FLAGS_model, phase, *ctx, FLAGS_level, Split(FLAGS_stage, ','));
   ReshapeInputs(net);
-  if (FLAGS_explain) LOG(INFO) << "Plan:\n" << net.Explain();
   // As Caffe's time: the inputs hold zeros (written, not left to whatever
   // fresh memory holds; zero is a valid label).
   for (Blob* input : net.input_blobs()) input->SetData(0.f);
+  if (FLAGS_explain) LOG(INFO) << "Plan:\n" << net.ExplainWithProducts();
 
   LOG(INFO) << "Performing Forward";
   const float initial_loss = net.Forward();
@@ -472,7 +473,11 @@ int Bench() {
   DLC_REQUIRE(!net.input_blobs().empty(), FLAGS_model << ": bench needs a net fed by an "
                                                          "Input layer (data, and label for train)");
   if (FLAGS_memory_plan) net.PlanInferenceMemory();  // logs the bytes
-  if (FLAGS_explain) LOG(INFO) << "Plan:\n" << net.Explain();
+  if (FLAGS_explain) {
+    // Zeros are valid data, labels and token ids for the explaining pass.
+    for (Blob* input : net.input_blobs()) input->SetData(0.f);
+    LOG(INFO) << "Plan:\n" << net.ExplainWithProducts();
+  }
   // Host batches made once: uniform pixels, labels in range of the output,
   // ids in range of the Embed layers that read an input (token ids).
   std::vector<std::vector<float>> host_inputs;

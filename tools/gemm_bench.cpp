@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
       dlcaffe::GemmWithConfig(*ctx, g, config);  // builds the kernels
       // The form the product ran in (none where the tile or device has none).
       dlcaffe::MmaForm mma =
-          config.use_local ? dlcaffe::MmaFormFor(*ctx, g.math) : dlcaffe::MmaForm::kNone;
+          config.use_local ? dlcaffe::MmaFormFor(*ctx, ctx->default_choices(), g.math) : dlcaffe::MmaForm::kNone;
       if (!dlcaffe::MmaWarpsM(config, mma) && !dlcaffe::WgmmaRuns(*ctx, config, g))
         mma = dlcaffe::MmaForm::kNone;
       const int stages = dlcaffe::MmaPipelineStages(*ctx, config, g);

@@ -15,6 +15,7 @@
 
 #include "dlcaffe/buffer_pool.hpp"
 #include "dlcaffe/kernel_profile.hpp"
+#include "dlcaffe/layer_choices.hpp"
 #include "dlcaffe/program_cache.hpp"
 #include "dlcaffe/run_options.hpp"
 
@@ -132,6 +133,10 @@ class Context {
   // The kernel shape to build: the device's preference unless the options
   // force one (RunOptions::kernel_shape).
   bool cpu_shaped_kernels() const;
+  // The choices these options make (DecideLayerChoices), for products and
+  // kernels no layer asks for: solvers, tools, tests. A layer's own come
+  // from its net's plan (Layer::choices).
+  LayerChoices default_choices() const;
   cl_context cl() const { return context_; }
   cl_command_queue queue() const { return queue_; }
   cl_device_id device() const { return info_.device_id; }

@@ -1,11 +1,13 @@
 // What the execution plan decides for each layer and hands to it
 // (Layer::set_choices) before the layer is set up or reshaped: the shape of
 // its kernels, the switches of the convolution algorithms, the math of its
-// products. DecideLayerChoices makes them from the net's run options and the
-// device; a layer reads these and never the options, so a net given other
-// options (Net::set_options) re-decides them and reshapes every layer to
-// follow. Where a switch is auto, the layer's own rule picks from its shapes
-// (a convolution's Winograd and channels-last rules, core/base_convolution.hpp);
+// products and the GEMM forms they may take. DecideLayerChoices makes them
+// from the net's run options and the device; a layer reads these and never
+// the options, and hands them on to its products (GemmArgs::choices) and
+// generated kernels (KernelShapeOf). So a net given other options
+// (Net::set_options) re-decides them and reshapes every layer to follow.
+// Where a switch is auto, the layer's own rule picks from its shapes (a
+// convolution's Winograd and channels-last rules, core/base_convolution.hpp);
 // `dlcaffe time|bench --explain` prints what each layer runs.
 #pragma once
 #include <string>
@@ -33,6 +35,12 @@ struct LayerChoices {
   // The fused attention's tensor-core kernels with NVIDIA's warp
   // instructions written out in OpenCL C (RunOptions::matrix_emulate).
   bool matrix_emulate = false;
+  // The GEMM forms its products may take (RunOptions' matrix_engine,
+  // matrix_pipeline, matrix_wgmma; core/matrix_engine.hpp): the device's
+  // matrix engine, its cp.async pipeline, Hopper's wgmma under the rule.
+  bool matrix_engine = true;
+  bool matrix_pipeline = true;
+  bool matrix_wgmma = false;
 
   // "gpu-shaped kernels, tf32" and the like: what differs from the defaults.
   std::string Describe() const;

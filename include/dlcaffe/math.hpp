@@ -5,8 +5,10 @@
 #pragma once
 #include <CL/cl.h>
 
+#include <optional>
 #include <vector>
 
+#include "dlcaffe/layer_choices.hpp"
 #include "dlcaffe/storage_type.hpp"
 
 namespace dlcaffe {
@@ -97,8 +99,15 @@ struct GemmArgs {
   // input this way on GPU-shaped devices, with no column buffer.
   ConvolutionWindow b_window;
   MatrixMath math = MatrixMath::kFloat32;
+  // What the plan decided for the layer that asks for the product
+  // (Layer::choices): the GEMM kernels' shape and the matrix-engine forms
+  // they may take. Unset: the context's options decide
+  // (Context::default_choices), for solvers, tools and tests.
+  std::optional<LayerChoices> choices;
 };
 void Gemm(Context& ctx, const GemmArgs& args);
+// The choices a product runs under: its own, else the context's.
+LayerChoices ProductChoices(const Context& ctx, const GemmArgs& args);
 
 // Convenience form with packed strides (and operands of any storage type).
 void Gemm(Context& ctx, Transpose trans_a, Transpose trans_b, int M, int N,

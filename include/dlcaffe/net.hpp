@@ -143,6 +143,10 @@ class Net {
   // it stands for (folded layers, a clamped ReLU), its choices and
   // algorithm, and how its bottoms and tops are stored (--explain prints it).
   std::string Explain() const;
+  // Explain, and under each step the GEMM products it ran in one forward
+  // pass (run here, on the inputs as they are): their sizes, the form they
+  // ran in (float, or the matrix engine's) and their configuration.
+  std::string ExplainWithProducts();
   bool debug_info() const { return debug_info_; }
   // The "[Update]" line for parameter `param_id` (after a solver's update).
   void UpdateDebugInfo(int param_id) const;
@@ -260,6 +264,9 @@ class Net {
   std::vector<float> params_weight_decay_;
   std::vector<bool> has_params_decay_;
   bool debug_info_ = false;
+  // While ExplainWithProducts runs its pass: each layer's products.
+  std::vector<std::vector<std::string>>* step_products_ = nullptr;
+  std::string ExplainSteps(const std::vector<std::vector<std::string>>* products) const;
   DecodeState decode_state_;
   std::function<void(int)> after_backward_;
   std::unique_ptr<ExecutionPlan> plan_;

@@ -256,7 +256,7 @@ void BaseConvolutionLayer::Reserve(BufferPtr& scratch, long long count, StorageT
 bool BaseConvolutionLayer::WindowsFeed(MatrixMath math) const {
   if (!implicit_) return false;
   if (choices_.implicit_gemm == RunOptions::Choice::kOn ||
-      !MmaPipelineStreams(*ctx_, math, storage_))
+      !MmaPipelineStreams(*ctx_, choices_, math, storage_))
     return true;
   // im2col's columns, each round's [rows][images * area], in whole chunks
   // (else the pipeline would not take them either).
@@ -445,7 +445,7 @@ BaseConvolutionLayer::MatrixView BaseConvolutionLayer::Weights(MatrixMath math) 
   v.mem = blobs_[0]->data();
   v.ld = rows_per_group();
   if (const BufferPtr rounded =
-          MmaRoundedWeights(*ctx_, *blobs_[0], math, storage_, rounded_weights_)) {
+          MmaRoundedWeights(*ctx_, choices_, *blobs_[0], math, storage_, rounded_weights_)) {
     v.mem = rounded->mem();
     v.type = storage_;
   }
@@ -480,6 +480,7 @@ void BaseConvolutionLayer::WeightTimesCol(const MatrixView& col, int images,
                                           MatrixMath math) {
   GemmArgs a;
   a.math = math;
+  a.choices = choices_;
   a.M = outputs_per_group();
   a.N = images * column_area();
   a.K = rows_per_group();
@@ -505,6 +506,7 @@ void BaseConvolutionLayer::WeightTransposedTimesColumns(const MatrixView& column
                                                         MatrixMath math, bool bias) {
   GemmArgs a;
   a.math = math;
+  a.choices = choices_;
   a.trans_a = Transpose::kYes;
   a.M = rows_per_group();
   a.N = images * column_area();
@@ -527,6 +529,7 @@ void BaseConvolutionLayer::AccumulateWeightDiff(const MatrixView& columns,
                                                 MatrixMath math) {
   GemmArgs a;
   a.math = math;
+  a.choices = choices_;
   a.trans_b = Transpose::kYes;
   a.M = outputs_per_group();
   a.N = rows_per_group();
@@ -544,8 +547,9 @@ void BaseConvolutionLayer::AccumulateBiasDiff(cl_mem diff) {
   // The generated per-channel sums share a channel among work-groups: one
   // work-group per channel left most of a GPU idle on layers of few
   // channels and large images (docs/benchmarks.md, M7).
-  ChannelSums(*ctx_, ChannelSumKind::kProducts, num_, num_output_, output_area(),
-              {diff, storage_}, nullptr, {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
+  ChannelSums(*ctx_, KernelShapeOf(choices_), ChannelSumKind::kProducts, num_, num_output_,
+              output_area(), {diff, storage_}, nullptr, {blobs_[1]->diff(), 0, true}, {},
+              &bias_sums_);
 }
 
 }  // namespace dlcaffe

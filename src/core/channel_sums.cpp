@@ -43,17 +43,10 @@ int Mode(const ChannelSumTarget& t) { return t.out ? (t.accumulate ? 1 : 0) : -1
 
 }  // namespace
 
-const char* ChannelShapeOption(bool runs) { return runs ? "-DCPU_SHAPE=1" : "-DCPU_SHAPE=0"; }
-
-KernelShape ChannelKernelShape(Context& ctx) {
-  return ctx.cpu_shaped_kernels() ? KernelShape::kCpu : KernelShape::kGpu;
-}
-
-void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int inner,
-                 const BufferArg& a, const BufferArg& b, const ChannelSumTarget& first,
+void ChannelSums(Context& ctx, KernelShape shape, ChannelSumKind kind, int outer, int channels,
+                 int inner, const BufferArg& a, const BufferArg& b, const ChannelSumTarget& first,
                  const ChannelSumTarget& second, ReduceWorkspace* workspace) {
   if (channels == 0) return;
-  const KernelShape shape = ChannelKernelShape(ctx);
   ReduceWorkspace scratch;  // when the caller keeps none
   ReduceWorkspace& space = workspace ? *workspace : scratch;
   const std::vector<ScalarArg> modes = {Mode(first), Mode(second)};

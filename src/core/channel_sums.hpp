@@ -1,14 +1,12 @@
 // Per-channel sums over an outer x channels x inner blob, shared by the
-// layers that reduce over all but the channel axis (Scale's and Bias's
-// parameter gradients), and the choice of shape for those layers' and
-// BatchNorm's per-channel kernels.
+// layers that reduce over all but the channel axis (e.g. Scale's and Bias's
+// parameter gradients).
 //
-// The sums are generated reductions (core/reduce_kernel.hpp), whose shape
-// follows the device as the GEMM's does (Context::cpu_shaped_kernels): on a
-// CPU ("runs") a work-item sweeps long contiguous runs in float16 vectors; on
-// a GPU ("groups") several work-groups share a channel and a second launch
-// adds up their results. RunOptions::kernel_shape forces one (the tests run
-// both).
+// The sums are generated reductions (core/reduce_kernel.hpp) in the shape the
+// caller names (a layer's: KernelShapeOf(choices_)): in the CPU shape
+// ("runs") a work-item sweeps long contiguous runs in float16 vectors; in the
+// GPU shape ("groups") several work-groups share a channel and a second
+// launch adds up their results.
 #pragma once
 #include <CL/cl.h>
 
@@ -31,19 +29,13 @@ struct ChannelSumTarget {
 
 // Enqueues the two sums of every channel into `first` and `second` (a
 // target with a null `out` is skipped; b may be null for kMoments; for
-// kProducts a null b means a). a and b may be stored in 16 bits (their
-// BufferArg's type); the sums are float. A caller that keeps a workspace (one per
-// call site) saves allocating the reduction's scratch each call.
-void ChannelSums(Context& ctx, ChannelSumKind kind, int outer, int channels, int inner,
-                 const pointwise::BufferArg& a, const pointwise::BufferArg& b,
-                 const ChannelSumTarget& first,
-                 const ChannelSumTarget& second, ReduceWorkspace* workspace = nullptr);
-
-// The context's choice of shape (runs: the CPU shape) for generated kernels
-// (core/pointwise_kernel.hpp).
-KernelShape ChannelKernelShape(Context& ctx);
-// The -D option that selects a shape in batch_norm.cl: "-DCPU_SHAPE=1" for
-// runs, "-DCPU_SHAPE=0" for groups.
-const char* ChannelShapeOption(bool runs);
+// kProducts a null b means a), in kernels of `shape`. a and b may be stored
+// in 16 bits (their BufferArg's type); the sums are float. A caller that
+// keeps a workspace (one per call site) saves allocating the reduction's
+// scratch each call.
+void ChannelSums(Context& ctx, KernelShape shape, ChannelSumKind kind, int outer, int channels,
+                 int inner, const pointwise::BufferArg& a, const pointwise::BufferArg& b,
+                 const ChannelSumTarget& first, const ChannelSumTarget& second,
+                 ReduceWorkspace* workspace = nullptr);
 
 }  // namespace dlcaffe

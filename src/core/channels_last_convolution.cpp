@@ -18,9 +18,11 @@ size_t RoundUpTo(size_t x, size_t m) { return (x + m - 1) / m * m; }
 // The filters' type for products in `math`: the blobs' 16-bit type where the
 // tensor cores would round them to it anyway (the same product; the
 // pipeline streams only operands of its own type), else float.
-StorageType FilterType(const Context& ctx, MatrixMath math, StorageType storage) {
-  return storage != StorageType::kFloat32 && MmaRoundsTo(ctx, math, storage) ? storage
-                                                                                : StorageType::kFloat32;
+StorageType FilterType(const Context& ctx, const LayerChoices& choices, MatrixMath math,
+                       StorageType storage) {
+  return storage != StorageType::kFloat32 && MmaRoundsTo(ctx, choices, math, storage)
+             ? storage
+             : StorageType::kFloat32;
 }
 
 // Caffe's filters [outputs][inputs][kh][kw] as [o][ki][kj][c], c < padded
@@ -66,19 +68,20 @@ ConvolutionWindow BottomWindows(const ChannelsLastConvolution& c) {
 }
 
 // C (NCHW, `c_channels` x `c_area` per image, =) = reordered filters
-// (M x K, `filter_type`) times the windows over channels-last images.
-void FiltersTimesWindows(Context& ctx, MatrixMath math, cl_mem filters, StorageType filter_type,
-                         cl_mem images_nhwc, const ConvolutionWindow& window, int images,
-                         int c_channels, StorageType storage, cl_mem c,
+// (M x K, in FilterType) times the windows over channels-last images.
+void FiltersTimesWindows(Context& ctx, const LayerChoices& choices, MatrixMath math,
+                         cl_mem filters, cl_mem images_nhwc, const ConvolutionWindow& window,
+                         int images, int c_channels, StorageType storage, cl_mem c,
                          const ChannelsLastConvolution::Epilogue& epilogue) {
   const int c_area = window.out_h * window.out_w;
   GemmArgs a;
   a.math = math;
+  a.choices = choices;
   a.M = c_channels;
   a.N = images * c_area;
   a.K = window.kernel_h * window.kernel_w * window.nhwc_channels;
   a.A = filters;
-  a.a_type = filter_type;
+  a.a_type = FilterType(ctx, choices, math, storage);
   a.B = images_nhwc;
   a.b_type = storage;
   a.b_window = window;
@@ -118,7 +121,7 @@ BufferPtr ChannelsLastConvolution::ToChannelsLast(Context& ctx, cl_mem nchw, int
 BufferPtr ChannelsLastConvolution::Filters(Context& ctx, MatrixMath math, cl_mem weights,
                                            bool flipped) const {
   return ReorderedFilters(ctx, weights, outputs, channels, padded_channels(), kernel_h, kernel_w,
-                          flipped, FilterType(ctx, math, storage));
+                          flipped, FilterType(ctx, choices, math, storage));
 }
 
 BufferPtr ChannelsLastConvolution::BottomToChannelsLast(Context& ctx, cl_mem bottom) const {
@@ -130,8 +133,8 @@ void ChannelsLastConvolution::Forward(Context& ctx, MatrixMath math, cl_mem bott
                                       cl_mem filters, const Epilogue& epilogue,
                                       cl_mem top) const {
   const BufferPtr x = BottomToChannelsLast(ctx, bottom);
-  FiltersTimesWindows(ctx, math, filters, FilterType(ctx, math, storage), x->mem(),
-                      BottomWindows(*this), images, outputs, storage, top, epilogue);
+  FiltersTimesWindows(ctx, choices, math, filters, x->mem(), BottomWindows(*this), images,
+                      outputs, storage, top, epilogue);
 }
 
 void ChannelsLastConvolution::AccumulateWeightGradient(Context& ctx, MatrixMath math,
@@ -142,6 +145,7 @@ void ChannelsLastConvolution::AccumulateWeightGradient(Context& ctx, MatrixMath 
   BufferPtr sums = ctx.Allocate(sizeof(float) * size_t(outputs) * kernel_h * kernel_w * padded);
   GemmArgs a;
   a.math = math;
+  a.choices = choices;
   a.trans_a = Transpose::kYes;  // the top diff's copy: positions x outputs
   a.trans_b = Transpose::kYes;  // windows^T: positions x (ki, kj, c)
   a.M = outputs;
@@ -167,7 +171,7 @@ void ChannelsLastConvolution::DataGradient(Context& ctx, MatrixMath math, cl_mem
               "channels-last data gradient of a strided convolution");
   // The top diff padded by (k - 1) * dilation - pad: every input position's
   // window covers the outputs its value reached.
-  FiltersTimesWindows(ctx, math, flipped_filters, FilterType(ctx, math, storage), top_diff_nhwc,
+  FiltersTimesWindows(ctx, choices, math, flipped_filters, top_diff_nhwc,
                       Windows(outputs, out_h, out_w, kernel_h, kernel_w,
                               (kernel_h - 1) * dilation_h - pad_h,
                               (kernel_w - 1) * dilation_w - pad_w, 1, 1, dilation_h, dilation_w,

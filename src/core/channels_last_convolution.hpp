@@ -26,6 +26,7 @@ struct ChannelsLastConvolution {
   int kernel_h = 0, kernel_w = 0, pad_h = 0, pad_w = 0;
   int stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   StorageType storage = StorageType::kFloat32;  // the blobs'
+  LayerChoices choices;  // the layer's: its products run under them
 
   // The channels of the bottom's copy and of the forward filters' rows: the
   // channels rounded up to whole 16-byte chunks of the storage type (a

@@ -190,6 +190,8 @@ void Context::set_options(const RunOptions& options) {
 
 bool Context::cpu_shaped_kernels() const { return CpuShapedKernels(options_, info_); }
 
+LayerChoices Context::default_choices() const { return DecideLayerChoices(options_, info_); }
+
 float Context::fresh_value() const {
   return options_.poison ? std::numeric_limits<float>::quiet_NaN() : 0.f;
 }

@@ -153,7 +153,7 @@ namespace {
 // split-K may cut, which lost more (256 x 3136 x 576: 27 -> 18 TFLOP/s), so
 // the rule deepens only products whose split stays the same.
 GemmConfig WithTensorCoreDepth(const Context& ctx, const GemmArgs& args, GemmConfig c) {
-  const MmaForm form = MmaFormFor(ctx, args.math);
+  const MmaForm form = MmaFormFor(ctx, ProductChoices(ctx, args), args.math);
   if ((form != MmaForm::kF16 && form != MmaForm::kBF16) || c.tk != 16) return c;
   GemmConfig deep = c;
   deep.tk = 32;
@@ -184,11 +184,12 @@ GemmConfig OpenClRuleConfig(const Context& ctx, const GemmArgs& args);
 }  // namespace
 
 GemmConfig RuleGemmConfig(const Context& ctx, const GemmArgs& args) {
-  // Hopper's wgmma form, where the run option asks for it (it is slower than
+  // Hopper's wgmma form, where the choices ask for it (it is slower than
   // mma.sync so far: core/gemm_wgmma.hpp), it takes the product and the
   // tile is not mostly padding: 128 x 256 tiles for large products, else
   // 128 x 128.
-  if (ctx.options().matrix_wgmma && args.M > 64 && WgmmaAvailable(ctx, args.math)) {
+  const LayerChoices choices = ProductChoices(ctx, args);
+  if (choices.matrix_wgmma && args.M > 64 && WgmmaAvailable(ctx, choices, args.math)) {
     GemmConfig c = args.M >= 1024 && args.N >= 2048 ? WgmmaConfig(128, 256, 16, 4, 1)
                                                     : WgmmaConfig(128, 128, 16, 6, 0);
     if (args.K >= 32768) c = DeepSplit(c);
@@ -200,7 +201,7 @@ GemmConfig RuleGemmConfig(const Context& ctx, const GemmArgs& args) {
 namespace {
 
 GemmConfig OpenClRuleConfig(const Context& ctx, const GemmArgs& args) {
-  if (!ctx.cpu_shaped_kernels()) {
+  if (!ProductChoices(ctx, args).cpu_shaped_kernels) {
     GemmConfig c;
     if (args.M <= 32)
       c = GpuNarrowGemmConfig();
@@ -356,6 +357,40 @@ GemmExtents OperandExtents(const GemmArgs& g) {
   return e;
 }
 
+GemmConfig RunnableGemmConfig(const Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
+  // A wgmma configuration runs only the products its form takes
+  // (WgmmaRuns); the others run the rule's OpenCL C kernel.
+  const GemmConfig runnable = chosen.form == GemmForm::kWgmma && !WgmmaRuns(ctx, chosen, g)
+                                  ? OpenClRuleConfig(ctx, g)
+                                  : chosen;
+  // Only the GPU shape reads grouped or implicit operands; it is correct on
+  // any device.
+  const bool grouped = g.a_group || g.b_group || g.c_group || g.b_window.active();
+  return grouped && !runnable.use_local ? GpuShapedGemmConfig() : runnable;
+}
+
+std::string DescribeGemm(const Context& ctx, const GemmArgs& g) {
+  const GemmConfig c = RunnableGemmConfig(ctx, g, ChooseGemmConfig(ctx, g));
+  const MmaForm form = MmaFormFor(ctx, ProductChoices(ctx, g), g.math);
+  std::ostringstream s;
+  s << g.M << "x" << g.N << "x" << g.K << (g.batch > 1 ? " x" + std::to_string(g.batch) : "");
+  if (c.form == GemmForm::kWgmma) {
+    s << " " << MmaFormName(form) << " wgmma";
+  } else if (c.use_local && form != MmaForm::kNone && MmaWarpsM(c, form)) {
+    s << " " << MmaFormName(form) << " mma";
+    if (const int stages = MmaPipelineStages(ctx, c, g)) s << " " << stages << " stages";
+  } else {
+    s << " float";
+  }
+  if (c.use_local || c.form == GemmForm::kWgmma) {
+    const int slices = SplitKSlices(ctx.info().compute_units, c, g.M, g.N, g.K,
+                                    std::max(1, g.batch), StreamsTiles(ctx, c, g));
+    if (slices > 1) s << " in " << slices << " k slices";
+  }
+  s << " (" << c.Name() << ")";
+  return s.str();
+}
+
 void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
   const bool ta = g.trans_a == Transpose::kYes, tb = g.trans_b == Transpose::kYes;
   const int M = g.M, N = g.N, K = g.K;
@@ -363,19 +398,12 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
               "Gemm: negative size M=" << M << " N=" << N << " K=" << K
                                        << " batch=" << g.batch);
   const bool window = g.b_window.active();
-  const bool grouped = g.a_group || g.b_group || g.c_group;
   DLC_REQUIRE(g.a_group >= 0 && g.b_group >= 0 && g.c_group >= 0 && !(ta && g.a_group),
               "Gemm: image grouping needs positive groups and an untransposed A");
   DLC_REQUIRE(!window || (g.b_group == 0 && g.b_window.out_h > 0 && g.b_window.out_w > 0 &&
                           g.b_window.kernel_w > 0),
               "Gemm: an implicit B (convolution windows) is not grouped and has a shape");
-  // Only the GPU shape reads grouped or implicit operands; it is correct on
-  // any device. A wgmma configuration runs only the products its form takes
-  // (WgmmaRuns); the others run the rule's OpenCL C kernel.
-  const GemmConfig runnable = chosen.form == GemmForm::kWgmma && !WgmmaRuns(ctx, chosen, g)
-                                  ? OpenClRuleConfig(ctx, g)
-                                  : chosen;
-  const GemmConfig c = (grouped || window) && !runnable.use_local ? GpuShapedGemmConfig() : runnable;
+  const GemmConfig c = RunnableGemmConfig(ctx, g, chosen);
   if (g.batch == 0) return;
   if (g.batch > 1 && !(c.use_local && K > 0 && g.alpha != 0.f)) {
     // Only the GPU shape runs a batch in one launch; the others (and C = beta
@@ -431,6 +459,10 @@ void GemmWithConfig(Context& ctx, const GemmArgs& g, const GemmConfig& chosen) {
         RunRegisterGemm(ctx, c, g);
       return;
   }
+}
+
+LayerChoices ProductChoices(const Context& ctx, const GemmArgs& args) {
+  return args.choices ? *args.choices : ctx.default_choices();
 }
 
 void Gemm(Context& ctx, const GemmArgs& args) {

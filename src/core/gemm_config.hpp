@@ -94,6 +94,14 @@ GemmConfig RuleGemmConfig(const Context& ctx, const GemmArgs& args);
 // What Gemm() runs: the winner `dlcaffe tune` measured for this device and
 // shape (core/gemm_tuning.hpp) if there is one, else the rule's choice.
 GemmConfig ChooseGemmConfig(const Context& ctx, const GemmArgs& args);
+// What runs of `chosen` for this product: the rule's OpenCL C kernel where
+// a wgmma configuration cannot take it, the GPU shape for grouped or
+// implicit operands.
+GemmConfig RunnableGemmConfig(const Context& ctx, const GemmArgs& args, const GemmConfig& chosen);
+// "256x3136x576 f16 mma 3 stages (local wg16x16 ...)": the product's sizes,
+// the form it runs in, its k slices and its configuration, as Gemm() would
+// run it (Net::ExplainWithProducts).
+std::string DescribeGemm(const Context& ctx, const GemmArgs& args);
 
 // How many floats of each buffer a product reaches, offsets included (the
 // last index + 1; 0 for an empty operand).

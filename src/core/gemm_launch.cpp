@@ -41,8 +41,9 @@ std::string TypeDefine(const char* operand, StorageType type) {
   return StorageOption(std::string(operand) + "_TYPE", type);
 }
 
-std::string GemmDefines(const Context& ctx, const GemmConfig& c, bool trans_a, bool trans_b,
-                        const std::string& types, int grouped, const ConvolutionWindow& window,
+std::string GemmDefines(const LayerChoices& choices, const GemmConfig& c, bool trans_a,
+                        bool trans_b, const std::string& types, int grouped,
+                        const ConvolutionWindow& window,
                         VectorLoads vector_loads) {
   std::ostringstream s;
   s << "-DMR=" << c.mr << " -DNR=" << c.nr << " -DVW=" << c.vw
@@ -61,7 +62,7 @@ std::string GemmDefines(const Context& ctx, const GemmConfig& c, bool trans_a, b
       << " -DWIN_OH=" << window.out_h << " -DWIN_OW=" << window.out_w;
   if (window.nhwc_channels > 0) s << " -DWIN_C=" << window.nhwc_channels;
   // The GPU shape on a CPU (tests): unrolling cost 3 s per PoCL build.
-  if (c.use_local && ctx.cpu_shaped_kernels()) s << " -DUNROLL_HINTS=0";
+  if (c.use_local && choices.cpu_shaped_kernels) s << " -DUNROLL_HINTS=0";
   if (c.dot_form) s << " -DDOT_FORM=1";
   if (vector_loads.a) s << " -DVEC_LOAD_A=1";
   if (vector_loads.b) s << " -DVEC_LOAD_B=1";

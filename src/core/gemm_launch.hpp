@@ -38,9 +38,10 @@ std::string TypeDefine(const char* operand, StorageType type);
 
 // gemm.cl's -D options for configuration `c`; `grouped` flags which of A, B,
 // C (bits 1, 2, 4) the GPU shape reads or writes image-grouped; an active
-// `window` makes B implicit.
-std::string GemmDefines(const Context& ctx, const GemmConfig& c, bool trans_a, bool trans_b,
-                        const std::string& types, int grouped = 0,
+// `window` makes B implicit; `choices`, the product's (ProductChoices), say
+// whether a GPU-shaped kernel runs among CPU-shaped ones.
+std::string GemmDefines(const LayerChoices& choices, const GemmConfig& c, bool trans_a,
+                        bool trans_b, const std::string& types, int grouped = 0,
                         const ConvolutionWindow& window = ConvolutionWindow(),
                         VectorLoads vector_loads = VectorLoads());
 

@@ -38,6 +38,7 @@ void RunRegisterGemm(Context& ctx, const GemmConfig& c, const GemmArgs& g) {
   const int a_off = static_cast<int>(g.a_offset), b_off = static_cast<int>(g.b_offset),
             c_off = static_cast<int>(g.c_offset);
   const int epilogue = EpilogueFlags(g);
+  const LayerChoices choices = ProductChoices(ctx, g);
   // Unused buffer arguments get C.
   cl_mem bias = g.bias ? g.bias : g.C, row_scale = g.row_scale ? g.row_scale : g.C;
   const int bias_off = static_cast<int>(g.bias_offset),
@@ -49,7 +50,7 @@ void RunRegisterGemm(Context& ctx, const GemmConfig& c, const GemmArgs& g) {
                                       << (ta ? "A^T" : "A") << ", op(B) = "
                                       << (tb ? "B^T" : "B"));
   if (c.dot_form) {
-    ctx.Launch(ctx.Kernel("gemm_register.cl", GemmDefines(ctx, c, ta, tb, types), "gemm_tiled"),
+    ctx.Launch(ctx.Kernel("gemm_register.cl", GemmDefines(choices, c, ta, tb, types), "gemm_tiled"),
                NDRange(CeilDiv(M, c.mr), CeilDiv(N, c.nr)), NDRange(1, 1), M, N, K, g.alpha,
                g.A, a_off, lda, g.B, b_off, ldb, g.beta, g.C, c_off, ldc, bias, bias_off,
                row_scale, row_scale_off, epilogue);
@@ -88,9 +89,9 @@ void RunRegisterGemm(Context& ctx, const GemmConfig& c, const GemmArgs& g) {
     b_cols = CeilDiv(N, nr) * nr;
   }
   ctx.Launch(ctx.Kernel("gemm_register.cl",
-                        GemmDefines(ctx, c, trans_a_k, false,
-                                TypeDefine("A", a_type) + TypeDefine("B", b_type) +
-                                    TypeDefine("C", g.c_type)),
+                        GemmDefines(choices, c, trans_a_k, false,
+                                    TypeDefine("A", a_type) + TypeDefine("B", b_type) +
+                                        TypeDefine("C", g.c_type)),
                         "gemm_tiled"),
              NDRange(CeilDiv(M, mr), CeilDiv(N, nr)), NDRange(1, 1), M, N, K, g.alpha, A,
              a_off_k, lda_k, a_block, B, b_off_k, ldb_k, b_block, b_cols, g.beta, g.C,

@@ -39,8 +39,9 @@ int MmaWarpsM(const GemmConfig& c, MmaForm form) {
 }
 
 int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g) {
-  if (!c.use_local || c.stages == 1 || !ctx.options().matrix_pipeline) return 0;
-  const MmaForm form = MmaFormFor(ctx, g.math);
+  const LayerChoices choices = ProductChoices(ctx, g);
+  if (!c.use_local || c.stages == 1 || !choices.matrix_pipeline) return 0;
+  const MmaForm form = MmaFormFor(ctx, choices, g.math);
   if (form == MmaForm::kNone) return 0;
   // The operands stored in the instruction's own type (tf32: float).
   const StorageType own = MmaInputType(form);
@@ -69,18 +70,17 @@ int MmaPipelineStages(const Context& ctx, const GemmConfig& c, const GemmArgs& g
 
 namespace {
 
-// The GPU-shaped kernel, on the tensor cores in the form `math` allows
-// where the device and the tile permit, through `stages` cp.async stages
+// The GPU-shaped kernel, on the tensor cores in `form` (MmaFormFor) where
+// the tile permits, through `stages` cp.async stages
 // where that is not 0 (MmaPipelineStages), built from `pipelined_defines`;
 // else from `staged_defines` (which keep the vector fetches the register-
 // staged kernels use and the pipeline does not). A form that does not build
 // is turned off for the device, and the float kernel built instead; a
 // pipeline that does not build, likewise, for the form's register-staged
 // kernel.
-cl_kernel TiledKernel(Context& ctx, const GemmConfig& c, MatrixMath math,
+cl_kernel TiledKernel(Context& ctx, const GemmConfig& c, MmaForm form,
                       const std::string& staged_defines, const std::string& pipelined_defines,
                       int stages) {
-  const MmaForm form = MmaFormFor(ctx, math);
   const int warps_m = form == MmaForm::kNone ? 0 : MmaWarpsM(c, form);
   if (warps_m) {
     const std::string mma = " -DMMA=" + std::to_string(static_cast<int>(form)) +
@@ -145,10 +145,12 @@ bool LaunchTiledTiles(Context& ctx, const GemmConfig& c, const GemmArgs& g,
   const std::string types = TypeDefine("A", g.a_type) + TypeDefine("B", g.b_type) +
                             (t.partial() ? std::string() : TypeDefine("C", g.c_type));
   const int stages = MmaPipelineStages(ctx, c, g);
+  const LayerChoices choices = ProductChoices(ctx, g);
   const auto defines = [&](VectorLoads vector_loads) {
-    return GemmDefines(ctx, c, ta, tb, types, grouped_operands, g.b_window, vector_loads);
+    return GemmDefines(choices, c, ta, tb, types, grouped_operands, g.b_window, vector_loads);
   };
-  cl_kernel kernel = TiledKernel(ctx, c, g.math, defines(UsesVectorLoads(c, g)),
+  cl_kernel kernel = TiledKernel(ctx, c, MmaFormFor(ctx, choices, g.math),
+                                 defines(UsesVectorLoads(c, g)),
                                  stages ? defines(VectorLoads()) : std::string(), stages);
   // An implicit B's images are b_image floats apart; unused buffer
   // arguments get C.

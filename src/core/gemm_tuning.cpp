@@ -339,10 +339,10 @@ BufferPtr RandomBuffer(Context& ctx, size_t floats, uint32_t& state) {
   return buffer;
 }
 
-// The configurations a tuner may try on this device: family members of the
-// device's shape (GPU-shaped or CPU-shaped) that compute these transposes.
+// The configurations a tuner may try for this product: family members of the
+// kernel shape it runs (ProductChoices) that compute these transposes.
 std::vector<GemmConfig> Candidates(const Context& ctx, const GemmArgs& args) {
-  const bool gpu = !ctx.cpu_shaped_kernels();
+  const bool gpu = !ProductChoices(ctx, args).cpu_shaped_kernels;
   const bool grouped =
       args.a_group || args.b_group || args.c_group || args.b_window.active();
   std::vector<GemmConfig> candidates;

@@ -50,8 +50,8 @@ std::vector<GemmConfig> WgmmaConfigs() {
   return {WgmmaConfig(128, 256, 16, 4, 1), WgmmaConfig(128, 128, 16, 6, 0)};
 }
 
-bool WgmmaAvailable(const Context& ctx, MatrixMath math) {
-  const MmaForm form = MmaFormFor(ctx, math);
+bool WgmmaAvailable(const Context& ctx, const LayerChoices& choices, MatrixMath math) {
+  const MmaForm form = MmaFormFor(ctx, choices, math);
   if (form != MmaForm::kF16 && form != MmaForm::kBF16) return false;
   if (NvidiaComputeCapability(ctx.info()) != 90) return false;
   std::lock_guard<std::mutex> lock(disabled_mutex);
@@ -66,12 +66,14 @@ bool WgmmaOperandsFit(const GemmArgs& g, StorageType own) {
 
 bool WgmmaRuns(const Context& ctx, const GemmConfig& c, const GemmArgs& g) {
   // Its epilogue adds a bias per row only (gemm_wgmma.cu).
-  return c.form == GemmForm::kWgmma && WgmmaAvailable(ctx, g.math) && !g.bias_per_column &&
-         WgmmaOperandsFit(g, MmaInputType(MmaFormFor(ctx, g.math)));
+  const LayerChoices choices = ProductChoices(ctx, g);
+  return c.form == GemmForm::kWgmma && WgmmaAvailable(ctx, choices, g.math) &&
+         !g.bias_per_column &&
+         WgmmaOperandsFit(g, MmaInputType(MmaFormFor(ctx, choices, g.math)));
 }
 
 bool LaunchWgmma(Context& ctx, const GemmConfig& c, const GemmArgs& g, const GemmTarget& l) {
-  const MmaForm form = MmaFormFor(ctx, g.math);
+  const MmaForm form = MmaFormFor(ctx, ProductChoices(ctx, g), g.math);
   cl_kernel kernel = nullptr;
   try {
     kernel = ctx.Kernel("gemm_wgmma.ptx", "", WgmmaKernelName(MmaInputType(form), c));

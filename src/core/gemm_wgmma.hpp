@@ -28,12 +28,11 @@ GemmConfig WgmmaConfig(int tile_m, int tile_n, int depth, int stages, int in_fli
 // of `type` (float16 or bfloat16).
 std::string WgmmaKernelName(StorageType type, const GemmConfig& config);
 
-// Whether products in `math` may run in the wgmma form on this device
-// (compute capability 9.0, the run option matrix_engine on, the form not
-// turned off after a failed load). The rule takes it only under the run
-// option matrix_wgmma; a tuned or given wgmma configuration wherever this
-// holds.
-bool WgmmaAvailable(const Context& ctx, MatrixMath math);
+// Whether products in `math` may run in the wgmma form on this device under
+// `choices` (compute capability 9.0, the matrix engine on, the form not
+// turned off after a failed load). The rule takes it only under the choice
+// matrix_wgmma; a tuned or given wgmma configuration wherever this holds.
+bool WgmmaAvailable(const Context& ctx, const LayerChoices& choices, MatrixMath math);
 // Whether the operands are as the kernel assumes (the header), stored in
 // `own` (the instruction's type).
 bool WgmmaOperandsFit(const GemmArgs& args, StorageType own);

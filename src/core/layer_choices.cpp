@@ -32,6 +32,9 @@ LayerChoices DecideLayerChoices(const RunOptions& options, const DeviceInfo& dev
   c.column_floats = options.conv_column_floats;
   c.allow_tf32 = options.allow_tf32;
   c.matrix_emulate = options.matrix_emulate;
+  c.matrix_engine = options.matrix_engine;
+  c.matrix_pipeline = options.matrix_pipeline;
+  c.matrix_wgmma = options.matrix_wgmma;
   return c;
 }
 
@@ -48,14 +51,20 @@ std::string LayerChoices::Describe() const {
     add("column floats " + std::to_string(column_floats));
   if (allow_tf32) add("tf32");
   if (matrix_emulate) add("emulated tensor cores");
+  if (matrix_engine != defaults.matrix_engine)
+    add(matrix_engine ? "matrix engine" : "no matrix engine");
+  if (matrix_pipeline != defaults.matrix_pipeline)
+    add(matrix_pipeline ? "matrix pipeline" : "no matrix pipeline");
+  if (matrix_wgmma != defaults.matrix_wgmma) add(matrix_wgmma ? "wgmma" : "no wgmma");
   return text;
 }
 
 bool LayerChoices::operator==(const LayerChoices& o) const {
   return std::tie(cpu_shaped_kernels, winograd, implicit_gemm, channels_last, column_floats,
-                  allow_tf32, matrix_emulate) ==
+                  allow_tf32, matrix_emulate, matrix_engine, matrix_pipeline, matrix_wgmma) ==
          std::tie(o.cpu_shaped_kernels, o.winograd, o.implicit_gemm, o.channels_last,
-                  o.column_floats, o.allow_tf32, o.matrix_emulate);
+                  o.column_floats, o.allow_tf32, o.matrix_emulate, o.matrix_engine,
+                  o.matrix_pipeline, o.matrix_wgmma);
 }
 
 }  // namespace dlcaffe

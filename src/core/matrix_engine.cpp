@@ -65,10 +65,10 @@ int NvidiaComputeCapability(const DeviceInfo& info) {
   return static_cast<int>(10 * major + minor);
 }
 
-MmaForm MmaFormFor(const Context& ctx, MatrixMath math) {
-  if (math == MatrixMath::kFloat32 || !ctx.options().matrix_engine) return MmaForm::kNone;
+MmaForm MmaFormFor(const Context& ctx, const LayerChoices& choices, MatrixMath math) {
+  if (math == MatrixMath::kFloat32 || !choices.matrix_engine) return MmaForm::kNone;
   // The instruction lives in the GPU-shaped kernel.
-  if (ctx.cpu_shaped_kernels()) return MmaForm::kNone;
+  if (choices.cpu_shaped_kernels) return MmaForm::kNone;
   const MmaForm form = math == MatrixMath::kFloat16    ? MmaForm::kF16
                        : math == MatrixMath::kBFloat16 ? MmaForm::kBF16
                                                        : MmaForm::kTF32;
@@ -119,30 +119,34 @@ StorageType MmaInputType(MmaForm form) {
   }
 }
 
-bool MmaRoundsTo(const Context& ctx, MatrixMath math, StorageType storage) {
-  const MmaForm form = MmaFormFor(ctx, math);
+bool MmaRoundsTo(const Context& ctx, const LayerChoices& choices, MatrixMath math,
+                 StorageType storage) {
+  const MmaForm form = MmaFormFor(ctx, choices, math);
   return form != MmaForm::kNone && MmaInputType(form) == storage;
 }
 
-BufferPtr MmaRoundedWeights(Context& ctx, cl_mem weights, int count, MatrixMath math,
-                            StorageType storage) {
-  if (storage == StorageType::kFloat32 || !MmaRoundsTo(ctx, math, storage)) return nullptr;
+BufferPtr MmaRoundedWeights(Context& ctx, const LayerChoices& choices, cl_mem weights,
+                            int count, MatrixMath math, StorageType storage) {
+  if (storage == StorageType::kFloat32 || !MmaRoundsTo(ctx, choices, math, storage))
+    return nullptr;
   BufferPtr rounded = ctx.Allocate(StorageBytes(storage) * size_t(std::max(count, 1)));
   ConvertStorage(ctx, weights, 0, StorageType::kFloat32, rounded->mem(), 0, storage, count);
   return rounded;
 }
 
-BufferPtr MmaRoundedWeights(Context& ctx, const Blob& weights, MatrixMath math,
-                            StorageType storage, DerivedCopy& copy) {
-  if (storage == StorageType::kFloat32 || !MmaRoundsTo(ctx, math, storage)) return nullptr;
+BufferPtr MmaRoundedWeights(Context& ctx, const LayerChoices& choices, const Blob& weights,
+                            MatrixMath math, StorageType storage, DerivedCopy& copy) {
+  if (storage == StorageType::kFloat32 || !MmaRoundsTo(ctx, choices, math, storage))
+    return nullptr;
   return copy.Get(weights, static_cast<int>(storage), [&] {
-    return MmaRoundedWeights(ctx, weights.data(), weights.count(), math, storage);
+    return MmaRoundedWeights(ctx, choices, weights.data(), weights.count(), math, storage);
   });
 }
 
-bool MmaPipelineStreams(const Context& ctx, MatrixMath math, StorageType storage) {
-  return ctx.options().matrix_pipeline && MmaRoundsTo(ctx, math, storage) &&
-         MmaPipelineEnabled(ctx, MmaFormFor(ctx, math));
+bool MmaPipelineStreams(const Context& ctx, const LayerChoices& choices, MatrixMath math,
+                        StorageType storage) {
+  return choices.matrix_pipeline && MmaRoundsTo(ctx, choices, math, storage) &&
+         MmaPipelineEnabled(ctx, MmaFormFor(ctx, choices, math));
 }
 
 }  // namespace dlcaffe

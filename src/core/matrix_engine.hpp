@@ -41,10 +41,11 @@ int MmaMantissaBits(MmaForm form);
 // not report one.
 int NvidiaComputeCapability(const DeviceInfo& info);
 
-// The form a product of `math` runs in on this context's device: none for
-// float32 math, on devices without the instruction, with the run option
-// matrix_engine off, or after the form failed to build there.
-MmaForm MmaFormFor(const Context& ctx, MatrixMath math);
+// The form a product of `math` runs in on this context's device under
+// `choices` (the asking layer's, or ProductChoices): none for float32 math,
+// on devices without the instruction, with the matrix engine off or the
+// kernels CPU-shaped, or after the form failed to build there.
+MmaForm MmaFormFor(const Context& ctx, const LayerChoices& choices, MatrixMath math);
 
 // A form the driver could not build: off for this device from now on (one
 // warning names it and the compiler's first line).
@@ -64,26 +65,28 @@ StorageType MmaInputType(MmaForm form);
 // `storage`: then a float operand would be rounded to `storage` as the
 // kernel loads it, and an operand rounded beforehand (to nearest even, as
 // the kernel rounds) gives the same product.
-bool MmaRoundsTo(const Context& ctx, MatrixMath math, StorageType storage);
+bool MmaRoundsTo(const Context& ctx, const LayerChoices& choices, MatrixMath math,
+                 StorageType storage);
 
 // Float weights for products in `math` over operands stored in `storage`: a
 // copy rounded to `storage` (count values) where the tensor cores would
 // round them as they load them (MmaRoundsTo), else null (use the floats).
 // The product is the same; the copy lets the cp.async pipeline stream the
 // weights, which it does only for operands stored in its own type.
-BufferPtr MmaRoundedWeights(Context& ctx, cl_mem weights, int count, MatrixMath math,
-                            StorageType storage);
+BufferPtr MmaRoundedWeights(Context& ctx, const LayerChoices& choices, cl_mem weights,
+                            int count, MatrixMath math, StorageType storage);
 // The same for a layer's parameter blob, kept in `copy` until the blob's
 // data changes (a solver's update, a load): rounded once per update, not per
 // use.
-BufferPtr MmaRoundedWeights(Context& ctx, const Blob& weights, MatrixMath math,
-                            StorageType storage, DerivedCopy& copy);
+BufferPtr MmaRoundedWeights(Context& ctx, const LayerChoices& choices, const Blob& weights,
+                            MatrixMath math, StorageType storage, DerivedCopy& copy);
 
 // Whether the cp.async pipeline can stream products in `math` whose
-// operands are stored in `storage` (with the run option matrix_pipeline on):
+// operands are stored in `storage` (with the choice matrix_pipeline on):
 // the shapes still decide, product by product (gemm.cpp,
 // MmaPipelineStages).
-bool MmaPipelineStreams(const Context& ctx, MatrixMath math, StorageType storage);
+bool MmaPipelineStreams(const Context& ctx, const LayerChoices& choices, MatrixMath math,
+                        StorageType storage);
 
 // Values of `storage` in one of the pipeline's 16-byte cp.async chunks: the
 // operands' rows, offsets and image groups must be whole chunks.

@@ -15,6 +15,8 @@
 #include "dlcaffe/math.hpp"
 #include "dlcaffe/net_hdf5.hpp"
 #include "core/execution_plan.hpp"
+#include "core/gemm_config.hpp"
+#include "core/gemm_tuning.hpp"
 #include "core/mean_abs.hpp"
 #include "core/memory_plan.hpp"
 #include "core/training_memory_plan.hpp"
@@ -137,6 +139,9 @@ void Net::Init(const caffe::NetParameter& in_param) {
   top_id_vecs_.resize(num_layers);
   param_id_vecs_.resize(num_layers);
   bottom_need_backward_.resize(num_layers);
+  // Every layer runs under the choices this net's options make on this
+  // device (set_options re-decides them).
+  const LayerChoices choices = DecideLayerChoices(options_, ctx_->info());
 
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
     caffe::LayerParameter layer_param = param.layer(layer_id);
@@ -180,7 +185,7 @@ void Net::Init(const caffe::NetParameter& in_param) {
       }
     }
 
-    layer->set_choices(DecideLayerChoices(options_, ctx_->info()));
+    layer->set_choices(choices);
     try {
       layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
     } catch (const Error& e) {
@@ -544,7 +549,16 @@ void Net::ForwardFromTo(int start, int end) {
     const bool empty = !tops.empty() && !layers_[i]->SizesTopsInForward() &&
                        std::all_of(tops.begin(), tops.end(),
                                                     [](const Blob* b) { return b->count() == 0; });
-    if (!empty) layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    if (!empty) {
+      if (step_products_) {
+        GemmRecording recording(*ctx_);
+        layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+        for (const GemmArgs& product : recording.products())
+          (*step_products_)[i].push_back(DescribeGemm(*ctx_, product));
+      } else {
+        layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+      }
+    }
     if (debug_info_) ForwardDebugInfo(i);
     // The layers it stood for, and a ReLU it clamped for, only take shapes.
     for (int j = i + 1; j < step.next; ++j) layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);

@@ -24,7 +24,22 @@ std::string EdgeList(const ExecutionPlan& plan, const std::vector<int>& ids) {
 
 }  // namespace
 
-std::string Net::Explain() const {
+std::string Net::Explain() const { return ExplainSteps(nullptr); }
+
+std::string Net::ExplainWithProducts() {
+  std::vector<std::vector<std::string>> products(layers_.size());
+  step_products_ = &products;
+  try {
+    Forward();
+  } catch (...) {
+    step_products_ = nullptr;
+    throw;
+  }
+  step_products_ = nullptr;
+  return ExplainSteps(&products);
+}
+
+std::string Net::ExplainSteps(const std::vector<std::vector<std::string>>* products) const {
   std::ostringstream out;
   const int n = static_cast<int>(layers_.size());
   out << "net '" << name_ << "': " << n << " layers"
@@ -50,6 +65,9 @@ std::string Net::Explain() const {
     const std::string algorithm = layer.DescribeAlgorithm();
     if (!algorithm.empty()) out << "; " << algorithm;
     out << "\n";
+    if (products && step.layer < static_cast<int>(products->size()))
+      for (const std::string& product : (*products)[step.layer])
+        out << "    product " << product << "\n";
   }
   return out.str();
 }

@@ -8,7 +8,7 @@
 //   kReluBackward.Launch(ctx, count, {y, dy, dx}, {slope});
 //
 // The generator writes the kernel around the body (loads, stores, index
-// arithmetic, the work split) in the shape the device wants, registers the
+// arithmetic, the work split) in the shape asked for (KernelShape), registers the
 // text with the program cache (RegisterKernelSource: built once per device,
 // kept in the on-disk binary cache, build failures reported with the
 // compiler's log) and launches it once per call. Per-channel reductions that
@@ -29,17 +29,23 @@
 
 #include "dlcaffe/blob.hpp"
 #include "dlcaffe/context.hpp"
+#include "dlcaffe/layer_choices.hpp"
 
 namespace dlcaffe {
 
 // The shapes of a generated kernel, as for the GEMM (core/gemm_config.hpp):
 enum class KernelShape {
-  kDevice,  // the context's choice (Context::cpu_shaped_kernels: the
-            // device's preference unless RunOptions::kernel_shape forces one)
+  kDevice,  // the context's choice (Context::cpu_shaped_kernels), for callers
+            // that are not layers: solvers, math.hpp's BLAS-like helpers,
+            // tools, tests
   kCpu,     // a work-item sweeps a long contiguous run in float16 vectors
   kGpu,     // a work-item per 4 elements a grid apart (coalesced loads, all
             // issued before any use); a reduction's parts are work-groups
 };
+// A layer's kernels take the shape the plan decided for it (Layer::choices).
+inline KernelShape KernelShapeOf(const LayerChoices& choices) {
+  return choices.cpu_shaped_kernels ? KernelShape::kCpu : KernelShape::kGpu;
+}
 // Whether `shape` means the CPU shape on this device.
 bool UsesCpuShape(Context& ctx, KernelShape shape);
 
@@ -211,7 +217,8 @@ class PointwiseKernel : public pointwise::GeneratedKernel {
                   const std::string& body);
 
   // Enqueues the kernel over `count` elements: `buffers` bound to the buffer
-  // arguments and `scalars` to the scalar ones, each in declaration order.
+  // arguments and `scalars` to the scalar ones, each in declaration order. A
+  // layer passes its shape, KernelShapeOf(choices_).
   void Launch(Context& ctx, int count, const std::vector<pointwise::BufferArg>& buffers,
               const std::vector<pointwise::ScalarArg>& scalars = {},
               ChannelAxis channel_axis = {}, KernelShape shape = KernelShape::kDevice) const;

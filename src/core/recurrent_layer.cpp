@@ -342,6 +342,9 @@ void RecurrentLayer::Reshape(const std::vector<Blob*>& bottom,
   CHECK_EQ(recur_input_shapes.size(), recur_input_blobs_.size());
   for (size_t i = 0; i < recur_input_shapes.size(); ++i)
     recur_input_blobs_[i]->Reshape(recur_input_shapes[i]);
+  // The unrolled net's layers run as this layer does: under the choices the
+  // plan made for it, not those of the unrolled net's options (the context's).
+  for (const auto& layer : unrolled_net_->layers()) layer->set_choices(choices_);
   try {
     unrolled_net_->Reshape();
   } catch (const Error& e) {

@@ -87,7 +87,8 @@ class ChannelReduceKernel : public pointwise::GeneratedKernel {
 
   // Enqueues the reductions and the finish of every channel of an outer x
   // channels x inner blob (element (o, c, p) at (o * channels + c) * inner +
-  // p of each In buffer, after its offset).
+  // p of each In buffer, after its offset). A layer passes its shape,
+  // KernelShapeOf(choices_).
   void Launch(Context& ctx, ReduceWorkspace& workspace, int outer, int channels, int inner,
               const std::vector<pointwise::BufferArg>& buffers,
               const std::vector<pointwise::ScalarArg>& scalars = {},

@@ -20,6 +20,7 @@ void SoftmaxLabelLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
   softmax_param.clear_loss_weight();
   softmax_param.mutable_softmax_param()->set_axis(SoftmaxAxis());
   softmax_ = LayerRegistry::Create(softmax_param, *ctx_);
+  softmax_->set_choices(choices_);  // no plan decides for it: it runs as this layer
   prob_.set_storage_type(bottom[0]->storage_type());
   softmax_->SetUp({bottom[0]}, {&prob_});
 
@@ -34,6 +35,7 @@ void SoftmaxLabelLossLayer::LayerSetUp(const std::vector<Blob*>& bottom,
 void SoftmaxLabelLossLayer::Reshape(const std::vector<Blob*>& bottom,
                                     const std::vector<Blob*>& top) {
   LossLayer::Reshape(bottom, top);
+  softmax_->set_choices(choices_);  // this layer's may have changed (Net::set_options)
   softmax_->Reshape({bottom[0]}, {&prob_});
   const int axis = bottom[0]->CanonicalAxisIndex(SoftmaxAxis());
   outer_ = bottom[0]->count(0, axis);

@@ -1,7 +1,7 @@
 // The GEMM arguments of one plain product C = op(A) op(B) + beta C over
 // buffers of any storage type (pointwise::BufferArg: a cl_mem and how its
 // elements are stored), for the layers that multiply whole blobs
-// (InnerProduct, MatMul). Internal to the library.
+// (InnerProduct, MatMul), under the layer's choices. Internal to the library.
 #pragma once
 #include "core/pointwise_kernel.hpp"
 #include "dlcaffe/math.hpp"
@@ -10,7 +10,8 @@ namespace dlcaffe {
 
 inline GemmArgs TypedProduct(bool trans_a, bool trans_b, int M, int N, int K,
                              const pointwise::BufferArg& A, const pointwise::BufferArg& B,
-                             const pointwise::BufferArg& C, float beta, MatrixMath math) {
+                             const pointwise::BufferArg& C, float beta, MatrixMath math,
+                             const LayerChoices& choices) {
   GemmArgs g;
   g.trans_a = trans_a ? Transpose::kYes : Transpose::kNo;
   g.trans_b = trans_b ? Transpose::kYes : Transpose::kNo;
@@ -25,6 +26,7 @@ inline GemmArgs TypedProduct(bool trans_a, bool trans_b, int M, int N, int K,
   g.c_type = C.type;
   g.beta = beta;
   g.math = math;
+  g.choices = choices;
   return g;
 }
 

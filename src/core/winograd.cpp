@@ -20,9 +20,10 @@ constexpr size_t kGroup = 64;      // work-group width of the tile transforms (a
 // M[e] = U[e] * V[e] for the 36 tile elements: U[e] is out x in, V[e] in x P,
 // M[e] out x P, each packed row-major one after another, rows scaled by
 // scale[out] unless it is null. One batched GEMM (one launch on a GPU).
-void TileProducts(Context& ctx, int out_channels, int in_channels, int P, cl_mem U, cl_mem V,
-                  cl_mem scale, cl_mem M) {
+void TileProducts(Context& ctx, const LayerChoices& choices, int out_channels,
+                  int in_channels, int P, cl_mem U, cl_mem V, cl_mem scale, cl_mem M) {
   GemmArgs g;
+  g.choices = choices;
   // math stays kFloat32 whatever the layer's: the transforms' coefficients
   // (up to 8 and 1/24) already cost F(4x4, 3x3) 10-100x a direct sum's
   // rounding error (layers/convolution.cpp), and rounding U and V to 16 or
@@ -53,9 +54,9 @@ BufferPtr WinogradFilters(Context& ctx, int out_channels, int in_channels, bool 
   return filters;
 }
 
-void WinogradConvolution(Context& ctx, const WinogradShape& s, cl_mem filters, cl_mem input,
-                         cl_mem scale, cl_mem bias, bool relu, cl_mem output,
-                         long long max_scratch_floats, StorageType input_type,
+void WinogradConvolution(Context& ctx, const LayerChoices& choices, const WinogradShape& s,
+                         cl_mem filters, cl_mem input, cl_mem scale, cl_mem bias, bool relu,
+                         cl_mem output, long long max_scratch_floats, StorageType input_type,
                          StorageType output_type) {
   CHECK(s.out_h() > 0 && s.out_w() > 0) << "Winograd: empty output";
   // Images per chunk: V and M of one image are 36 x channels x tiles floats.
@@ -85,7 +86,8 @@ void WinogradConvolution(Context& ctx, const WinogradShape& s, cl_mem filters, c
     ctx.Launch(input_transform, NDRange(RoundUp(P, kGroup), s.in_channels), NDRange(kGroup, 1),
                images, s.in_channels, s.height, s.width, s.pad_h, s.pad_w, s.tiles_h(),
                s.tiles_w(), input, n0 * in_image, V->mem());
-    TileProducts(ctx, s.out_channels, s.in_channels, P, filters, V->mem(), scale, M->mem());
+    TileProducts(ctx, choices, s.out_channels, s.in_channels, P, filters, V->mem(), scale,
+                 M->mem());
     ctx.Launch(output_transform, NDRange(RoundUp(P, kGroup), s.out_channels),
                NDRange(kGroup, 1), images, s.out_channels, s.out_h(), s.out_w(), s.tiles_h(),
                s.tiles_w(), M->mem(), bias ? bias : M->mem(), bias ? 1 : 0, relu ? 1 : 0,

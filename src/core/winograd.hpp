@@ -50,8 +50,9 @@ BufferPtr WinogradFilters(Context& ctx, int out_channels, int in_channels, bool 
 // values are widened on load and the output rounded once; the transforms
 // and products are float either way). Images run in chunks whose V and
 // M buffers stay at or below max_scratch_floats each (at least one image
-// per chunk).
-void WinogradConvolution(Context& ctx, const WinogradShape& shape, cl_mem filters,
+// per chunk). The products run under the layer's `choices`.
+void WinogradConvolution(Context& ctx, const LayerChoices& choices,
+                         const WinogradShape& shape, cl_mem filters,
                          cl_mem input, cl_mem scale, cl_mem bias, bool relu, cl_mem output,
                          long long max_scratch_floats,
                          StorageType input_type = StorageType::kFloat32,

@@ -24,14 +24,16 @@ class AbsValLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    kAbsValForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])});
+    kAbsValForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])}, {}, {},
+                          KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kAbsValBackward.Launch(*ctx_, bottom[0]->count(),
-                           {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])});
+                           {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])}, {},
+                           {}, KernelShapeOf(choices_));
   }
 
  protected:

@@ -313,7 +313,7 @@ class AttentionLayer : public Layer {
     if (info.max_work_group_size < kMmaThreads || info.local_mem_bytes < MmaLocalBytes(1))
       return MmaForm::kNone;
     if (choices_.matrix_emulate) return wanted;
-    return MmaFormFor(*ctx_, math) == wanted ? wanted : MmaForm::kNone;
+    return MmaFormFor(*ctx_, choices_, math) == wanted ? wanted : MmaForm::kNone;
   }
 
   // attention_mma.cl's __local memory in `stages` stages: the tiles (rows

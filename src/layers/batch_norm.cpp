@@ -172,7 +172,6 @@ class BatchNormLayer : public Layer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     const int count = bottom[0]->count();
     if (count == 0) return;
-    const bool runs = choices_.cpu_shaped_kernels;
     if (use_global_stats_) {
       ctx_->Launch1D(ctx_->Kernel("batch_norm.cl", "", "batch_norm_global_stats"), channels_,
                      channels_, eps_, blobs_[0]->data(), blobs_[1]->data(), blobs_[2]->data(),
@@ -182,13 +181,13 @@ class BatchNormLayer : public Layer {
                               {Data(*bottom[0]), Shifts(*bottom[0]),
                                mean_.data(), stdev_.data(), blobs_[0]->data(),
                                blobs_[1]->data(), {blobs_[2]->data(), 0, 0}},
-                              {num_ * spatial_, fraction_, eps_}, ReduceShape(runs));
+                              {num_ * spatial_, fraction_, eps_}, KernelShapeOf(choices_));
     }
     const float floor = epilogue_.relu ? 0.f : -std::numeric_limits<float>::infinity();
     kNormalize.Launch(*ctx_, count,
                       {Data(*bottom[0]), mean_.data(), stdev_.data(), Gamma(), Beta(),
                        Data(*top[0]), Data(x_norm_)},
-                      {floor}, {channels_, spatial_}, ReduceShape(runs));
+                      {floor}, {channels_, spatial_}, KernelShapeOf(choices_));
   }
 
   // The statistics get no gradient; only the input does (and an absorbed
@@ -197,20 +196,19 @@ class BatchNormLayer : public Layer {
                 const std::vector<Blob*>& bottom) override {
     const int count = bottom[0]->count();
     if ((!propagate_down[0] && !epilogue_.scale) || count == 0) return;
-    const bool runs = choices_.cpu_shaped_kernels;
     const float relu = epilogue_.relu_diff_mask ? 1.f : 0.f;
     if (use_global_stats_) {
       kBackwardGlobal.Launch(*ctx_, count,
                              {Diff(*top[0]), Data(x_norm_), Gamma(), Beta(), stdev_.data(),
                               Diff(*bottom[0])},
-                             {relu}, {channels_, spatial_}, ReduceShape(runs));
+                             {relu}, {channels_, spatial_}, KernelShapeOf(choices_));
     } else {
       const cl_mem gamma_diff = ScaleParam(0, true), beta_diff = ScaleParam(1, true);
       kGradientSums.Launch(*ctx_, workspace_, num_, channels_, spatial_,
                            {Diff(*top[0]), Data(x_norm_), Gamma(), Beta(), sums_.data(),
                             {sums_.data(), channels_}, gamma_diff, beta_diff},
                            {gamma_diff != nullptr, beta_diff != nullptr, epilogue_.relu_diff_mask},
-                           ReduceShape(runs));
+                           KernelShapeOf(choices_));
       if (propagate_down[0])
         kBackwardFromSums.Launch(*ctx_, count,
                                  {Data(x_norm_), Diff(*top[0]), sums_.data(),
@@ -218,7 +216,7 @@ class BatchNormLayer : public Layer {
                                   Diff(*bottom[0])},
                                  {static_cast<float>(num_ * spatial_), relu},
                                  {channels_, spatial_},
-                                 ReduceShape(runs));
+                                 KernelShapeOf(choices_));
     }
   }
 
@@ -230,11 +228,6 @@ class BatchNormLayer : public Layer {
     shifts.type = x.storage_type();
     return shifts;
   }
-  // The reductions take the shape of the elementwise passes.
-  static KernelShape ReduceShape(bool runs) {
-    return runs ? KernelShape::kCpu : KernelShape::kGpu;
-  }
-
   // The absorbed Scale's factor and bias as per-channel arguments; without
   // them, the constants 1 and 0 for every channel (stride 0).
   BufferArg Gamma() const {

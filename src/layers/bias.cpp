@@ -65,7 +65,7 @@ class BiasLayer : public Layer {
     const int count = bottom[0]->count();
     const Blob& bias = bottom.size() > 1 ? *bottom[1] : *blobs_[0];
     kBiasForward.Launch(*ctx_, count, {Data(*bottom[0]), bias.data(), Data(*top[0])}, {},
-                        {bias_dim_, inner_}, ChannelKernelShape(*ctx_));
+                        {bias_dim_, inner_}, KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -75,8 +75,8 @@ class BiasLayer : public Layer {
     if (bias_dim_ == 0 || !(learned ? param_propagate_down(0) : bool(propagate_down[1]))) return;
     // A learned bias accumulates its gradient; bottom[1]'s is written.
     Blob& bias = learned ? *blobs_[0] : *bottom[1];
-    ChannelSums(*ctx_, ChannelSumKind::kProducts, outer_, bias_dim_, inner_, Diff(*top[0]),
-                nullptr, {bias.diff(), 0, learned}, {}, &workspace_);
+    ChannelSums(*ctx_, KernelShapeOf(choices_), ChannelSumKind::kProducts, outer_, bias_dim_,
+                inner_, Diff(*top[0]), nullptr, {bias.diff(), 0, learned}, {}, &workspace_);
   }
 
  private:

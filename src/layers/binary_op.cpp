@@ -266,7 +266,8 @@ class BinaryOpLayer : public Layer {
     if (count_ == 0) return;
     const cl_mem a = Operand(bottom, 0)->data(), b = Operand(bottom, 1)->data();
     if (variant_ >= 0) {
-      forward_[variant_]->Launch(*ctx_, count_, {a, b, top[0]->data()}, {}, axis_);
+      forward_[variant_]->Launch(*ctx_, count_, {a, b, top[0]->data()}, {}, axis_,
+                                 KernelShapeOf(choices_));
       return;
     }
     ctx_->Launch1D(ctx_->Kernel("binary_op.cl", Options() + " -DRANK=" + std::to_string(rank_),
@@ -294,9 +295,11 @@ class BinaryOpLayer : public Layer {
       const int per_channel = w == 0 ? kAPerChannel : kBPerChannel;
       if (variant_ == per_channel) {
         grad_channel_[w]->Launch(*ctx_, workspace_, count_ / (axis_.channels * axis_.inner),
-                                 axis_.channels, axis_.inner, {a, b, dy, dx}, accumulate);
+                                 axis_.channels, axis_.inner, {a, b, dy, dx}, accumulate,
+                                 KernelShapeOf(choices_));
       } else if (variant_ >= 0) {
-        grad_full_[w][variant_]->Launch(*ctx_, count_, {a, b, dy, dx}, accumulate, axis_);
+        grad_full_[w][variant_]->Launch(*ctx_, count_, {a, b, dy, dx}, accumulate, axis_,
+                                        KernelShapeOf(choices_));
       } else {
         const Grad& g = grads_[w];
         const std::string options = Options() + " -DKEPT=" + std::to_string(g.kept_groups) +

@@ -28,14 +28,16 @@ class BNLLLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    kBnllForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])});
+    kBnllForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])}, {}, {},
+                        KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kBnllBackward.Launch(*ctx_, bottom[0]->count(),
-                         {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])});
+                         {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])}, {}, {},
+                         KernelShapeOf(choices_));
   }
 
  protected:

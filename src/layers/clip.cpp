@@ -39,8 +39,8 @@ class ClipLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    kClipForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
-                        {min_, max_});
+    kClipForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])}, {min_, max_},
+                        {}, KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -48,7 +48,7 @@ class ClipLayer : public NeuronLayer {
     if (!propagate_down[0]) return;
     kClipBackward.Launch(*ctx_, bottom[0]->count(),
                          {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])},
-                         {min_, max_});
+                         {min_, max_}, {}, KernelShapeOf(choices_));
   }
 
  protected:

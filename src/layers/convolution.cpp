@@ -115,9 +115,10 @@ class ConvolutionLayer : public BaseConvolutionLayer {
                                    : bias_term_ ? blobs_[1]->data() : nullptr;
       cl_mem scale = epilogue_.channel_scale ? epilogue_.channel_scale->data() : nullptr;
       for (size_t i = 0; i < bottom.size(); ++i)
-        WinogradConvolution(*ctx_, WinogradShapeOf(false), filters->mem(), bottom[i]->data(),
-                            scale, bias, epilogue_.relu, top[i]->data(), ColumnFloatLimit(),
-                            bottom[i]->storage_type(), top[i]->storage_type());
+        WinogradConvolution(*ctx_, choices_, WinogradShapeOf(false), filters->mem(),
+                            bottom[i]->data(), scale, bias, epilogue_.relu, top[i]->data(),
+                            ColumnFloatLimit(), bottom[i]->storage_type(),
+                            top[i]->storage_type());
       return;
     }
     const MatrixMath math = ForwardMath();
@@ -194,7 +195,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
         if (!rotated_filters)
           rotated_filters = WinogradFilters(*ctx_, channels_, num_output_, true,
                                             blobs_[0]->data());
-        WinogradConvolution(*ctx_, WinogradShapeOf(true), rotated_filters->mem(),
+        WinogradConvolution(*ctx_, choices_, WinogradShapeOf(true), rotated_filters->mem(),
                             top[i]->diff(), nullptr, nullptr, false, bottom[i]->diff(),
                             ColumnFloatLimit(), top[i]->storage_type(),
                             bottom[i]->storage_type());
@@ -253,7 +254,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     if (num_output_ % MmaPipelineChunk(storage_)) return false;
     const RunOptions::Choice choice = choices_.channels_last;
     if (choice != RunOptions::Choice::kAuto) return choice == RunOptions::Choice::kOn;
-    return MmaPipelineStreams(*ctx_, math, storage_);
+    return MmaPipelineStreams(*ctx_, choices_, math, storage_);
   }
 
   // The channels-last products' filters (flipped: the data gradient's),
@@ -268,6 +269,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
 
   ChannelsLastConvolution ChannelsLastGeometry() const {
     ChannelsLastConvolution c;
+    c.choices = choices_;
     c.images = num_;
     c.channels = channels_;
     c.outputs = num_output_;
@@ -399,6 +401,7 @@ class ConvolutionLayer : public BaseConvolutionLayer {
     for (int g = 0; g < group_; ++g) {
       GemmArgs a;
       a.math = math;
+      a.choices = choices_;
       a.M = cin_g;
       a.N = num_ * area;
       a.K = cout_g * kernel_area();

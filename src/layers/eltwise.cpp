@@ -146,7 +146,7 @@ class EltwiseLayer : public Layer {
       for (float c : coeffs_) scalars.push_back(c);
       scalars.push_back(epilogue_.relu ? 1.f : 0.f);
     }
-    forward_->Launch(*ctx_, top[0]->count(), buffers, scalars);
+    forward_->Launch(*ctx_, top[0]->count(), buffers, scalars, {}, KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -163,20 +163,22 @@ class EltwiseLayer : public Layer {
             for (size_t j = 0; j < bottom.size(); ++j)
               if (j != i) buffers.push_back(Data(*bottom[j]));
             buffers.push_back(dx);
-            prod_backward_->Launch(*ctx_, n, buffers);
+            prod_backward_->Launch(*ctx_, n, buffers, {}, {}, KernelShapeOf(choices_));
           } else {
-            kProdQuotientBackward.Launch(*ctx_, n, {Data(*top[0]), Data(*bottom[i]), dy, dx});
+            kProdQuotientBackward.Launch(*ctx_, n, {Data(*top[0]), Data(*bottom[i]), dy, dx}, {},
+                                         {}, KernelShapeOf(choices_));
           }
           break;
         case caffe::EltwiseParameter_EltwiseOp_SUM:
           if (coeffs_[i] == 1.f) {
             ctx_->Copy(dy.mem, 0, dx.mem, 0, static_cast<size_t>(n) * bottom[i]->element_bytes());
           } else {
-            kScaledCopy.Launch(*ctx_, n, {dy, dx}, {coeffs_[i]});
+            kScaledCopy.Launch(*ctx_, n, {dy, dx}, {coeffs_[i]}, {}, KernelShapeOf(choices_));
           }
           break;
         case caffe::EltwiseParameter_EltwiseOp_MAX:
-          kMaxBackward.Launch(*ctx_, n, {dy, max_index_->mem(), dx}, {static_cast<float>(i)});
+          kMaxBackward.Launch(*ctx_, n, {dy, max_index_->mem(), dx}, {static_cast<float>(i)}, {},
+                              KernelShapeOf(choices_));
           break;
         default:
           DLC_FAIL(Where() << "unknown operation " << op_);

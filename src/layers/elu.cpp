@@ -25,8 +25,8 @@ class ELULayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    kEluForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
-                       {alpha()});
+    kEluForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])}, {alpha()}, {},
+                       KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -35,7 +35,7 @@ class ELULayer : public NeuronLayer {
     kEluBackward.Launch(*ctx_, bottom[0]->count(),
                         {BottomForBackward(bottom, top), Data(*top[0]), Diff(*top[0]),
                          Diff(*bottom[0])},
-                        {alpha()});
+                        {alpha()}, {}, KernelShapeOf(choices_));
   }
 
  protected:

@@ -44,14 +44,14 @@ class ExpLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     kExpForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
-                       {inner_scale_, outer_scale_});
+                       {inner_scale_, outer_scale_}, {}, KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
-    kExpBackward.Launch(*ctx_, bottom[0]->count(),
-                        {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])}, {inner_scale_});
+    kExpBackward.Launch(*ctx_, bottom[0]->count(), {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])},
+                        {inner_scale_}, {}, KernelShapeOf(choices_));
   }
 
  private:

@@ -51,7 +51,8 @@ class GELULayer : public NeuronLayer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
     (tanh_ ? kGeluTanhForward : kGeluForward)
-        .Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])});
+        .Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])}, {}, {},
+                KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -59,7 +60,8 @@ class GELULayer : public NeuronLayer {
     if (!propagate_down[0]) return;
     (tanh_ ? kGeluTanhBackward : kGeluBackward)
         .Launch(*ctx_, bottom[0]->count(),
-                {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])});
+                {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])}, {}, {},
+                KernelShapeOf(choices_));
   }
 
  protected:

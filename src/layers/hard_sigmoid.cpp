@@ -43,14 +43,15 @@ class HardSigmoidLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     kHardSigmoidForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
-                               {alpha_, beta_});
+                               {alpha_, beta_}, {}, KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kHardSigmoidBackward.Launch(*ctx_, bottom[0]->count(),
-                                {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])}, {alpha_});
+                                {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])}, {alpha_}, {},
+                                KernelShapeOf(choices_));
   }
 
  private:

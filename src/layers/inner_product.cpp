@@ -63,7 +63,8 @@ class InnerProductLayer : public Layer {
     const MatrixMath math = Math(*bottom[0], false);
     const BufferPtr rounded = RoundedWeights(*bottom[0], math);
     GemmArgs product = TypedProduct(false, !transpose_, M_, N_, K_, Data(*bottom[0]),
-                                    Weights(rounded, *bottom[0]), Data(*top[0]), 0.f, math);
+                                    Weights(rounded, *bottom[0]), Data(*top[0]), 0.f, math,
+                                    choices_);
     // The bias is added in the GEMM's epilogue, before a 16-bit top is
     // rounded: one rounding and no second pass over the top. The epilogue
     // reads a float bias, which a 16-bit one is not.
@@ -74,7 +75,8 @@ class InnerProductLayer : public Layer {
     }
     Gemm(*ctx_, product);
     if (bias_term_ && !bias_in_product)
-      kAddBias.Launch(*ctx_, M_ * N_, {Data(*top[0]), Data(*blobs_[1])}, {}, {N_, 1});
+      kAddBias.Launch(*ctx_, M_ * N_, {Data(*top[0]), Data(*blobs_[1])}, {}, {N_, 1},
+                      KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -112,7 +114,8 @@ class InnerProductLayer : public Layer {
   // until the weights change: the forward and backward products of a
   // training step, and every forward of an inference net, share one.
   BufferPtr RoundedWeights(const Blob& bottom, MatrixMath math) {
-    return MmaRoundedWeights(*ctx_, *blobs_[0], math, bottom.storage_type(), rounded_weights_);
+    return MmaRoundedWeights(*ctx_, choices_, *blobs_[0], math, bottom.storage_type(),
+                             rounded_weights_);
   }
   DerivedCopy rounded_weights_;
   BufferArg Weights(const BufferPtr& rounded, const Blob& bottom) const {
@@ -123,15 +126,15 @@ class InnerProductLayer : public Layer {
   void Product(Transpose trans_a, Transpose trans_b, int M, int N, int K, const BufferArg& a,
                const BufferArg& b, float beta, const BufferArg& c, MatrixMath math) {
     Gemm(*ctx_, TypedProduct(trans_a == Transpose::kYes, trans_b == Transpose::kYes, M, N, K, a,
-                             b, c, beta, math));
+                             b, c, beta, math, choices_));
   }
 
   // bias_diff += the column sums of top_diff (M x N), of any storage type:
   // per-channel sums with the N columns as channels over M rows of one
   // element each (swept by columns on a GPU: reduce_kernel.hpp).
   void AccumulateBiasGradient(const BufferArg& top_diff) {
-    ChannelSums(*ctx_, ChannelSumKind::kProducts, M_, N_, 1, top_diff, nullptr,
-                {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
+    ChannelSums(*ctx_, KernelShapeOf(choices_), ChannelSumKind::kProducts, M_, N_, 1, top_diff,
+                nullptr, {blobs_[1]->diff(), 0, true}, {}, &bias_sums_);
   }
 
   void CreateParameters() {

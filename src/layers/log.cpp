@@ -44,7 +44,7 @@ class LogLayer : public NeuronLayer {
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
     kLogForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
-                       {scale_, shift_, base_scale_});
+                       {scale_, shift_, base_scale_}, {}, KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -52,7 +52,7 @@ class LogLayer : public NeuronLayer {
     if (!propagate_down[0]) return;
     kLogBackward.Launch(*ctx_, bottom[0]->count(),
                         {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])},
-                        {scale_, shift_, base_scale_});
+                        {scale_, shift_, base_scale_}, {}, KernelShapeOf(choices_));
   }
 
  protected:

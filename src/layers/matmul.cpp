@@ -240,7 +240,7 @@ class MatMulLayer : public Layer {
     GemmArgs g = TypedProduct(trans_a_, trans_b_, M_, N_, K_,
                               Operand(A(bottom), activations, math, &rounded),
                               Operand(B(bottom), activations, math, &rounded), Data(*top[0]), 0.f,
-                              math);
+                              math, choices_);
     if (FoldsIntoRows()) {  // C (batch * M x N) = A (batch * M x K) op(B)
       g.M = batch_count_ * M_;
       Gemm(*ctx_, g);
@@ -290,7 +290,7 @@ class MatMulLayer : public Layer {
   BufferArg Operand(const Blob& blob, StorageType activations, MatrixMath math,
                     BufferPtr* rounded) const {
     if (blobs_.empty() || &blob != blobs_[0].get()) return Data(blob);
-    *rounded = MmaRoundedWeights(*ctx_, blob, math, activations, rounded_weights_);
+    *rounded = MmaRoundedWeights(*ctx_, choices_, blob, math, activations, rounded_weights_);
     return *rounded ? BufferArg((*rounded)->mem(), activations) : Data(blob);
   }
 
@@ -344,18 +344,18 @@ class MatMulLayer : public Layer {
     BatchStrides s;
     if (for_a) {
       if (!trans_a_)  // dA (M x K) = dC (M x N) B'^T
-        g = TypedProduct(false, !trans_b_, rows, K_, N_, dc, b, diff, beta, math);
+        g = TypedProduct(false, !trans_b_, rows, K_, N_, dc, b, diff, beta, math, choices_);
       else  // dA (K x M) = B' (K x N) dC^T
-        g = TypedProduct(trans_b_, true, K_, M_, N_, b, dc, diff, beta, math);
+        g = TypedProduct(trans_b_, true, K_, M_, N_, b, dc, diff, beta, math, choices_);
       s = trans_a_ ? BatchStrides{strides_.b, strides_.c, strides_.a}
                    : BatchStrides{strides_.c, strides_.b, strides_.a};
       // Folded: one product over all rows (a is not broadcast there).
       if (fold) return Gemm(*ctx_, g);
     } else {
       if (!trans_b_)  // dB (K x N) = A'^T (K x M) dC (M x N)
-        g = TypedProduct(!trans_a_, false, K_, N_, rows, a, dc, diff, beta, math);
+        g = TypedProduct(!trans_a_, false, K_, N_, rows, a, dc, diff, beta, math, choices_);
       else  // dB (N x K) = dC^T (N x M) A' (M x K)
-        g = TypedProduct(true, trans_a_, N_, K_, rows, dc, a, diff, beta, math);
+        g = TypedProduct(true, trans_a_, N_, K_, rows, dc, a, diff, beta, math, choices_);
       s = trans_b_ ? BatchStrides{strides_.c, strides_.a, strides_.b}
                    : BatchStrides{strides_.a, strides_.c, strides_.b};
       // Folded: the batch is the products' depth, one GEMM sums it.

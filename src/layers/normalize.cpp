@@ -72,8 +72,8 @@ class NormalizeLayer : public Layer {
       // ds: the sum of dy * xhat per channel, or over everything.
       const int outer = shared() ? 1 : N_, channels = shared() ? 1 : C_,
                 inner = shared() ? count : inner_;
-      ChannelSums(*ctx_, ChannelSumKind::kProducts, outer, channels, inner, top[0]->diff(),
-                  xhat_.data(), {}, {blobs_[0]->diff(), 0, true}, &workspace_);
+      ChannelSums(*ctx_, KernelShapeOf(choices_), ChannelSumKind::kProducts, outer, channels, inner,
+                  top[0]->diff(), xhat_.data(), {}, {blobs_[0]->diff(), 0, true}, &workspace_);
     }
     if (!propagate_down[0]) return;
     if (across()) {
@@ -99,8 +99,8 @@ class NormalizeLayer : public Layer {
   // per position only: across a sample, a is scaled beforehand).
   void GroupDot(cl_mem a, cl_mem b, bool scaled, cl_mem out) {
     if (across()) {
-      ChannelSums(*ctx_, ChannelSumKind::kProducts, 1, N_, C_ * inner_, a, b, {}, {out, 0, false},
-                  &workspace_);
+      ChannelSums(*ctx_, KernelShapeOf(choices_), ChannelSumKind::kProducts, 1, N_, C_ * inner_, a,
+                  b, {}, {out, 0, false}, &workspace_);
       return;
     }
     const int locations = N_ * inner_;

@@ -57,7 +57,8 @@ class PowerLayer : public NeuronLayer {
       return;
     }
     KeepBottomIfInPlace(bottom, top);
-    kPowerForward.Launch(*ctx_, n, {Data(*bottom[0]), Data(*top[0])}, {power_, scale_, shift_});
+    kPowerForward.Launch(*ctx_, n, {Data(*bottom[0]), Data(*top[0])}, {power_, scale_, shift_}, {},
+                         KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -70,7 +71,7 @@ class PowerLayer : public NeuronLayer {
     }
     kPowerBackward.Launch(*ctx_, n,
                           {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])},
-                          {power_, scale_, shift_});
+                          {power_, scale_, shift_}, {}, KernelShapeOf(choices_));
   }
 
  protected:

@@ -74,9 +74,8 @@ class PReLULayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    kPReLUForward.Launch(*ctx_, bottom[0]->count(),
-                         {Data(*bottom[0]), slope(), Data(*top[0])}, {},
-                         {channels(bottom), dim(bottom)});
+    kPReLUForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), slope(), Data(*top[0])}, {},
+                         {channels(bottom), dim(bottom)}, KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -89,12 +88,13 @@ class PReLULayer : public NeuronLayer {
       const int slopes = channel_shared_ ? 1 : channels(bottom);
       const int inner = channel_shared_ ? bottom[0]->count() : dim(bottom);
       kPReLUSlopeGradient.Launch(*ctx_, slope_workspace_, outer, slopes, inner,
-                                 {x, Diff(*top[0]), blobs_[0]->diff()});
+                                 {x, Diff(*top[0]), blobs_[0]->diff()}, {},
+                                 KernelShapeOf(choices_));
     }
     if (propagate_down[0]) {
       kPReLUBackward.Launch(*ctx_, bottom[0]->count(),
                             {x, slope(), Diff(*top[0]), Diff(*bottom[0])}, {},
-                            {channels(bottom), dim(bottom)});
+                            {channels(bottom), dim(bottom)}, KernelShapeOf(choices_));
     }
   }
 

@@ -195,7 +195,8 @@ class ReduceLayer : public Layer {
     if (bottom[0]->count() == 0) return;
     if (per_channel_) {
       forward_->Launch(*ctx_, workspace_, outer_, channels_, inner_,
-                       {bottom[0]->data(), top[0]->data()}, {float(count_)});
+                       {bottom[0]->data(), top[0]->data()}, {float(count_)},
+                       KernelShapeOf(choices_));
       return;
     }
     const int n = top[0]->count();
@@ -210,9 +211,10 @@ class ReduceLayer : public Layer {
     const cl_mem ties = IsExtremum(op_) ? ties_->mem() : y;  // unread unless MAX/MIN
     if (per_channel_) {
       if (IsExtremum(op_))
-        kCountTies.Launch(*ctx_, workspace_, outer_, channels_, inner_, {x, y, ties});
+        kCountTies.Launch(*ctx_, workspace_, outer_, channels_, inner_, {x, y, ties}, {},
+                          KernelShapeOf(choices_));
       backward_->Launch(*ctx_, bottom[0]->count(), {x, y, top[0]->diff(), ties, bottom[0]->diff()},
-                        {float(count_)}, {channels_, inner_});
+                        {float(count_)}, {channels_, inner_}, KernelShapeOf(choices_));
       return;
     }
     if (IsExtremum(op_)) {

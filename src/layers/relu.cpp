@@ -34,8 +34,8 @@ class ReLULayer : public Layer {
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    kReluForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
-                        {slope()});
+    kReluForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])}, {slope()}, {},
+                        KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -43,7 +43,8 @@ class ReLULayer : public Layer {
     if (!propagate_down[0]) return;
     // In place, bottom data already holds y; its sign matches x's.
     kReluBackward.Launch(*ctx_, bottom[0]->count(),
-                         {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])}, {slope()});
+                         {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])}, {slope()}, {},
+                         KernelShapeOf(choices_));
   }
 
  private:

@@ -88,6 +88,7 @@ class ScaleLayer : public Layer {
       b->set_num_axes(bottom.size() > 1 ? bottom[1]->num_axes() : p.num_axes());
       *b->mutable_filler() = p.bias_filler();
       bias_layer_ = LayerRegistry::Create(bias_param, *ctx_);
+      bias_layer_->set_choices(choices_);  // no plan decides for it: it runs as this layer
       bias_layer_->SetUp({bottom[0]}, top);
       bias_param_id_ = static_cast<int>(blobs_.size());
       blobs_.push_back(bias_layer_->blobs()[0]);
@@ -119,7 +120,10 @@ class ScaleLayer : public Layer {
     // In place, the input's copy is made by Forward: a Scale that a BatchNorm
     // absorbs (passes/plan_absorb_scale.cpp) never runs, and keeps none.
     if (bottom[0] != top[0]) top[0]->ReshapeLike(x);
-    if (bias_layer_) bias_layer_->Reshape({top[0]}, {top[0]});
+    if (bias_layer_) {
+      bias_layer_->set_choices(choices_);  // this layer's may have changed (Net::set_options)
+      bias_layer_->Reshape({top[0]}, {top[0]});
+    }
   }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
@@ -137,10 +141,10 @@ class ScaleLayer : public Layer {
       input_copy_.ReshapeLike(*bottom[0]);
       kScaleForwardKeepingInput.Launch(
           *ctx_, count, {Data(*bottom[0]), scale.data(), bias, Data(*top[0]), Data(input_copy_)},
-          flags, axis, ChannelKernelShape(*ctx_));
+          flags, axis, KernelShapeOf(choices_));
     } else {
       kScaleForward.Launch(*ctx_, count, {Data(*bottom[0]), scale.data(), bias, Data(*top[0])},
-                           flags, axis, ChannelKernelShape(*ctx_));
+                           flags, axis, KernelShapeOf(choices_));
     }
   }
 
@@ -157,15 +161,15 @@ class ScaleLayer : public Layer {
       const BufferArg x = Data(bottom[0] == top[0] ? input_copy_ : *bottom[0]);
       ChannelSumTarget bias_target;
       if (bias_grad) bias_target = {blobs_[bias_param_id_]->diff(), 0, true};
-      ChannelSums(*ctx_, ChannelSumKind::kProducts, outer_, scale_dim_, inner_,
-                  Diff(*top[0]), x, bias_target, {scale.diff(), 0, learned}, &workspace_);
+      ChannelSums(*ctx_, KernelShapeOf(choices_), ChannelSumKind::kProducts, outer_, scale_dim_,
+                  inner_, Diff(*top[0]), x, bias_target, {scale.diff(), 0, learned}, &workspace_);
     } else if (bias_grad) {
       bias_layer_->Backward({top[0]}, {false}, {top[0]});
     }
     if (propagate_down[0]) {
       kScaleBottomBackward.Launch(*ctx_, bottom[0]->count(),
                                   {Diff(*top[0]), scale.data(), Diff(*bottom[0])}, {},
-                                  {scale_dim_, inner_}, ChannelKernelShape(*ctx_));
+                                  {scale_dim_, inner_}, KernelShapeOf(choices_));
     }
   }
 

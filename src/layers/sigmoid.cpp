@@ -26,14 +26,16 @@ class SigmoidLayer : public NeuronLayer {
   bool SupportsStorage(StorageType) const override { return true; }
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
-    kSigmoidForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])});
+    kSigmoidForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])}, {}, {},
+                           KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     kSigmoidBackward.Launch(*ctx_, bottom[0]->count(),
-                            {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])});
+                            {Data(*top[0]), Diff(*top[0]), Diff(*bottom[0])}, {}, {},
+                            KernelShapeOf(choices_));
   }
 };
 

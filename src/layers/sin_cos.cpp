@@ -31,14 +31,16 @@ class SinusoidLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     KeepBottomIfInPlace(bottom, top);
-    forward_.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])}, {});
+    forward_.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])}, {}, {},
+                    KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
                 const std::vector<Blob*>& bottom) override {
     if (!propagate_down[0]) return;
     backward_.Launch(*ctx_, bottom[0]->count(),
-                     {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])}, {});
+                     {BottomForBackward(bottom, top), Diff(*top[0]), Diff(*bottom[0])}, {}, {},
+                     KernelShapeOf(choices_));
   }
 
  protected:

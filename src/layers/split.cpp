@@ -45,9 +45,11 @@ class SplitLayer : public Layer {
       return;
     }
     if (bottom[0]->storage_type() != StorageType::kFloat32) {
-      kSplitSum2.Launch(*ctx_, n, {Diff(*top[0]), Diff(*top[1]), Diff(*bottom[0])});
+      kSplitSum2.Launch(*ctx_, n, {Diff(*top[0]), Diff(*top[1]), Diff(*bottom[0])}, {}, {},
+                        KernelShapeOf(choices_));
       for (size_t i = 2; i < top.size(); ++i)
-        kSplitAdd.Launch(*ctx_, n, {Diff(*top[i]), Diff(*bottom[0])});
+        kSplitAdd.Launch(*ctx_, n, {Diff(*top[i]), Diff(*bottom[0])}, {}, {},
+                         KernelShapeOf(choices_));
       return;
     }
     ctx_->Launch1D(ctx_->Kernel("split.cl", "", "split_sum2"), n, n, top[0]->diff(),

@@ -41,12 +41,14 @@ class SPPLayer : public Layer {
     if (built_ && shape == built_shape_) {
       // Same shape: the inner layers only re-check their blobs.
       Chain([&](Layer& layer, const std::vector<Blob*>& b, const std::vector<Blob*>& t) {
+        layer.set_choices(choices_);  // this layer's may have changed (Net::set_options)
         layer.Reshape(b, t);
       }, bottom, top);
       return;
     }
     Build(in.shape(2), in.shape(3));
     Chain([&](Layer& layer, const std::vector<Blob*>& b, const std::vector<Blob*>& t) {
+      layer.set_choices(choices_);  // no plan decides for the inner layers: they run as this one
       layer.SetUp(b, t);
     }, bottom, top);
     built_ = true;

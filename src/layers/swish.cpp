@@ -39,7 +39,8 @@ class SwishLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     kSwishForward.Launch(*ctx_, bottom[0]->count(),
-                         {Data(*bottom[0]), sigmoid_.data(), Data(*top[0])}, {beta()});
+                         {Data(*bottom[0]), sigmoid_.data(), Data(*top[0])}, {beta()}, {},
+                         KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,
@@ -47,7 +48,7 @@ class SwishLayer : public NeuronLayer {
     if (!propagate_down[0]) return;
     kSwishBackward.Launch(*ctx_, bottom[0]->count(),
                           {Data(*top[0]), sigmoid_.data(), Diff(*top[0]), Diff(*bottom[0])},
-                          {beta()});
+                          {beta()}, {}, KernelShapeOf(choices_));
   }
 
  private:

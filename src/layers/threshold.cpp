@@ -24,7 +24,7 @@ class ThresholdLayer : public NeuronLayer {
 
   void Forward(const std::vector<Blob*>& bottom, const std::vector<Blob*>& top) override {
     kThresholdForward.Launch(*ctx_, bottom[0]->count(), {Data(*bottom[0]), Data(*top[0])},
-                             {param_.threshold_param().threshold()});
+                             {param_.threshold_param().threshold()}, {}, KernelShapeOf(choices_));
   }
 
   void Backward(const std::vector<Blob*>& top, const std::vector<bool>& propagate_down,

@@ -55,8 +55,9 @@ void ExpectSums(const std::vector<float>& got, int offset, const std::vector<dou
 // Every test runs with both kernel shapes, whatever this device would pick.
 class ChannelSumsTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { SetTestOption("kernel_shape", GetParam()); }
-  void TearDown() override { ResetTestOption("kernel_shape"); }
+  KernelShape kernel_shape() const {
+    return std::string(GetParam()) == "cpu" ? KernelShape::kCpu : KernelShape::kGpu;
+  }
 
   // Sums of a random blob of this shape: the first written at offset 2 of
   // one buffer, the second accumulated onto values at offset 1 of another.
@@ -75,7 +76,7 @@ class ChannelSumsTest : public ::testing::TestWithParam<const char*> {
     for (int i = 0; i < s.channels + 2; ++i) preset[i] = second_base[i] = 0.25f * i - 1.f;
     first.SetData(-7.f);  // overwritten
     second.WriteData(preset);
-    ChannelSums(TestContext(), kind, s.outer, s.channels, s.inner, a.data(),
+    ChannelSums(TestContext(), kernel_shape(), kind, s.outer, s.channels, s.inner, a.data(),
                 kind == ChannelSumKind::kMoments ? nullptr : b.data(), {first.data(), 2, false},
                 {second.data(), 1, true});
     const Sums expected = Reference(kind, s, a.ReadData(), b.ReadData());
@@ -118,8 +119,8 @@ TEST_P(ChannelSumsTest, SkippedTargetsAndEmptySums) {
   Blob a(TestContext(), {s.outer, s.channels, s.inner}), out(TestContext(), {s.channels});
   FillUniform(&a, -1.f, 1.f, 200);
   out.SetData(3.f);
-  ChannelSums(TestContext(), ChannelSumKind::kProducts, s.outer, s.channels, s.inner, a.data(),
-              nullptr, {}, {out.data(), 0, true});  // second sum: a * a
+  ChannelSums(TestContext(), kernel_shape(), ChannelSumKind::kProducts, s.outer, s.channels,
+              s.inner, a.data(), nullptr, {}, {out.data(), 0, true});  // second sum: a * a
   const Sums expected = Reference(ChannelSumKind::kProducts, s, a.ReadData(), a.ReadData());
   const std::vector<float> got = out.ReadData();
   for (int c = 0; c < s.channels; ++c) EXPECT_NEAR(got[c], 3.0 + expected.second[c], 1e-5);
@@ -127,8 +128,9 @@ TEST_P(ChannelSumsTest, SkippedTargetsAndEmptySums) {
   for (Shape empty : {Shape{0, 4, 7}, Shape{2, 4, 0}}) {
     Blob sums(TestContext(), {2, 4});
     sums.SetData(5.f);
-    ChannelSums(TestContext(), ChannelSumKind::kProducts, empty.outer, empty.channels,
-                empty.inner, a.data(), a.data(), {sums.data(), 0, false}, {sums.data(), 4, true});
+    ChannelSums(TestContext(), kernel_shape(), ChannelSumKind::kProducts, empty.outer,
+                empty.channels, empty.inner, a.data(), a.data(), {sums.data(), 0, false},
+                {sums.data(), 4, true});
     EXPECT_EQ(sums.ReadData(), (std::vector<float>{0, 0, 0, 0, 5, 5, 5, 5}));
   }
 }

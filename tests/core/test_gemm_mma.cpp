@@ -139,7 +139,7 @@ void Check(const Case& c, MatrixMath math, const GemmConfig& config, StorageType
   };
   const std::vector<float> got = run(a, b, math, storage);
   const std::vector<float> exact = run(a, b, MatrixMath::kFloat32, storage);
-  const MmaForm form = MmaFormFor(ctx, math);
+  const MmaForm form = MmaFormFor(ctx, ctx.default_choices(), math);
   if (form == MmaForm::kNone || !MmaWarpsM(config, form)) {
     // The float kernel ran: float32 math's bits.
     for (size_t i = 0; i < got.size(); ++i)
@@ -422,7 +422,7 @@ TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
                                         std::pair{F::kBFloat16, MatrixMath::kBFloat16},
                                         std::pair{F::kFloat32, MatrixMath::kTF32}}) {
       const bool checked = InSample(rotation + pair++, 2);
-      const bool engine = MmaFormFor(ctx, math) != MmaForm::kNone;
+      const bool engine = MmaFormFor(ctx, ctx.default_choices(), math) != MmaForm::kNone;
       for (const GemmConfig& config : configs) {
         GemmArgs typed = c.g;
         typed.a_type = typed.b_type = typed.c_type = storage;
@@ -456,7 +456,7 @@ TEST(GemmMma, PipelineStreamsOperandsOfTheInstructionsType) {
 // config's stages = 1. (Only a device with the engine pipelines at all.)
 TEST(GemmMma, PipelineTakesOnlyWholeChunksOfTheInstructionsType) {
   Context& ctx = TestContext();
-  if (MmaFormFor(ctx, MatrixMath::kFloat16) == MmaForm::kNone)
+  if (MmaFormFor(ctx, ctx.default_choices(), MatrixMath::kFloat16) == MmaForm::kNone)
     GTEST_SKIP() << "no tensor cores on " << ctx.info().Describe();
   GemmArgs g;
   g.M = 128;
@@ -513,7 +513,7 @@ TEST(GemmMma, RuleDeepensSixteenBitTilesWhereTheSplitHolds) {
     return RuleGemmConfig(ctx, g).tk;
   };
   if (ctx.cpu_shaped_kernels()) GTEST_SKIP() << "the CPU shape has no __local tiles";
-  const bool engine = MmaFormFor(ctx, MatrixMath::kFloat16) != MmaForm::kNone;
+  const bool engine = MmaFormFor(ctx, ctx.default_choices(), MatrixMath::kFloat16) != MmaForm::kNone;
   for (MatrixMath math : {MatrixMath::kFloat16, MatrixMath::kBFloat16}) {
     // 256 tiles of 128 x 128: no split either way.
     EXPECT_EQ(depth(2048, 2048, 2048, math), engine ? 32 : 16);
@@ -533,10 +533,10 @@ TEST(GemmMma, FormsFollowTheDevice) {
                       ctx.options().matrix_engine;
   std::cout << ctx.info().Describe() << ": compute capability " << capability / 10 << "."
             << capability % 10 << "; tensor-core GEMM " << (engine ? "on" : "off") << std::endl;
-  EXPECT_EQ(MmaFormFor(ctx, MatrixMath::kFloat32), MmaForm::kNone);
-  EXPECT_EQ(MmaFormFor(ctx, MatrixMath::kFloat16), engine ? MmaForm::kF16 : MmaForm::kNone);
-  EXPECT_EQ(MmaFormFor(ctx, MatrixMath::kBFloat16), engine ? MmaForm::kBF16 : MmaForm::kNone);
-  EXPECT_EQ(MmaFormFor(ctx, MatrixMath::kTF32), engine ? MmaForm::kTF32 : MmaForm::kNone);
+  EXPECT_EQ(MmaFormFor(ctx, ctx.default_choices(), MatrixMath::kFloat32), MmaForm::kNone);
+  EXPECT_EQ(MmaFormFor(ctx, ctx.default_choices(), MatrixMath::kFloat16), engine ? MmaForm::kF16 : MmaForm::kNone);
+  EXPECT_EQ(MmaFormFor(ctx, ctx.default_choices(), MatrixMath::kBFloat16), engine ? MmaForm::kBF16 : MmaForm::kNone);
+  EXPECT_EQ(MmaFormFor(ctx, ctx.default_choices(), MatrixMath::kTF32), engine ? MmaForm::kTF32 : MmaForm::kNone);
   // The warps' cut of the rule's tiles (gemm.cl, MMA): 64 x 32 per warp in
   // the 128 x 128 tile, 16 x 16 in the 16 x 128 one; 8-deep tiles hold no
   // 16-deep step.

@@ -40,7 +40,7 @@ namespace {
 
 using F = StorageType;
 
-bool DeviceRunsWgmma(Context& ctx, MatrixMath math) { return WgmmaAvailable(ctx, math); }
+bool DeviceRunsWgmma(Context& ctx, MatrixMath math) { return WgmmaAvailable(ctx, ctx.default_choices(), math); }
 
 // The embedded PTX: sm_90a, an entry per configuration and type, and every
 // pointer parameter in OpenCL's form (without it every launch fails).
@@ -202,7 +202,7 @@ void Check(const Product& p, const GemmConfig& config, MatrixMath math, StorageT
     StorageToFloats(bytes.data(), static_cast<int>(c_size), c_type, got.data());
   }
   if (DeviceRunsWgmma(ctx, math) && WgmmaOperandsFit(g, own)) {
-    EXPECT_TRUE(WgmmaRuns(ctx, config, g) && WgmmaAvailable(ctx, math))
+    EXPECT_TRUE(WgmmaRuns(ctx, config, g) && WgmmaAvailable(ctx, ctx.default_choices(), math))
         << "the wgmma form did not run (it failed to load and is off)";
   }
 

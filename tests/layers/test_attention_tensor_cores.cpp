@@ -302,7 +302,7 @@ bool UseTensorCoresOrEmulate(StorageType type) {
   Context& ctx = TestContext();
   const MatrixMath math =
       type == StorageType::kFloat16 ? MatrixMath::kFloat16 : MatrixMath::kBFloat16;
-  const bool real = MmaFormFor(ctx, math) != MmaForm::kNone;
+  const bool real = MmaFormFor(ctx, ctx.default_choices(), math) != MmaForm::kNone;
   SetTestOption("matrix_emulate", real ? "off" : "on");
   return real;
 }

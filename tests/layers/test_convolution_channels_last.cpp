@@ -92,7 +92,7 @@ TEST_P(ConvolutionChannelsLast, ProductsGiveTheDirectSums) {
   int runs = 0;
   for (int mi = 0; mi < static_cast<int>(std::size(kModes)); ++mi) {
     const Mode& mode = kModes[mi];
-    const bool streams = MmaPipelineStreams(ctx, mode.matrix_math, mode.storage);
+    const bool streams = MmaPipelineStreams(ctx, ctx.default_choices(), mode.matrix_math, mode.storage);
     if (!forced && !streams) continue;
     const double ulp_16 = mode.storage == StorageType::kFloat16    ? std::ldexp(1.0, -10)
                           : mode.storage == StorageType::kBFloat16 ? std::ldexp(1.0, -7)

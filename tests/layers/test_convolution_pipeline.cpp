@@ -116,7 +116,7 @@ TEST_P(ConvolutionPipeline, SixteenBitMathGivesTheDirectSums) {
       // chunks; else implicit windows (implicit_gemm on, or no engine), or
       // im2col's 16-bit columns under implicit_gemm off.
       const bool chunked = g.images * ho * wo % 8 == 0;
-      const bool streams = MmaPipelineStreams(ctx, math, type);
+      const bool streams = MmaPipelineStreams(ctx, ctx.default_choices(), math, type);
       const bool windows = std::string(GetParam()) != "off" && !(streams && chunked &&
                                                                  std::string(GetParam()) == "auto");
       int checked = 0;
@@ -131,7 +131,7 @@ TEST_P(ConvolutionPipeline, SixteenBitMathGivesTheDirectSums) {
           EXPECT_EQ(p.b_type, type) << "im2col's columns keep the blob's type";
         }
         if (weight_product) {
-          EXPECT_EQ(p.a_type, MmaRoundsTo(ctx, math, type) ? type : StorageType::kFloat32)
+          EXPECT_EQ(p.a_type, MmaRoundsTo(ctx, ctx.default_choices(), math, type) ? type : StorageType::kFloat32)
               << "the weights, rounded where the tensor cores would round them";
         }
         if (streams && chunked && !windows && g.group == 1) {

@@ -317,7 +317,7 @@ TEST(MatMul, LearnedOperandActsAsTheDeviceRoundsIt) {
       const std::vector<float> rounded_w = RoundedTo(w, type);
       const MatrixMath matrix_math =
           type == StorageType::kFloat16 ? MatrixMath::kFloat16 : MatrixMath::kBFloat16;
-      const bool rounds = MmaRoundsTo(TestContext(), matrix_math, type);
+      const bool rounds = MmaRoundsTo(TestContext(), TestContext().default_choices(), matrix_math, type);
       const StorageRun half = RunLayerInStorage(param + math, type, {{3, 9, 16}, x, dy, w});
       const StorageRun as_multiplied = RunLayerInStorage(
           param, StorageType::kFloat32, {{3, 9, 16}, x, dy, rounds ? rounded_w : w});

@@ -231,6 +231,36 @@ TEST(ExecutionPlan, ExplainSaysWhatEachStepRuns) {
   EXPECT_NE(unfused.find("step 5: 'pool' (Pooling)"), std::string::npos) << unfused;
 }
 
+// Net::ExplainWithProducts: under each step, the GEMM products it ran, as
+// the layer's choices made them: the net's kernel shape, whatever the
+// context's, and the matrix-engine switches its options give.
+TEST(ExecutionPlan, ExplainWithProductsShowsEachStepsProductsUnderItsChoices) {
+  const char kProduct[] = R"(
+    layer { name: 'in' type: 'Input' top: 'x' input_param { shape { dim: 3 dim: 7 } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'x' top: 'y'
+            inner_product_param { num_output: 5 weight_filler { type: 'gaussian' std: 1 } } }
+    layer { name: 'softmax' type: 'Softmax' bottom: 'y' top: 'p' })";
+  Net net(NetFromText(kProduct, caffe::TEST), TestContext());
+  net.blob_by_name("x")->WriteData(std::vector<float>(3 * 7, 1.f));
+  for (const bool cpu : {true, false}) {
+    RunOptions options = net.options();
+    options.kernel_shape = cpu ? RunOptions::KernelShape::kCpu : RunOptions::KernelShape::kGpu;
+    options.matrix_engine = !cpu;
+    net.set_options(options);
+    const std::string text = net.ExplainWithProducts();
+    // M = the batch, N = the outputs, K = the inputs; float32 math: the
+    // float kernels, a dot-product register kernel in the CPU shape (B^T).
+    const std::string product = std::string("    product 3x5x7 float (") +
+                                (cpu ? "register-dot" : "local wg");
+    const size_t at = text.find(product);
+    EXPECT_NE(at, std::string::npos) << text;
+    EXPECT_EQ(text.find("    product", at + 1), std::string::npos) << text;  // softmax: none
+    EXPECT_LT(text.find("step 1: 'ip'"), at) << text;
+    EXPECT_EQ(text.find("no matrix engine") != std::string::npos, cpu) << text;
+    EXPECT_EQ(net.Explain().find("    product"), std::string::npos);
+  }
+}
+
 // RunOptions::graph_passes on: a prototxt gets the description rewrites an
 // ONNX import gets (an InnerProduct takes the Bias after it; the ReLU goes in
 // place), with the same outputs.

@@ -187,9 +187,11 @@ TEST(DlcaffeCli, ExplainAndKernelSourceShowWhatRuns) {
   ASSERT_EQ(time.exit_code, 0) << time.output;
   EXPECT_TRUE(Contains(time.output, "step 1: 'ip' (InnerProduct)")) << time.output;
   EXPECT_TRUE(Contains(time.output, "step 2: 'loss' (SoftmaxWithLoss)")) << time.output;
+  EXPECT_TRUE(Contains(time.output, "    product ")) << time.output;  // the ip's
   ToolResult bench = RunDlcaffe("bench --model=" + net + " --iterations=1 --warmup=0 --explain");
   ASSERT_EQ(bench.exit_code, 0) << bench.output;
   EXPECT_TRUE(Contains(bench.output, "step 1: 'ip' (InnerProduct)")) << bench.output;
+  EXPECT_TRUE(Contains(bench.output, "    product ")) << bench.output;
 
   ToolResult source = RunDlcaffe("kernel_source --kernel_file=gemm_tiled.cl");
   ASSERT_EQ(source.exit_code, 0) << source.output;

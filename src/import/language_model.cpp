@@ -1,4 +1,6 @@
-// OpenLanguageModel (language_model.hpp).
+// OpenLanguageModel (language_model.hpp). It lives in import/ because it
+// imports ONNX models itself: with the key/value cache and the context as
+// the token input's length.
 #include "dlcaffe/language_model.hpp"
 
 #include <glog/logging.h>
