@@ -88,8 +88,9 @@ GemmConfig DeepSplit(GemmConfig config);
 GemmConfig GpuLongProductConfig(int M);
 
 // The built-in choice for this device and problem, from the device's
-// properties (type, kind of local memory) and the shape, never from the
-// vendor's name.
+// properties (type, kind of local memory), the shape and the product's
+// choices (ProductChoices: kernel shape, matrix-engine forms), never from
+// the vendor's name.
 GemmConfig RuleGemmConfig(const Context& ctx, const GemmArgs& args);
 // What Gemm() runs: the winner `dlcaffe tune` measured for this device and
 // shape (core/gemm_tuning.hpp) if there is one, else the rule's choice.
