@@ -261,6 +261,63 @@ TEST(ExecutionPlan, ExplainWithProductsShowsEachStepsProductsUnderItsChoices) {
   }
 }
 
+// Every layer's generated kernels and products take the kernel shape its
+// net's options give, not its context's: a net of the layers that launch
+// pointwise, reduction, channel-sum and GEMM kernels, run forward and
+// backward on a context of the other shape, launches no kernel built for
+// the context's. (A layer that left its shape to the context would.)
+TEST(ExecutionPlan, EveryLayersKernelsTakeTheNetsShapeNotTheContexts) {
+  Context ctx(TestContext().info(), TestContext().options());
+  ctx.EnableKernelProfile();
+  const bool context_cpu = ctx.cpu_shaped_kernels();
+  const char kLayers[] = R"(
+    layer { name: 'in' type: 'Input' top: 'x' top: 'label'
+            input_param { shape { dim: 2 dim: 3 dim: 6 dim: 5 } shape { dim: 2 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'c'
+            convolution_param { num_output: 4 kernel_size: 3 pad: 1
+                                weight_filler { type: 'gaussian' std: 0.3 } } }
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'c' top: 'bn' }
+    layer { name: 'scale' type: 'Scale' bottom: 'bn' top: 's' scale_param { bias_term: true } }
+    layer { name: 'prelu' type: 'PReLU' bottom: 's' top: 'p' }
+    layer { name: 'sigmoid' type: 'Sigmoid' bottom: 'p' top: 'g' }
+    layer { name: 'tanh' type: 'TanH' bottom: 'p' top: 't' }
+    layer { name: 'sum' type: 'Eltwise' bottom: 'g' bottom: 't' top: 'e' }
+    layer { name: 'elu' type: 'ELU' bottom: 'e' top: 'u' }
+    layer { name: 'power' type: 'Power' bottom: 'u' top: 'w' power_param { power: 2 shift: 1 } }
+    layer { name: 'bias' type: 'Bias' bottom: 'w' top: 'b' param { lr_mult: 1 }
+            bias_param { filler { type: 'gaussian' std: 0.3 } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'b' top: 'ip'
+            inner_product_param { num_output: 5 weight_filler { type: 'gaussian' std: 0.3 } } }
+    layer { name: 'relu' type: 'ReLU' bottom: 'ip' top: 'r' }
+    layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'r' bottom: 'label' top: 'loss' })";
+  Net net(NetFromText(kLayers, caffe::TRAIN), ctx);
+  RunOptions other = net.options();
+  other.kernel_shape = context_cpu ? RunOptions::KernelShape::kGpu : RunOptions::KernelShape::kCpu;
+  net.set_options(other);
+  std::vector<float> x(2 * 3 * 6 * 5);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * i);
+  net.blob_by_name("x")->WriteData(x);
+  net.blob_by_name("label")->WriteData({1.f, 3.f});
+  ctx.kernel_profile()->Collect();  // only the passes count
+  net.Forward();
+  net.Backward();
+  const std::vector<KernelTime> kernels = ctx.kernel_profile()->Collect();
+  const std::string context_shape =
+      std::string("-DPW_CPU_SHAPE=") + (context_cpu ? "1" : "0");
+  int generated = 0;
+  for (const KernelTime& k : kernels) {
+    if (k.label.find("-DPW_CPU_SHAPE=") != std::string::npos) ++generated;
+    EXPECT_EQ(k.label.find(context_shape), std::string::npos) << k.label;
+    // GPU-shaped products tile in __local memory (gemm_tiled.cl); a CPU
+    // context's register kernels would be the context's shape.
+    if (context_cpu) {
+      EXPECT_EQ(k.label.find("-DUSE_LOCAL=0"), std::string::npos) << k.label;
+    }
+  }
+  EXPECT_GT(generated, 10);  // the net did launch generated kernels
+  EXPECT_TRUE(std::isfinite(net.blob_by_name("loss")->ReadData()[0]));
+}
+
 // RunOptions::graph_passes on: a prototxt gets the description rewrites an
 // ONNX import gets (an InnerProduct takes the Bias after it; the ReLU goes in
 // place), with the same outputs.
