@@ -7,10 +7,10 @@
 # runtime (when scripts/install_intel_opencl.sh could install it: x86_64;
 # test_gemm_mma and test_attention_tensor_cores are left out: they check
 # clang's PTX and the tensor-core kernels' emulation, not the device; the
-# float attention kernels run there in test_attention; so is
-# test_detection_onnx, 150 s there, whose detectors' layers the layer tests
-# and test_torchvision_onnx's nets already run on it, to keep the suite
-# inside its budget), and every fuzz
+# float attention kernels run there in test_attention; so are
+# test_detection_onnx and test_torchvision_onnx, 150 and 110 s there, whose
+# layers the layer tests run on it and whose whole nets PoCL and the GPU
+# check run, to keep the suite inside its 30-minute budget), and every fuzz
 # target runs briefly over its corpus (scripts/fuzz.sh, Clang with ASan and
 # UBSan, FUZZ_SECONDS each: default 20, or 0 (skipped) when ctest arguments
 # such as -R pick tests; arguments go to the first leg only, and skip the
@@ -79,7 +79,7 @@ if [ $# -eq 0 ] && [ "${SECOND_LEG:-1}" != 0 ] && [ -f "$intel/complete" ]; then
     export OCL_ICD_VENDORS="$intel/vendors/intel-cpu.icd" DLCAFFE_DEVICE=ocl:0:0
     export LD_LIBRARY_PATH="$intel/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     run_leg "Intel's OpenCL CPU runtime" "$logs/intel.log" \
-      -L '^(layers|solvers|import|passes|core)$' -E '^(test_gemm_mma|test_attention_tensor_cores|test_detection_onnx)$'
+      -L '^(layers|solvers|import|passes|core)$' -E '^(test_gemm_mma|test_attention_tensor_cores|test_detection_onnx|test_torchvision_onnx)$'
   ) || status=1
   end_phase "tests, Intel's CPU runtime"
 fi
